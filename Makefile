@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# The one entry point: dependencies, BPF objects, skeletons, the acceltrace
+# binary, the simulator, tests, demo and benchmarks. Everything lands in
+# $(OUTPUT). Quiet by default; V=1 prints the commands.
+
+OUTPUT ?= build
+CLANG ?= clang
+CC ?= cc
+AR ?= ar
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s%s\n' "$(1)" "$(patsubst $(abspath $(OUTPUT))/%,%,$(2))" "$(if $(3), $(3))";
+MAKEFLAGS += --no-print-directory
+endif
+
+# Warnings are errors in CI, so a warning cannot land; locally they warn.
+ifneq ($(CI),)
+WERROR := -Werror
+endif
+
+WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS ?= -g -O2
+ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(WERROR) -std=gnu11 -D_GNU_SOURCE \
+	-Iinclude -Iuser -I$(OUTPUT) -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS)
+LIBS := -lbpf -lelf -lz -luring -lprotobuf-c -lpthread -lm
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
+	-Wno-unused-function -Iinclude -Ibpf -I$(OUTPUT) -MMD -MP
+
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+.PHONY: all clean test demo bench deps
+
+# ---------------------------------------------------------------- deps
+# A fresh machine needs no manual step: the first build installs what is
+# missing. The stamp is remade when the package list changes.
+DEPS_STAMP := $(OUTPUT)/.deps-installed
+
+$(DEPS_STAMP): scripts/install-deps.sh | $(OUTPUT)
+	$(call msg,DEPS,checking build and test packages)
+	$(Q)scripts/install-deps.sh
+	$(Q)touch $@
+
+deps: $(DEPS_STAMP)
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+# ---------------------------------------------------------------- BPF
+# vmlinux.h comes from the build machine's kernel BTF: CO-RE relocates every
+# field access against the running kernel's BTF at load time, so the header
+# is only a type source (see docs/build.md).
+$(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)if [ ! -r "$(VMLINUX_BTF)" ]; then \
+		echo "error: no kernel BTF at $(VMLINUX_BTF); set VMLINUX_BTF=<file with BTF>" >&2; \
+		exit 1; fi
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# Skeletons: each is one or more BPF objects statically linked into one.
+# <name>_BPF lists the bpf/<file>.bpf.c files that make skeleton <name>.
+BPF_SKELS := feature_probe
+feature_probe_BPF := feature_probe
+
+define bpf_skel_rule
+$(OUTPUT)/$(1).linked.o: $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$($(1)_BPF))
+	$$(call msg,LINK-BPF,$$@)
+	$(Q)$(BPFTOOL) gen object $$@ $$^
+$(OUTPUT)/$(1).skel.h: $(OUTPUT)/$(1).linked.o
+	$$(call msg,GEN-SKEL,$$@)
+	$(Q)$(BPFTOOL) gen skeleton $$< name $(1) > $$@
+endef
+$(foreach s,$(BPF_SKELS),$(eval $(call bpf_skel_rule,$(s))))
+
+SKEL_HEADERS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_SKELS))
+
+# ---------------------------------------------------------------- user space
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
+
+# Files that include a skeleton say so here: the edge makes the skeleton
+# exist before the compile, and -MMD records it for rebuilds.
+$(OUTPUT)/user/kernel_features.o: $(OUTPUT)/feature_probe.skel.h
+
+$(OUTPUT)/user/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBACCELTRACE): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUTPUT)/acceltrace: $(OUTPUT)/user/main.o $(LIBACCELTRACE)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
+
+all: $(OUTPUT)/acceltrace
+
+# ---------------------------------------------------------------- tests
+# TESTS lists every test executable; tests/*.mk and tests/sim/*.mk add theirs.
+TESTS :=
+TEST_TIMEOUT ?= 120
+include tests/tests.mk
+-include tests/sim/sim.mk
+
+test: all $(TESTS)
+	$(Q)tests/run-tests.sh --timeout $(TEST_TIMEOUT) $(TESTS)
+
+# ---------------------------------------------------------------- demo
+demo: all
+	$(Q)$(OUTPUT)/acceltrace doctor
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

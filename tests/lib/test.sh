@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Helpers for acceltrace's shell tests, sourced by tests/*/test_*.sh. Tests
+# run from the repository root; each check prints what it expected on failure,
+# and the script ends with `test_done` (exit 0 or 1) or `test_skip` (77).
+
+ACCELTRACE=${ACCELTRACE:-build/acceltrace}
+# Debian's python has python3-protobuf; the first python3 on PATH may not.
+PYTHON=${PYTHON:-/usr/bin/python3}
+test_failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	test_failures=$((test_failures + 1))
+}
+
+test_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+test_done() {
+	if ((test_failures)); then
+		echo "$test_failures check(s) failed" >&2
+		exit 1
+	fi
+	exit 0
+}
+
+require_root() {
+	[[ $(id -u) -eq 0 ]] || test_skip "needs root ($*)"
+}
+
+# expect_exit CODE DESCRIPTION -- CMD...: runs CMD, keeps its output in
+# $out and $err, and checks its exit status.
+expect_exit() {
+	local want=$1 what=$2
+	shift 3
+	out=$("$@" 2>"$TEST_TMP/stderr")
+	got=$?
+	err=$(cat "$TEST_TMP/stderr")
+	[[ $got -eq $want ]] || fail "$what: exit $got, expected $want (stderr: ${err:0:300})"
+}
+
+contains() {
+	local haystack=$1 needle=$2 what=$3
+	[[ $haystack == *"$needle"* ]] || fail "$what: '${haystack:0:300}' does not contain '$needle'"
+}
+
+# json_get DOC EXPR: evaluates a Python expression over the parsed document
+# `d`; fails the check (and prints nothing) when DOC is not valid JSON.
+json_get() {
+	"$PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$2" <<<"$1"
+}
+
+TEST_TMP=$(mktemp -d)
+trap 'rm -rf "$TEST_TMP"' EXIT

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The command table's contract: every command is a function taking its own
+ * argv (argv[0] is the command name), returning an exit status, with a usage
+ * printer for `--help`. Options every command accepts are parsed here.
+ */
+#ifndef ACCELTRACE_CLI_H
+#define ACCELTRACE_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define ACCELTRACE_VERSION "0.1.0"
+
+/* Exit statuses: 0 success, 1 failure, 2 usage error (bad command or flag). */
+#define EXIT_USAGE 2
+
+struct cli_command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *out);
+};
+
+/* Long options every command accepts; append to a command's own table. */
+#define CLI_COMMON_LONGOPTS \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "json", no_argument, NULL, 'j' }, \
+	{ "help", no_argument, NULL, 'h' }
+#define CLI_COMMON_SHORTOPTS "vjh"
+#define CLI_COMMON_HELP \
+	"  -j, --json       print JSON (errors too, as JSON lines on stderr)\n" \
+	"  -v, --verbose    debug output, including libbpf's messages\n" \
+	"  -h, --help       this help\n"
+
+enum cli_opt_result {
+	CLI_OPT_HANDLED,	/* a common option, applied */
+	CLI_OPT_HELP,		/* --help: print usage, exit 0 */
+	CLI_OPT_BAD,		/* unknown option or missing argument: exit 2 */
+	CLI_OPT_OWN,		/* not common: the command handles it */
+};
+
+/*
+ * Classifies one getopt_long() result. On CLI_OPT_BAD it has already said
+ * what was wrong, naming the command and the option.
+ */
+enum cli_opt_result cli_common_option(const char *cmd, int opt, char **argv);
+/* Reports an unexpected positional argument; returns EXIT_USAGE. */
+int cli_bad_argument(const char *cmd, const char *arg);
+/* Reports a malformed option value; returns EXIT_USAGE. */
+int cli_bad_value(const char *cmd, const char *opt, const char *value,
+		  const char *expected);
+bool cli_json(void);
+
+/* Commands. */
+int cmd_doctor(int argc, char **argv);
+void usage_doctor(FILE *out);
+
+#endif /* ACCELTRACE_CLI_H */

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A small streaming JSON writer: nesting, commas and string escaping are its
+ * business, so printers only say what they print.
+ */
+#ifndef ACCELTRACE_JSON_WRITER_H
+#define ACCELTRACE_JSON_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct json_writer;
+
+/* Returns NULL and sets errno on allocation failure. */
+struct json_writer *jw_new(FILE *out, bool pretty);
+/* Flushes nothing and accepts NULL; callers check the FILE themselves. */
+void jw_free(struct json_writer *jw);
+
+void jw_start_object(struct json_writer *jw);
+void jw_end_object(struct json_writer *jw);
+void jw_start_array(struct json_writer *jw);
+void jw_end_array(struct json_writer *jw);
+void jw_name(struct json_writer *jw, const char *name);
+
+void jw_string(struct json_writer *jw, const char *s);
+void jw_uint(struct json_writer *jw, uint64_t v);
+void jw_int(struct json_writer *jw, int64_t v);
+void jw_double(struct json_writer *jw, double v);
+void jw_bool(struct json_writer *jw, bool v);
+void jw_null(struct json_writer *jw);
+
+void jw_string_field(struct json_writer *jw, const char *name, const char *s);
+void jw_uint_field(struct json_writer *jw, const char *name, uint64_t v);
+void jw_int_field(struct json_writer *jw, const char *name, int64_t v);
+void jw_double_field(struct json_writer *jw, const char *name, double v);
+void jw_bool_field(struct json_writer *jw, const char *name, bool v);
+
+#endif /* ACCELTRACE_JSON_WRITER_H */

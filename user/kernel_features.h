@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the running kernel offers, found by trying each mechanism rather than
+ * by reading version numbers, and which mechanism each kind of probe will use.
+ */
+#ifndef ACCELTRACE_KERNEL_FEATURES_H
+#define ACCELTRACE_KERNEL_FEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum feature_id {
+	FEAT_BTF,
+	FEAT_RINGBUF,
+	FEAT_TRACEFS,
+	FEAT_SYSCALL_TP,
+	FEAT_RAW_TP,
+	FEAT_TP_BTF,
+	FEAT_UPROBE,
+	FEAT_FENTRY,
+	FEAT_KPROBE,
+	FEAT_IO_URING,
+	FEAT_CAP_BPF,
+	FEAT_CAP_PERFMON,
+	FEAT_CAP_SYS_ADMIN,
+	FEAT_MEMCG_ACCOUNTING,
+	FEAT__COUNT,
+};
+
+struct feature_result {
+	bool available;
+	bool probed;		/* false: could not be tried (see detail) */
+	char detail[192];
+};
+
+struct features {
+	struct feature_result r[FEAT__COUNT];
+	bool tracefs_mounted_by_us;
+};
+
+/* The kinds of probe acceltrace places, each with its own fallback order. */
+enum probe_class {
+	PROBE_DRIVER,		/* device-node syscalls and driver functions */
+	PROBE_RUNTIME,		/* runtime libraries: PJRT, libtpu, libcuda */
+	PROBE_SCHED,		/* thread identity and states */
+	PROBE_FILE_IO,		/* input threads' file reads */
+	PROBE_IRQ,		/* device interrupts */
+	PROBE__COUNT,
+};
+
+enum probe_mechanism {
+	MECH_NONE,
+	MECH_FENTRY,
+	MECH_KPROBE,
+	MECH_TP_BTF,
+	MECH_RAW_TP,
+	MECH_SYSCALL_TP,
+	MECH_TRACEPOINT,
+	MECH_UPROBE,
+};
+
+struct probe_choice {
+	enum probe_mechanism mech;
+	/* Why this one: the better mechanisms that are missing. */
+	char reason[192];
+};
+
+/*
+ * Tries every feature. Mounts tracefs when it is missing and we may.
+ * Returns 0; individual results say what failed.
+ */
+int features__probe(struct features *f);
+/* Tries only what attaching probes needs; cheaper than a full probe. */
+int features__probe_feature(struct features *f, enum feature_id id);
+
+const char *feature_name(enum feature_id id);
+const char *feature_key(enum feature_id id);
+const char *probe_class_name(enum probe_class pc);
+const char *probe_class_key(enum probe_class pc);
+const char *probe_mechanism_name(enum probe_mechanism m);
+
+struct probe_choice features__choose(const struct features *f,
+				     enum probe_class pc);
+/* True when acceltrace can run; missing[] names what is not there. */
+bool features__can_run(const struct features *f, char *missing, size_t len);
+
+/* Ensures tracefs is reachable, mounting it where permitted. */
+int features__ensure_tracefs(bool *mounted_by_us, char *where, size_t len);
+
+#endif /* ACCELTRACE_KERNEL_FEATURES_H */
