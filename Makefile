@@ -91,8 +91,23 @@ $(foreach s,$(BPF_SKELS),$(eval $(call bpf_skel_rule,$(s))))
 SKEL_HEADERS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_SKELS))
 
 # ---------------------------------------------------------------- user space
+# Protobuf messages (user/*.proto) compile with protoc-c into the build
+# directory; every user object may include their headers.
+PROTOS := $(wildcard user/*.proto)
+PROTO_SRCS := $(patsubst user/%.proto,$(OUTPUT)/%.pb-c.c,$(PROTOS))
+PROTO_HEADERS := $(PROTO_SRCS:.c=.h)
+PROTO_OBJS := $(patsubst $(OUTPUT)/%.pb-c.c,$(OUTPUT)/user/%.pb-c.o,$(PROTO_SRCS))
+
+$(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: user/%.proto | $(DEPS_STAMP) $(OUTPUT)
+	$(call msg,PROTOC,$@)
+	$(Q)$(PROTOC_C) --proto_path=user --c_out=$(OUTPUT) $<
+
+$(OUTPUT)/user/%.pb-c.o: $(OUTPUT)/%.pb-c.c | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out -Wextra,$(ALL_CFLAGS)) -c $< -o $@
+
 USER_SRCS := $(wildcard user/*.c)
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
 
@@ -100,7 +115,7 @@ LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
 # exist before the compile, and -MMD records it for rebuilds.
 $(OUTPUT)/user/kernel_features.o: $(OUTPUT)/feature_probe.skel.h
 
-$(OUTPUT)/user/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)/user $(PROTO_HEADERS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -121,8 +136,11 @@ TEST_TIMEOUT ?= 120
 include tests/tests.mk
 -include tests/sim/sim.mk
 
+# Tests find the binary and the build directory through the environment, so
+# OUTPUT=elsewhere works for them too.
 test: all $(TESTS)
-	$(Q)tests/run-tests.sh --timeout $(TEST_TIMEOUT) $(TESTS)
+	$(Q)OUTPUT=$(OUTPUT) ACCELTRACE=$(OUTPUT)/acceltrace TEST_LOG_DIR=$(OUTPUT)/test-logs \
+		tests/run-tests.sh --timeout $(TEST_TIMEOUT) $(TESTS)
 
 # ---------------------------------------------------------------- demo
 demo: all

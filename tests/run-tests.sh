@@ -22,7 +22,7 @@ passed=0 failed=0 skipped=0
 failed_names=() skipped_names=()
 
 for t in "$@"; do
-	name=${t#build/}
+	name=${t#"${OUTPUT:-build}"/}
 	log="$log_dir/$(echo "$name" | tr '/' '_').log"
 	start=${EPOCHREALTIME/./}
 	timeout --kill-after=10 "$timeout_s" "$t" >"$log" 2>&1 </dev/null

@@ -3,7 +3,8 @@
 # run from the repository root; each check prints what it expected on failure,
 # and the script ends with `test_done` (exit 0 or 1) or `test_skip` (77).
 
-ACCELTRACE=${ACCELTRACE:-build/acceltrace}
+OUTPUT=${OUTPUT:-build}
+ACCELTRACE=${ACCELTRACE:-$OUTPUT/acceltrace}
 # Debian's python has python3-protobuf; the first python3 on PATH may not.
 PYTHON=${PYTHON:-/usr/bin/python3}
 test_failures=0

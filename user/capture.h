@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The capture model: the one place that knows what a process, a thread, a
+ * device core, a span and a step are. The collector fills it; writers
+ * (XSpace, Perfetto, JSON) and the report read it and never reach back into
+ * probes.
+ *
+ * Time is CLOCK_MONOTONIC nanoseconds everywhere. A span keeps its true start
+ * and end (as far as acceltrace knows them); a writer whose format cannot show
+ * times outside the window clips there and says so with the span's flags.
+ *
+ * Lifecycle: capture__new() -> fill (add_* / set_*) -> capture__finalize()
+ * -> read (tracks, spans, ...) -> capture__free(). Adding after finalize
+ * fails with -EBUSY; reading spans before it fails with -EAGAIN.
+ */
+#ifndef ACCELTRACE_CAPTURE_H
+#define ACCELTRACE_CAPTURE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct capture;
+
+struct capture_opts {
+	size_t sz;		/* sizeof(struct capture_opts), for growth */
+	const char *hostname;	/* NULL: gethostname() */
+	const char *session;	/* NULL: local time as %Y_%m_%d_%H_%M_%S */
+	/*
+	 * Event budget: at most this many spans are kept (0: 1,000,000, the
+	 * trace viewer's default cap). Over budget, finalize drops the least
+	 * useful kinds first (see span_kind_priority) and adds a warning saying
+	 * how many of which kind went.
+	 */
+	uint64_t max_spans;
+};
+#define capture_opts__last_field max_spans
+
+/* What a track is a timeline of. */
+enum track_kind {
+	TRACK_HOST_THREAD,	/* one thread of a traced process */
+	TRACK_DEVICE_STEPS,	/* a device core's steps */
+	TRACK_DEVICE_MODULES,	/* a device core's program executions */
+	TRACK_DEVICE_OPS,	/* a device core's ops (from its trace buffer) */
+	TRACK_KIND__COUNT,
+};
+
+/* What a span is: drives names in writers, categories in the report. */
+enum span_kind {
+	/* Host side, on the calling thread's track. */
+	SPAN_EXECUTE,		/* PJRT LoadedExecutable_Execute call (enqueue) */
+	SPAN_H2D,		/* BufferFromHostBuffer call */
+	SPAN_D2H,		/* Buffer_ToHostBuffer call */
+	SPAN_INFEED,		/* TPU C API infeed transfer call */
+	SPAN_OUTFEED,		/* TPU C API outfeed call (blocks until data) */
+	SPAN_COMPILE,		/* Client_Compile call */
+	SPAN_AWAIT,		/* Event_Await: host blocked on a device event */
+	SPAN_CALLBACK,		/* an Event_OnReady callback running */
+	SPAN_FILE_READ,		/* read/pread64/readv/preadv by a traced thread */
+	SPAN_IOCTL,		/* ioctl on a device node */
+	SPAN_DEVICE_WAIT,	/* read/poll of a completion eventfd */
+	SPAN_HOST_OTHER,	/* any other host span (annotations, ...) */
+	/* Device side, on device tracks. */
+	SPAN_DEVICE_STEP,
+	SPAN_DEVICE_MODULE,	/* one execution of a program on one core */
+	SPAN_DEVICE_OP,
+	SPAN_DEVICE_TRANSFER,	/* H2D/D2H DMA in flight (call to done event) */
+	/* Instants (start == end). */
+	SPAN_INSTANT_COMPLETION,	/* a device event became ready */
+	SPAN_INSTANT_INTERRUPT,		/* device interrupt / eventfd signal */
+	SPAN_INSTANT_THREAD,		/* thread created, renamed or exited */
+	SPAN_KIND__COUNT,
+};
+
+/* Span flags: how much of a span acceltrace actually saw. */
+enum span_flags {
+	/* It began before the probes existed: start_ns is when they attached. */
+	SPAN_F_BEGAN_BEFORE_PROBES = 1u << 0,
+	/* Still open when the window (and grace) ended: end_ns is the stop. */
+	SPAN_F_OPEN_AT_STOP = 1u << 1,
+	/* Ended after the window's stop, within --grace: end_ns is true. */
+	SPAN_F_ENDED_IN_GRACE = 1u << 2,
+	/* Closed because its process exited: end_ns is the exit. */
+	SPAN_F_TARGET_EXITED = 1u << 3,
+	/* Times inferred (device work seen from the runtime, not the device). */
+	SPAN_F_ESTIMATED = 1u << 4,
+	/* The call returned an error. */
+	SPAN_F_ERROR = 1u << 5,
+};
+
+enum capture_arg_type {
+	ARG_U64,
+	ARG_I64,
+	ARG_DOUBLE,
+	ARG_STR,		/* value.str is an interned string id */
+};
+
+/* A named value attached to a span; key is an interned string id. */
+struct capture_arg {
+	uint32_t key;
+	uint32_t type;		/* enum capture_arg_type */
+	union {
+		uint64_t u;
+		int64_t i;
+		double d;
+		uint32_t str;
+	} value;
+};
+
+#define CAPTURE_MAX_ARGS 6
+
+struct capture_span {
+	uint64_t start_ns;
+	uint64_t end_ns;	/* == start_ns for instants */
+	/* Host launch <-> device work: the PJRT launch id or run id; 0: none. */
+	uint64_t correlation_id;
+	uint32_t track;
+	uint32_t name;		/* interned string id */
+	uint16_t kind;		/* enum span_kind */
+	uint16_t flags;		/* enum span_flags */
+	uint32_t nargs;
+	struct capture_arg args[CAPTURE_MAX_ARGS];
+};
+
+struct capture_track {
+	uint32_t id;
+	uint32_t kind;		/* enum track_kind */
+	uint32_t pid;		/* owning process (device tracks too) */
+	uint32_t tid;		/* host threads; 0 on device tracks */
+	uint32_t device;	/* device index; host tracks: UINT32_MAX */
+	uint32_t name;		/* interned: thread name, or line name */
+};
+
+struct capture_device {
+	uint32_t index;		/* global, dense from 0: /device:TPU:<index> */
+	uint32_t pid;		/* process that drives it */
+	uint32_t core;		/* the runtime's core/device ordinal */
+	uint32_t type;		/* interned, e.g. "TPU v4"; must contain "TPU" */
+	double peak_tflops;	/* 0 when unknown */
+	double peak_hbm_gbps;	/* 0 when unknown */
+};
+
+struct capture_process {
+	uint32_t pid;
+	uint32_t name;		/* interned: comm or argv[0] basename */
+	uint64_t exit_ns;	/* 0 while alive */
+};
+
+struct capture_thread {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t name;		/* interned: the latest name seen */
+	uint64_t start_ns;	/* 0: existed before the probes */
+	uint64_t exit_ns;	/* 0: still alive at stop */
+};
+
+/* NULL and errno on failure. */
+struct capture *capture__new(const struct capture_opts *opts);
+void capture__free(struct capture *c);
+
+/* ---- filling (collector) -------------------------------------------- */
+
+/* Interns a string; returns its id (never 0 for a non-empty string; 0 is ""). */
+uint32_t capture__intern(struct capture *c, const char *s);
+uint32_t capture__intern_len(struct capture *c, const char *s, size_t len);
+
+/* The window, and realtime-minus-monotonic at its start (for wall clock). */
+int capture__set_window(struct capture *c, uint64_t start_ns, uint64_t stop_ns);
+void capture__set_realtime_offset(struct capture *c, int64_t realtime_minus_mono_ns);
+/* When the probes began to see events: earlier starts are unknown. */
+void capture__set_probes_attached(struct capture *c, uint64_t mono_ns);
+
+int capture__set_process(struct capture *c, uint32_t pid, const char *name);
+int capture__process_exited(struct capture *c, uint32_t pid, uint64_t ts_ns);
+/* Creates or renames; start_ns 0 when unknown. */
+int capture__set_thread(struct capture *c, uint32_t pid, uint32_t tid,
+			const char *name, uint64_t start_ns);
+int capture__thread_exited(struct capture *c, uint32_t pid, uint32_t tid,
+			   uint64_t ts_ns);
+
+/* Returns the device index (>= 0) for (pid, core), creating it, or -errno. */
+int capture__device(struct capture *c, uint32_t pid, uint32_t core,
+		    const char *type, double peak_tflops, double peak_hbm_gbps);
+
+/* Track ids (>= 0), created on first use, or -errno. */
+int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid);
+int capture__device_track(struct capture *c, uint32_t device,
+			  enum track_kind kind);
+
+/* Copies the span. -ENOENT for an unknown track, -EBUSY after finalize. */
+int capture__add_span(struct capture *c, const struct capture_span *s);
+/* Appends an arg (key interned by the caller); -E2BIG when full. */
+int capture_span__add_u64(struct capture_span *s, uint32_t key, uint64_t v);
+int capture_span__add_i64(struct capture_span *s, uint32_t key, int64_t v);
+int capture_span__add_double(struct capture_span *s, uint32_t key, double v);
+int capture_span__add_str(struct capture_span *s, uint32_t key, uint32_t str);
+
+/* A loss or problem the capture must carry (XSpace warnings, report). */
+__attribute__((format(printf, 2, 3)))
+void capture__warn(struct capture *c, const char *fmt, ...);
+/* Counters of loss, by name ("ring buffer drops", ...), added up. */
+void capture__count_loss(struct capture *c, const char *what, uint64_t n);
+
+/*
+ * Applies the event budget, sorts every track's spans by start ascending
+ * then end descending (outer before inner), and freezes the model.
+ */
+int capture__finalize(struct capture *c);
+
+/* ---- reading (writers, report) -------------------------------------- */
+
+const char *capture__string(const struct capture *c, uint32_t id);
+const char *capture__hostname(const struct capture *c);
+const char *capture__session(const struct capture *c);
+void capture__window(const struct capture *c, uint64_t *start_ns, uint64_t *stop_ns);
+int64_t capture__realtime_offset(const struct capture *c);
+uint64_t capture__probes_attached(const struct capture *c);
+
+size_t capture__num_tracks(const struct capture *c);
+const struct capture_track *capture__track(const struct capture *c, uint32_t id);
+/* Sorted spans of one track; n set to their count. NULL before finalize. */
+const struct capture_span *capture__track_spans(const struct capture *c,
+						uint32_t track, size_t *n);
+
+size_t capture__num_devices(const struct capture *c);
+const struct capture_device *capture__device_info(const struct capture *c,
+						  uint32_t index);
+size_t capture__num_processes(const struct capture *c);
+const struct capture_process *capture__process(const struct capture *c, size_t i);
+size_t capture__num_threads(const struct capture *c);
+const struct capture_thread *capture__thread(const struct capture *c, size_t i);
+
+size_t capture__num_warnings(const struct capture *c);
+const char *capture__warning(const struct capture *c, size_t i);
+size_t capture__num_losses(const struct capture *c);
+/* The i-th loss counter: its name, and the total through *n. */
+const char *capture__loss(const struct capture *c, size_t i, uint64_t *n);
+
+/* Total spans kept, and dropped by the budget, per kind. */
+uint64_t capture__span_count(const struct capture *c, enum span_kind kind);
+uint64_t capture__spans_dropped(const struct capture *c, enum span_kind kind);
+
+const char *span_kind_name(enum span_kind kind);
+/* Lower = dropped first when over budget. */
+int span_kind_priority(enum span_kind kind);
+const char *track_kind_line_name(enum track_kind kind);
+
+#endif /* ACCELTRACE_CAPTURE_H */
