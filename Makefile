@@ -75,8 +75,9 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
 
 # Skeletons: each is one or more BPF objects statically linked into one.
 # <name>_BPF lists the bpf/<file>.bpf.c files that make skeleton <name>.
-BPF_SKELS := feature_probe
+BPF_SKELS := feature_probe acceltrace
 feature_probe_BPF := feature_probe
+acceltrace_BPF := acceltrace runtime syscalls task irq
 
 define bpf_skel_rule
 $(OUTPUT)/$(1).linked.o: $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$($(1)_BPF))
@@ -101,6 +102,9 @@ PROTO_OBJS := $(patsubst $(OUTPUT)/%.pb-c.c,$(OUTPUT)/user/%.pb-c.o,$(PROTO_SRCS
 $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: user/%.proto | $(DEPS_STAMP) $(OUTPUT)
 	$(call msg,PROTOC,$@)
 	$(Q)$(PROTOC_C) --proto_path=user --c_out=$(OUTPUT) $<
+
+# Generated sources are kept, not treated as intermediates and deleted.
+.SECONDARY: $(PROTO_SRCS) $(PROTO_HEADERS)
 
 $(OUTPUT)/user/%.pb-c.o: $(OUTPUT)/%.pb-c.c | $(OUTPUT)/user
 	$(call msg,CC,$@)

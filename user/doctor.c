@@ -72,8 +72,11 @@ static void print_plain(const struct features *f, const struct utsname *u,
 	for (enum probe_class pc = 0; pc < PROBE__COUNT; pc++) {
 		struct probe_choice c = features__choose(f, pc);
 
-		printf("  %-24s %-20s %s\n", probe_class_name(pc),
-		       probe_mechanism_name(c.mech), c.reason);
+		const char *mech = probe_mechanism_name(c.mech);
+
+		if (c.mech == MECH_NONE && probe_class_optional(pc))
+			mech = "none (optional)";
+		printf("  %-24s %-20s %s\n", probe_class_name(pc), mech, c.reason);
 	}
 	if (can_run)
 		printf("\nacceltrace can run here.\n");
@@ -119,6 +122,7 @@ static void print_json(const struct features *f, const struct utsname *u,
 		jw_string_field(jw, "name", probe_class_name(pc));
 		jw_string_field(jw, "mechanism", probe_mechanism_name(c.mech));
 		jw_string_field(jw, "reason", c.reason);
+		jw_bool_field(jw, "optional", probe_class_optional(pc));
 		jw_end_object(jw);
 	}
 	jw_end_object(jw);

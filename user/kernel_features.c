@@ -67,6 +67,7 @@ const char *probe_class_name(enum probe_class pc)
 {
 	static const char *const names[PROBE__COUNT] = {
 		[PROBE_DRIVER] = "driver interface",
+		[PROBE_DRIVER_FUNCTIONS] = "driver functions",
 		[PROBE_RUNTIME] = "runtime libraries",
 		[PROBE_SCHED] = "scheduler",
 		[PROBE_FILE_IO] = "file I/O",
@@ -79,6 +80,7 @@ const char *probe_class_key(enum probe_class pc)
 {
 	static const char *const keys[PROBE__COUNT] = {
 		[PROBE_DRIVER] = "driver",
+		[PROBE_DRIVER_FUNCTIONS] = "driver_functions",
 		[PROBE_RUNTIME] = "runtime",
 		[PROBE_SCHED] = "scheduler",
 		[PROBE_FILE_IO] = "file_io",
@@ -96,7 +98,6 @@ const char *probe_mechanism_name(enum probe_mechanism m)
 	case MECH_TP_BTF: return "BTF tracepoint";
 	case MECH_RAW_TP: return "raw tracepoint";
 	case MECH_SYSCALL_TP: return "syscall tracepoint";
-	case MECH_TRACEPOINT: return "tracepoint";
 	case MECH_UPROBE: return "uprobe";
 	}
 	return "?";
@@ -524,19 +525,23 @@ struct probe_choice features__choose(const struct features *f,
 
 	switch (pc) {
 	case PROBE_DRIVER:
-		/* Driver functions where the kernel lets us; else syscalls. */
+	case PROBE_FILE_IO:
+		/* Per-syscall tracepoints fire only for the syscalls we want. */
+		if (has(f, FEAT_SYSCALL_TP))
+			c.mech = MECH_SYSCALL_TP;
+		else if (has(f, FEAT_RAW_TP))
+			c.mech = MECH_RAW_TP;
+		MISSING(FEAT_SYSCALL_TP);
+		if (c.mech == MECH_NONE)
+			MISSING(FEAT_RAW_TP);
+		break;
+	case PROBE_DRIVER_FUNCTIONS:
 		if (has(f, FEAT_FENTRY))
 			c.mech = MECH_FENTRY;
 		else if (has(f, FEAT_KPROBE))
 			c.mech = MECH_KPROBE;
-		else if (has(f, FEAT_SYSCALL_TP))
-			c.mech = MECH_SYSCALL_TP;
-		else if (has(f, FEAT_RAW_TP))
-			c.mech = MECH_RAW_TP;
 		MISSING(FEAT_FENTRY);
 		MISSING(FEAT_KPROBE);
-		if (c.mech == MECH_RAW_TP || c.mech == MECH_NONE)
-			MISSING(FEAT_SYSCALL_TP);
 		break;
 	case PROBE_RUNTIME:
 		if (has(f, FEAT_UPROBE))
@@ -545,22 +550,14 @@ struct probe_choice features__choose(const struct features *f,
 		break;
 	case PROBE_SCHED:
 	case PROBE_IRQ:
+		/* Same arguments either way; BTF ones need no probe reads. */
 		if (has(f, FEAT_TP_BTF))
 			c.mech = MECH_TP_BTF;
 		else if (has(f, FEAT_RAW_TP))
 			c.mech = MECH_RAW_TP;
-		else if (has(f, FEAT_SYSCALL_TP))
-			c.mech = MECH_TRACEPOINT;
 		MISSING(FEAT_TP_BTF);
-		if (c.mech != MECH_TP_BTF)
+		if (c.mech == MECH_NONE)
 			MISSING(FEAT_RAW_TP);
-		break;
-	case PROBE_FILE_IO:
-		if (has(f, FEAT_SYSCALL_TP))
-			c.mech = MECH_SYSCALL_TP;
-		else if (has(f, FEAT_RAW_TP))
-			c.mech = MECH_RAW_TP;
-		MISSING(FEAT_SYSCALL_TP);
 		break;
 	default:
 		break;
@@ -569,6 +566,12 @@ struct probe_choice features__choose(const struct features *f,
 	if (missing[0])
 		snprintf(c.reason, sizeof(c.reason), "missing here: %s", missing);
 	return c;
+}
+
+bool probe_class_optional(enum probe_class pc)
+{
+	/* Without driver-function hooks the driver interface is still seen. */
+	return pc == PROBE_DRIVER_FUNCTIONS;
 }
 
 bool features__can_run(const struct features *f, char *missing, size_t len)
@@ -600,6 +603,8 @@ bool features__can_run(const struct features *f, char *missing, size_t len)
 		struct probe_choice c = features__choose(f, pc);
 		char what[96];
 
+		if (probe_class_optional(pc))
+			continue;
 		snprintf(what, sizeof(what), "a mechanism for %s probes",
 			 probe_class_name(pc));
 		NEED(c.mech != MECH_NONE, what);

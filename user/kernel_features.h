@@ -40,7 +40,8 @@ struct features {
 
 /* The kinds of probe acceltrace places, each with its own fallback order. */
 enum probe_class {
-	PROBE_DRIVER,		/* device-node syscalls and driver functions */
+	PROBE_DRIVER,		/* the driver interface: device-node syscalls */
+	PROBE_DRIVER_FUNCTIONS,	/* hooks inside driver code, where a pack names one */
 	PROBE_RUNTIME,		/* runtime libraries: PJRT, libtpu, libcuda */
 	PROBE_SCHED,		/* thread identity and states */
 	PROBE_FILE_IO,		/* input threads' file reads */
@@ -55,7 +56,6 @@ enum probe_mechanism {
 	MECH_TP_BTF,
 	MECH_RAW_TP,
 	MECH_SYSCALL_TP,
-	MECH_TRACEPOINT,
 	MECH_UPROBE,
 };
 
@@ -81,6 +81,8 @@ const char *probe_mechanism_name(enum probe_mechanism m);
 
 struct probe_choice features__choose(const struct features *f,
 				     enum probe_class pc);
+/* Optional classes: acceltrace runs without them. */
+bool probe_class_optional(enum probe_class pc);
 /* True when acceltrace can run; missing[] names what is not there. */
 bool features__can_run(const struct features *f, char *missing, size_t len);
 

@@ -31,9 +31,11 @@ if [[ ! -e /sys/bus/event_source/devices/kprobe ]] &&
    ! grep -qs '^CONFIG_KPROBES=y' "/boot/config-$(uname -r)"; then
 	[[ $(json_get "$json" "d['features']['kprobes']['available']") == False ]] ||
 		fail "kprobes reported available on a kernel without them"
-	[[ $(json_get "$json" "d['probes']['driver']['mechanism']") == "syscall tracepoint" ||
-	   $(json_get "$json" "d['features']['fentry']['available']") == True ]] ||
-		fail "driver probes should fall back to syscall tracepoints"
+	[[ $(json_get "$json" "d['probes']['driver']['mechanism']") == "syscall tracepoint" ]] ||
+		fail "the driver interface should use syscall tracepoints"
+	[[ $(json_get "$json" "d['features']['fentry']['available']") == True ||
+	   $(json_get "$json" "d['probes']['driver_functions']['mechanism']") == none ]] ||
+		fail "driver functions need fentry or kprobes"
 fi
 
 # Without privileges: non-zero, and the capability is named.

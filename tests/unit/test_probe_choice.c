@@ -30,7 +30,8 @@ int main(void)
 
 	/* A kernel with everything uses the richest mechanisms. */
 	f = everything();
-	ASSERT_EQ(features__choose(&f, PROBE_DRIVER).mech, MECH_FENTRY, "driver: fentry first");
+	ASSERT_EQ(features__choose(&f, PROBE_DRIVER).mech, MECH_SYSCALL_TP, "driver interface: syscall tracepoints");
+	ASSERT_EQ(features__choose(&f, PROBE_DRIVER_FUNCTIONS).mech, MECH_FENTRY, "driver functions: fentry first");
 	ASSERT_EQ(features__choose(&f, PROBE_SCHED).mech, MECH_TP_BTF, "sched: tp_btf first");
 	ASSERT_EQ(features__choose(&f, PROBE_RUNTIME).mech, MECH_UPROBE, "runtime: uprobes");
 	ASSERT_TRUE(features__can_run(&f, missing, sizeof(missing)), "can run");
@@ -39,16 +40,17 @@ int main(void)
 	/* Our CI kernels: no fentry, no kprobes. */
 	f.r[FEAT_FENTRY].available = false;
 	f.r[FEAT_KPROBE].available = false;
-	c = features__choose(&f, PROBE_DRIVER);
-	ASSERT_EQ(c.mech, MECH_SYSCALL_TP, "driver falls back to syscall tracepoints");
+	c = features__choose(&f, PROBE_DRIVER_FUNCTIONS);
+	ASSERT_EQ(c.mech, MECH_NONE, "no driver-function hooks");
 	ASSERT_STRCONTAINS(c.reason, "fentry", "reason names fentry");
 	ASSERT_STRCONTAINS(c.reason, "kprobes", "reason names kprobes");
-	ASSERT_TRUE(features__can_run(&f, missing, sizeof(missing)), "still runs");
+	ASSERT_EQ(features__choose(&f, PROBE_DRIVER).mech, MECH_SYSCALL_TP, "driver interface unaffected");
+	ASSERT_TRUE(features__can_run(&f, missing, sizeof(missing)), "still runs without them");
 
-	/* Only kprobes missing: fentry still wins for the driver. */
+	/* fentry refused but kprobes present: kprobes for driver functions. */
 	f = everything();
 	f.r[FEAT_FENTRY].available = false;
-	ASSERT_EQ(features__choose(&f, PROBE_DRIVER).mech, MECH_KPROBE, "driver: kprobe second");
+	ASSERT_EQ(features__choose(&f, PROBE_DRIVER_FUNCTIONS).mech, MECH_KPROBE, "driver functions: kprobe second");
 
 	/* No tracefs-based tracepoints and no BTF tracepoints. */
 	f = everything();
