@@ -161,11 +161,19 @@ void capture__free(struct capture *c);
 
 /* ---- filling (collector) -------------------------------------------- */
 
-/* Interns a string; returns its id (never 0 for a non-empty string; 0 is ""). */
+/*
+ * Interns a string; returns its id (never 0 for a non-empty string; 0 is "").
+ * Out of memory, returns 0 with errno ENOMEM (the value reads as "") and
+ * finalize warns that names were lost. Interning stays allowed after finalize.
+ */
 uint32_t capture__intern(struct capture *c, const char *s);
 uint32_t capture__intern_len(struct capture *c, const char *s, size_t len);
 
-/* The window, and realtime-minus-monotonic at its start (for wall clock). */
+/*
+ * The window, and realtime-minus-monotonic at its start (for wall clock;
+ * capture__new measures a default). Without a window, finalize uses the
+ * spans' extent. -EINVAL when stop < start.
+ */
 int capture__set_window(struct capture *c, uint64_t start_ns, uint64_t stop_ns);
 void capture__set_realtime_offset(struct capture *c, int64_t realtime_minus_mono_ns);
 /* When the probes began to see events: earlier starts are unknown. */
@@ -188,7 +196,10 @@ int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid);
 int capture__device_track(struct capture *c, uint32_t device,
 			  enum track_kind kind);
 
-/* Copies the span. -ENOENT for an unknown track, -EBUSY after finalize. */
+/*
+ * Copies the span. -ENOENT for an unknown track, -EBUSY after finalize,
+ * -EINVAL for end < start, an unknown kind or arg type, or nargs too big.
+ */
 int capture__add_span(struct capture *c, const struct capture_span *s);
 /* Appends an arg (key interned by the caller); -E2BIG when full. */
 int capture_span__add_u64(struct capture_span *s, uint32_t key, uint64_t v);
@@ -196,7 +207,10 @@ int capture_span__add_i64(struct capture_span *s, uint32_t key, int64_t v);
 int capture_span__add_double(struct capture_span *s, uint32_t key, double v);
 int capture_span__add_str(struct capture_span *s, uint32_t key, uint32_t str);
 
-/* A loss or problem the capture must carry (XSpace warnings, report). */
+/*
+ * A loss or problem the capture must carry (XSpace warnings, report).
+ * Identical messages are kept once; after finalize they go to the log only.
+ */
 __attribute__((format(printf, 2, 3)))
 void capture__warn(struct capture *c, const char *fmt, ...);
 /* Counters of loss, by name ("ring buffer drops", ...), added up. */
@@ -210,7 +224,10 @@ int capture__finalize(struct capture *c);
 
 /* ---- reading (writers, report) -------------------------------------- */
 
+/* NULL for an id that was never returned by capture__intern. */
 const char *capture__string(const struct capture *c, uint32_t id);
+/* Ids run from 0 to capture__num_strings() - 1 (for tables indexed by id). */
+size_t capture__num_strings(const struct capture *c);
 const char *capture__hostname(const struct capture *c);
 const char *capture__session(const struct capture *c);
 void capture__window(const struct capture *c, uint64_t *start_ns, uint64_t *stop_ns);
@@ -219,7 +236,10 @@ uint64_t capture__probes_attached(const struct capture *c);
 
 size_t capture__num_tracks(const struct capture *c);
 const struct capture_track *capture__track(const struct capture *c, uint32_t id);
-/* Sorted spans of one track; n set to their count. NULL before finalize. */
+/*
+ * Sorted spans of one track; n set to their count. NULL before finalize
+ * (errno EAGAIN) or for an unknown track (ENOENT); never NULL otherwise.
+ */
 const struct capture_span *capture__track_spans(const struct capture *c,
 						uint32_t track, size_t *n);
 
@@ -244,6 +264,7 @@ uint64_t capture__spans_dropped(const struct capture *c, enum span_kind kind);
 const char *span_kind_name(enum span_kind kind);
 /* Lower = dropped first when over budget. */
 int span_kind_priority(enum span_kind kind);
+/* "Steps", "XLA Modules", "XLA Ops"; NULL for host threads. */
 const char *track_kind_line_name(enum track_kind kind);
 
 #endif /* ACCELTRACE_CAPTURE_H */
