@@ -118,6 +118,7 @@ LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
 # Files that include a skeleton say so here: the edge makes the skeleton
 # exist before the compile, and -MMD records it for rebuilds.
 $(OUTPUT)/user/kernel_features.o: $(OUTPUT)/feature_probe.skel.h
+$(OUTPUT)/user/probe_session.o: $(OUTPUT)/acceltrace.skel.h
 
 $(OUTPUT)/user/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)/user $(PROTO_HEADERS)
 	$(call msg,CC,$@)

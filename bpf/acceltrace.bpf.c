@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The definitions behind acceltrace.bpf.h: configuration set by user space
+ * between open and load, and the loss and emit counters user space reports.
+ * The probe programs live in runtime.bpf.c, syscalls.bpf.c, task.bpf.c and
+ * irq.bpf.c; the Makefile links them into one object and one skeleton.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "acceltrace.bpf.h"
+
+const volatile __u32 cfg_whole_host;
+const volatile __u32 cfg_children;
+const volatile __u32 cfg_cpus_per_ring = 4;
+const volatile __u32 cfg_nr_rings = 1;
+const volatile __u64 cfg_wakeup_bytes = 64 * 1024;
+const volatile __u32 cfg_self_pid;
+
+__u64 losses[LOSS_KIND_MAX];
+__u64 events_emitted[EV_TYPE_MAX];
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The driver interface and file I/O, seen from syscalls: opens of device
+ * nodes, ioctls on them (with the argument struct copied at entry), reads of
+ * completion eventfds, reads of regular files by traced threads (with the
+ * file's identity), and io_uring read requests.
+ *
+ * Two attach flavours share one body: per-syscall tracepoints (the default:
+ * they fire only for these syscalls) and raw sys_enter/sys_exit (when tracefs
+ * is unavailable; they fire for every syscall, so the class comes from
+ * sc_by_nr). User space enables one flavour with bpf_program__set_autoload.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "acceltrace.bpf.h"
+
+#define S_IFMT	00170000
+#define S_IFREG	0100000
+
+/* Device-node path prefixes (probe-pack data), matched on open. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AT_MAX_DEV_PREFIXES);
+	__type(key, __u32);
+	__type(value, struct dev_prefix);
+} dev_prefixes SEC(".maps");
+
+/* Syscall number -> enum sc_class, for the raw sys_enter flavour. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} sc_by_nr SEC(".maps");
+
+/* One syscall in progress per thread: the open-span table for syscalls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct sys_pending);
+} sys_pending SEC(".maps");
+
+struct io_uring_pending {
+	__u64 start_ns;
+	__u32 pid;
+	__u32 tid;
+	__u64 dev;
+	__u64 ino;
+	__u32 opcode;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);	/* the request's kernel address */
+	__type(value, struct io_uring_pending);
+} uring_pending SEC(".maps");
+
+struct open_scratch {
+	struct sys_pending p;
+	char path[AT_PATH_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct open_scratch);
+} sys_scratch SEC(".maps");
+
+static __always_inline __u32 fd_kind_of(__u32 pid, __u32 fd)
+{
+	struct fd_key key = { .pid = pid, .fd = fd };
+	__u32 *kind = bpf_map_lookup_elem(&fd_kinds, &key);
+
+	return kind ? *kind : FD_UNKNOWN;
+}
+
+/*
+ * The kernel keeps dev_t as major << 20 | minor; records carry the encoding
+ * stat(2) reports (glibc's makedev), so user space compares them directly.
+ */
+static __always_inline __u64 user_dev(__u32 kdev)
+{
+	__u64 major = kdev >> 20, minor = kdev & 0xfffff;
+
+	return ((major & 0xfffff000ull) << 32) | ((major & 0xfffull) << 8) |
+	       ((minor & 0xffffff00ull) << 12) | (minor & 0xffull);
+}
+
+/* The identity of a regular file behind @fd; false for anything else. */
+static __always_inline bool regular_file(struct file *f, __u64 *dev, __u64 *ino)
+{
+	struct inode *inode;
+	umode_t mode;
+
+	if (!f)
+		return false;
+	inode = BPF_CORE_READ(f, f_inode);
+	if (!inode)
+		return false;
+	mode = BPF_CORE_READ(inode, i_mode);
+	if ((mode & S_IFMT) != S_IFREG)
+		return false;
+	*ino = BPF_CORE_READ(inode, i_ino);
+	*dev = user_dev(BPF_CORE_READ(inode, i_sb, s_dev));
+	return true;
+}
+
+static __always_inline struct file *current_file(__u32 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+/* Does @path begin with one of the configured device-node prefixes? */
+static __always_inline int match_dev_prefix(const char *path)
+{
+	for (__u32 i = 0; i < AT_MAX_DEV_PREFIXES; i++) {
+		struct dev_prefix *pfx = bpf_map_lookup_elem(&dev_prefixes, &i);
+		bool same = true;
+
+		if (!pfx || !pfx->len)
+			break;
+		for (__u32 j = 0; j < AT_DEV_PREFIX_LEN; j++) {
+			if (j >= pfx->len)
+				break;
+			if (path[j] != pfx->bytes[j]) {
+				same = false;
+				break;
+			}
+		}
+		if (same)
+			return i;
+	}
+	return -1;
+}
+
+static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
+					__u64 a3)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct open_scratch *s;
+	struct sys_pending *p;
+
+	/* Whole-host mode watches every open for device nodes, but never ours. */
+	if (!pid_traced(pid) &&
+	    (sc != SC_OPENAT || !cfg_whole_host || pid == cfg_self_pid))
+		return 0;
+	s = bpf_map_lookup_elem(&sys_scratch, &zero);
+	if (!s)
+		return 0;
+	p = &s->p;
+	__builtin_memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->sc = sc;
+
+	switch (sc) {
+	case SC_READ:
+	case SC_PREAD64:
+	case SC_READV:
+	case SC_PREADV:
+		p->fd = a0;
+		p->fd_kind = fd_kind_of(pid, p->fd);
+		if (p->fd_kind == FD_UNKNOWN &&
+		    !regular_file(current_file(p->fd), &p->dev, &p->ino))
+			return 0;	/* sockets, pipes, ttys: not input files */
+		p->args[0] = a2;	/* count, or iovcnt */
+		p->args[1] = (sc == SC_PREAD64 || sc == SC_PREADV) ? a3 : (__u64)-1;
+		p->args[2] = a1;	/* buffer: an eventfd read's value is there */
+		break;
+	case SC_IOCTL: {
+		__u32 n;
+
+		p->fd = a0;
+		p->fd_kind = fd_kind_of(pid, p->fd);
+		if (p->fd_kind != FD_DEVICE)
+			return 0;
+		p->args[0] = a1;	/* cmd */
+		p->args[1] = a2;	/* argp */
+		/* _IOC_SIZE when the command has one, else a whole buffer. */
+		n = (a1 >> 16) & 0x3fff;
+		if (n == 0 || n > AT_ARGBUF)
+			n = AT_ARGBUF;
+		if (a2 && !bpf_probe_read_user(p->argbuf, n & 0x7f, (void *)a2))
+			p->argbuf_len = n;
+		break;
+	}
+	case SC_OPENAT:
+		p->path_ptr = a1;
+		break;
+	case SC_CLOSE:
+		p->fd = a0;
+		p->fd_kind = fd_kind_of(pid, p->fd);
+		if (p->fd_kind == FD_UNKNOWN)
+			return 0;
+		break;
+	case SC_EVENTFD:
+		break;
+	default:
+		return 0;
+	}
+	p->start_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_ANY))
+		count_loss(LOSS_PENDING_FULL);
+	return 0;
+}
+
+static __always_inline void emit_syscall(struct sys_pending *p, __u64 pid_tgid,
+					 __s64 ret, __u64 now)
+{
+	struct ev_syscall *rec;
+	void *ring;
+
+	rec = reserve_record(&ring, sizeof(*rec), EV_SYSCALL);
+	if (!rec)
+		return;
+	fill_ids(&rec->h, pid_tgid);
+	rec->h.start_ns = p->start_ns;
+	rec->h.end_ns = now;
+	rec->sc = p->sc;
+	rec->fd = p->fd;
+	rec->ret = ret;
+	rec->args[0] = p->args[0];
+	rec->args[1] = p->args[1];
+	rec->args[2] = p->args[2];
+	rec->dev = p->dev;
+	rec->ino = p->ino;
+	rec->fd_kind = p->fd_kind;
+	rec->argbuf_len = p->argbuf_len;
+	__builtin_memcpy(rec->argbuf, p->argbuf, sizeof(rec->argbuf));
+	submit_record(ring, rec, EV_SYSCALL);
+}
+
+static __always_inline void finish_open(struct sys_pending *p, __u64 pid_tgid,
+					__s64 ret, __u64 now)
+{
+	__u32 pid = pid_tgid >> 32, zero = 0;
+	struct open_scratch *s;
+	struct ev_dev_open *rec;
+	struct fd_key key;
+	__u32 kind = FD_DEVICE;
+	void *ring;
+	int which;
+
+	if (ret < 0)
+		return;
+	s = bpf_map_lookup_elem(&sys_scratch, &zero);
+	if (!s)
+		return;
+	if (bpf_probe_read_user_str(s->path, sizeof(s->path), (void *)p->path_ptr) <= 0)
+		return;
+	which = match_dev_prefix(s->path);
+	if (which < 0)
+		return;
+	key.pid = pid;
+	key.fd = ret;
+	if (bpf_map_update_elem(&fd_kinds, &key, &kind, BPF_ANY))
+		count_loss(LOSS_FD_TABLE_FULL);
+	if (cfg_whole_host)
+		trace_pid(pid, TRACED_ADOPTED);
+
+	rec = reserve_record(&ring, sizeof(*rec), EV_DEV_OPEN);
+	if (!rec)
+		return;
+	fill_ids(&rec->h, pid_tgid);
+	rec->h.start_ns = p->start_ns;
+	rec->h.end_ns = now;
+	rec->fd = ret;
+	rec->prefix = which;
+	__builtin_memcpy(rec->path, s->path, sizeof(rec->path));
+	submit_record(ring, rec, EV_DEV_OPEN);
+}
+
+static __always_inline int on_sys_exit(__s64 ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
+	__u64 now = bpf_ktime_get_ns();
+	struct sys_pending *p;
+	struct fd_key key = { .pid = pid };
+
+	p = bpf_map_lookup_elem(&sys_pending, &tid);
+	if (!p)
+		return 0;
+
+	switch (p->sc) {
+	case SC_OPENAT:
+		finish_open(p, pid_tgid, ret, now);
+		break;
+	case SC_EVENTFD:
+		if (ret >= 0) {
+			__u32 kind = FD_EVENTFD;
+
+			key.fd = ret;
+			if (bpf_map_update_elem(&fd_kinds, &key, &kind, BPF_ANY))
+				count_loss(LOSS_FD_TABLE_FULL);
+			p->fd = ret;
+			emit_syscall(p, pid_tgid, ret, now);
+		}
+		break;
+	case SC_CLOSE:
+		if (ret == 0) {
+			key.fd = p->fd;
+			bpf_map_delete_elem(&fd_kinds, &key);
+		}
+		emit_syscall(p, pid_tgid, ret, now);
+		break;
+	case SC_READ:
+		/* The value an eventfd read returned: the completion count. */
+		if (p->fd_kind == FD_EVENTFD && ret == 8 &&
+		    !bpf_probe_read_user(p->argbuf, 8, (void *)p->args[2]))
+			p->argbuf_len = 8;
+		emit_syscall(p, pid_tgid, ret, now);
+		break;
+	default:
+		emit_syscall(p, pid_tgid, ret, now);
+	}
+	bpf_map_delete_elem(&sys_pending, &tid);
+	return 0;
+}
+
+/* ---- flavour 1: per-syscall tracepoints --------------------------------- */
+
+/*
+ * The kernel refuses to attach a program that reads past the event's record,
+ * and each syscall's record holds only its own arguments: read the first
+ * @nargs and pass 0 for the rest (the compiler drops the other reads).
+ */
+#define SC_ARG(ctx, i, nargs) ((i) < (nargs) ? (ctx)->args[(i) < (nargs) ? (i) : 0] : 0)
+
+#define SYSCALL_TP(name, sc, nargs)					\
+SEC("tp/syscalls/sys_enter_" #name)					\
+int sc_enter_##name(struct trace_event_raw_sys_enter *ctx)		\
+{									\
+	return on_sys_enter(sc, SC_ARG(ctx, 0, nargs),			\
+			    SC_ARG(ctx, 1, nargs), SC_ARG(ctx, 2, nargs),	\
+			    SC_ARG(ctx, 3, nargs));			\
+}									\
+SEC("tp/syscalls/sys_exit_" #name)					\
+int sc_exit_##name(struct trace_event_raw_sys_exit *ctx)		\
+{									\
+	return on_sys_exit(ctx->ret);					\
+}
+
+SYSCALL_TP(read, SC_READ, 3)
+SYSCALL_TP(pread64, SC_PREAD64, 4)
+SYSCALL_TP(readv, SC_READV, 3)
+SYSCALL_TP(preadv, SC_PREADV, 4)
+SYSCALL_TP(ioctl, SC_IOCTL, 3)
+SYSCALL_TP(openat, SC_OPENAT, 2)
+SYSCALL_TP(close, SC_CLOSE, 1)
+SYSCALL_TP(eventfd2, SC_EVENTFD, 1)
+
+/* ---- flavour 2: raw sys_enter / sys_exit -------------------------------- */
+
+SEC("raw_tp/sys_enter")
+int sc_raw_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 nr = ctx->args[1], *sc;
+
+	sc = bpf_map_lookup_elem(&sc_by_nr, &nr);
+	if (!sc || !*sc)
+		return 0;
+	return on_sys_enter(*sc, PT_REGS_PARM1_CORE_SYSCALL(regs),
+			    PT_REGS_PARM2_CORE_SYSCALL(regs),
+			    PT_REGS_PARM3_CORE_SYSCALL(regs),
+			    PT_REGS_PARM4_CORE_SYSCALL(regs));
+}
+
+SEC("raw_tp/sys_exit")
+int sc_raw_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_sys_exit(ctx->args[1]);
+}
+
+/* ---- io_uring read requests: submit to completion ------------------------ */
+
+#define IORING_OP_READV		1
+#define IORING_OP_READ_FIXED	4
+#define IORING_OP_READ		22
+
+SEC("tp/io_uring/io_uring_submit_req")
+int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct io_uring_pending p = {};
+	__u64 req = (__u64)ctx->req;
+	__u8 op = ctx->opcode;
+
+	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
+	    op != IORING_OP_READ)
+		return 0;
+	if (!pid_traced(pid_tgid >> 32))
+		return 0;
+	if (!regular_file(BPF_CORE_READ((struct io_kiocb *)ctx->req, file),
+			  &p.dev, &p.ino))
+		return 0;
+	p.start_ns = bpf_ktime_get_ns();
+	p.pid = pid_tgid >> 32;
+	p.tid = (__u32)pid_tgid;
+	p.opcode = op;
+	if (bpf_map_update_elem(&uring_pending, &req, &p, BPF_ANY))
+		count_loss(LOSS_PENDING_FULL);
+	return 0;
+}
+
+SEC("tp/io_uring/io_uring_complete")
+int uring_complete(struct trace_event_raw_io_uring_complete *ctx)
+{
+	__u64 req = (__u64)ctx->req;
+	struct io_uring_pending *p;
+	struct ev_syscall *rec;
+	void *ring;
+
+	p = bpf_map_lookup_elem(&uring_pending, &req);
+	if (!p)
+		return 0;
+	rec = reserve_record(&ring, sizeof(*rec), EV_SYSCALL);
+	if (rec) {
+		rec->h.pid = p->pid;
+		rec->h.tid = p->tid;
+		rec->h.start_ns = p->start_ns;
+		rec->h.end_ns = bpf_ktime_get_ns();
+		rec->sc = SC_IO_URING_READ;
+		rec->fd = (__u32)-1;
+		rec->ret = ctx->res;
+		rec->args[0] = p->opcode;
+		rec->args[1] = (__u64)-1;
+		rec->args[2] = 0;
+		rec->dev = p->dev;
+		rec->ino = p->ino;
+		rec->fd_kind = FD_UNKNOWN;
+		rec->argbuf_len = 0;
+		submit_record(ring, rec, EV_SYSCALL);
+	}
+	bpf_map_delete_elem(&uring_pending, &req);
+	return 0;
+}

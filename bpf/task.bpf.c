@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Thread identity and lifecycle of traced processes: threads created, renamed
+ * (input pipelines name theirs: pt_data_worker, tf_data_*), exited; processes
+ * forked (with --children), exec'd and exited; and, when enabled, when traced
+ * threads go on and off CPU.
+ *
+ * BTF tracepoints and raw tracepoints pass the same arguments, so each body is
+ * attached through either flavour; task fields are read with CO-RE reads,
+ * which both accept.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "acceltrace.bpf.h"
+
+#define CLONE_THREAD 0x00010000
+
+static __always_inline void emit_task(__u32 pid, __u32 tid, enum task_event ev,
+				      __u32 other, __s32 exit_code,
+				      const char *comm_kernel,
+				      const char *oldcomm_kernel)
+{
+	struct ev_task *rec;
+	void *ring;
+
+	rec = reserve_record(&ring, sizeof(*rec), EV_TASK);
+	if (!rec)
+		return;
+	rec->h.pid = pid;
+	rec->h.tid = tid;
+	rec->h.start_ns = rec->h.end_ns = bpf_ktime_get_ns();
+	rec->event = ev;
+	rec->other = other;
+	rec->exit_code = exit_code;
+	rec->pad = 0;
+	if (comm_kernel)
+		bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm_kernel);
+	else
+		rec->comm[0] = '\0';
+	if (oldcomm_kernel)
+		bpf_probe_read_kernel_str(rec->oldcomm, sizeof(rec->oldcomm),
+					  oldcomm_kernel);
+	else
+		rec->oldcomm[0] = '\0';
+	submit_record(ring, rec, EV_TASK);
+}
+
+static __always_inline int on_newtask(struct task_struct *task, __u64 clone_flags)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+	__u32 creator = (__u32)bpf_get_current_pid_tgid();
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+
+	if (clone_flags & CLONE_THREAD) {
+		if (pid_traced(pid))
+			emit_task(pid, tid, TASK_NEW, creator, 0, task->comm, NULL);
+		return 0;
+	}
+	/* A new process: traced only as a child of a traced one. */
+	if (!cfg_children || !pid_traced(parent))
+		return 0;
+	trace_pid(pid, TRACED_CHILD);
+	emit_task(parent, creator, TASK_FORK, pid, 0, task->comm, NULL);
+	emit_task(pid, tid, TASK_NEW, creator, 0, task->comm, NULL);
+	return 0;
+}
+
+static __always_inline int on_rename(struct task_struct *task, const char *comm)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+
+	/* The tracepoint fires before the copy: task->comm is the old name. */
+	if (pid_traced(pid))
+		emit_task(pid, tid, TASK_RENAME, 0, 0, comm, task->comm);
+	return 0;
+}
+
+static __always_inline int on_exit(struct task_struct *task, bool group_dead)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+	__s32 code = BPF_CORE_READ(task, exit_code);
+
+	if (!pid_traced(pid))
+		return 0;
+	emit_task(pid, tid, TASK_EXIT, 0, code, task->comm, NULL);
+	if (group_dead) {
+		emit_task(pid, tid, TASK_PROC_EXIT, 0, code, task->comm, NULL);
+		/* The pid may be reused: forget it here, not later. */
+		bpf_map_delete_elem(&traced_pids, &pid);
+	}
+	return 0;
+}
+
+static __always_inline int on_exec(struct task_struct *task, pid_t old_pid)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+
+	if (pid_traced(pid))
+		emit_task(pid, tid, TASK_EXEC, old_pid, 0, task->comm, NULL);
+	return 0;
+}
+
+static __always_inline int on_switch(struct task_struct *prev,
+				     struct task_struct *next, __u64 prev_state)
+{
+	__u32 ppid = BPF_CORE_READ(prev, tgid), npid = BPF_CORE_READ(next, tgid);
+	bool pt = pid_traced(ppid), nt = pid_traced(npid);
+	struct ev_sched_switch *rec;
+	void *ring;
+
+	if (!pt && !nt)
+		return 0;
+	rec = reserve_record(&ring, sizeof(*rec), EV_SCHED_SWITCH);
+	if (!rec)
+		return 0;
+	rec->prev_tid = BPF_CORE_READ(prev, pid);
+	rec->next_tid = BPF_CORE_READ(next, pid);
+	rec->prev_pid = ppid;
+	rec->next_pid = npid;
+	rec->prev_state = prev_state;
+	rec->h.pid = pt ? ppid : npid;
+	rec->h.tid = pt ? rec->prev_tid : rec->next_tid;
+	rec->h.start_ns = rec->h.end_ns = bpf_ktime_get_ns();
+	submit_record(ring, rec, EV_SCHED_SWITCH);
+	return 0;
+}
+
+/* One body per event, attached through BTF or raw tracepoints. */
+#define TASK_PROGS(flavour)							\
+SEC(#flavour "/task_newtask")							\
+int BPF_PROG(flavour##_newtask, struct task_struct *task, __u64 clone_flags)	\
+{ return on_newtask(task, clone_flags); }					\
+SEC(#flavour "/task_rename")							\
+int BPF_PROG(flavour##_rename, struct task_struct *task, const char *comm)	\
+{ return on_rename(task, comm); }						\
+SEC(#flavour "/sched_process_exit")						\
+int BPF_PROG(flavour##_exit, struct task_struct *task, bool group_dead)	\
+{ return on_exit(task, group_dead); }						\
+SEC(#flavour "/sched_process_exec")						\
+int BPF_PROG(flavour##_exec, struct task_struct *task, pid_t old_pid)		\
+{ return on_exec(task, old_pid); }						\
+SEC(#flavour "/sched_switch")							\
+int BPF_PROG(flavour##_switch, bool preempt, struct task_struct *prev,	\
+	     struct task_struct *next, unsigned int prev_state)			\
+{ return on_switch(prev, next, prev_state); }
+
+TASK_PROGS(tp_btf)
+TASK_PROGS(raw_tp)

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records that cross the kernel boundary, and the configuration user space
+ * hands to the BPF side. Included after vmlinux.h (BPF) and after
+ * <linux/types.h> (user space): fixed-width types only, no includes.
+ *
+ * Every ring-buffer record starts with struct ev_header, whose first field is
+ * the record type; one struct per type; user space checks the size before
+ * reading. Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns).
+ */
+#ifndef ACCELTRACE_EVENTS_H
+#define ACCELTRACE_EVENTS_H
+
+/* ---- limits ----------------------------------------------------------- */
+
+#define AT_MAX_PROBES		1024	/* runtime probe specs (cookie = index) */
+#define AT_MAX_FETCH_OPS	16	/* fetch steps per runtime probe */
+#define AT_RT_PAYLOAD		64	/* bytes of string/bytes one probe may copy */
+#define AT_ARGBUF		64	/* bytes of an ioctl argument struct copied */
+#define AT_PATH_MAX		256	/* device-node path bytes in an open record */
+#define AT_MAX_DEV_PREFIXES	16	/* device-node path prefixes matched in BPF */
+#define AT_DEV_PREFIX_LEN	32
+#define AT_MAX_RINGS		64	/* ring buffer shards */
+#define AT_COMM_LEN		16
+
+/* ---- record types ----------------------------------------------------- */
+
+enum ev_type {
+	EV_RT_CALL = 1,		/* a runtime-library call (uprobe) */
+	EV_SYSCALL = 2,		/* a syscall of interest, entry and exit paired */
+	EV_DEV_OPEN = 3,	/* a device node opened (path) */
+	EV_TASK = 4,		/* thread/process lifecycle */
+	EV_SCHED_SWITCH = 5,	/* a traced thread went on or off CPU */
+	EV_IRQ = 6,		/* a device interrupt handler ran */
+	EV_TYPE_MAX = 7,
+};
+
+struct ev_header {
+	__u32 type;		/* enum ev_type: always first */
+	__u32 cpu;
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u64 start_ns;		/* entry (instants: the time) */
+	__u64 end_ns;		/* exit; == start_ns for instants */
+};
+
+/* ---- runtime calls: generic uprobes driven by fetch programs ----------- */
+
+/*
+ * A fetch program says which values a runtime probe reads, as data: probe
+ * packs describe "Execute: launch_id is *(u32 *)(*(args + 24) + 48)" and the
+ * BPF side interprets it. Op i stores its result in vals[i].
+ */
+enum at_fetch_src {
+	FETCH_NONE = 0,
+	FETCH_ARG0 = 1,		/* ..FETCH_ARG5 = 6: integer argument registers */
+	FETCH_SP = 7,		/* stack pointer at entry ([sp] = return address) */
+	FETCH_RET = 8,		/* return value: return-time ops only */
+	FETCH_VAL = 16,		/* + j: the value fetched by op j (< i) */
+};
+
+enum at_fetch_flags {
+	FETCH_DEREF = 1 << 0,	/* value = *(size *)(base + offset) */
+	FETCH_AT_RETURN = 1 << 1,	/* run at the return probe */
+	FETCH_PAYLOAD_STR = 1 << 2,	/* copy a string at base + offset to payload */
+	FETCH_PAYLOAD_BYTES = 1 << 3,	/* copy AT_RT_PAYLOAD bytes at base + offset */
+};
+
+struct at_fetch_op {
+	__u8 src;		/* enum at_fetch_src */
+	__u8 size;		/* 1, 2, 4 or 8 bytes for FETCH_DEREF */
+	__u8 flags;		/* enum at_fetch_flags */
+	__u8 pad;
+	__s32 offset;
+};
+
+enum rt_spec_flags {
+	RT_SPEC_RETURN = 1 << 0,	/* a return probe pairs with the entry */
+	/* In whole-host mode, a process calling this becomes traced. */
+	RT_SPEC_ADOPT = 1 << 1,
+};
+
+struct rt_probe_spec {
+	__u32 n_ops;
+	__u32 flags;		/* enum rt_spec_flags */
+	struct at_fetch_op ops[AT_MAX_FETCH_OPS];
+};
+
+enum rt_call_flags {
+	RT_F_FETCH_FAULT = 1 << 0,	/* some user-memory read failed */
+	RT_F_NO_RETURN = 1 << 1,	/* entry-only record */
+	RT_F_OPEN = 1 << 2,		/* still running: read from the pending table */
+};
+
+struct ev_rt_call {
+	struct ev_header h;
+	__u32 probe_id;		/* index into the probe specs (attach cookie) */
+	__u32 flags;		/* enum rt_call_flags */
+	__u64 ret;		/* return value, when paired */
+	__u64 vals[AT_MAX_FETCH_OPS];
+	__u32 payload_len;
+	__u32 fault_mask;	/* bit i: op i's read failed */
+	char payload[AT_RT_PAYLOAD];
+};
+
+/* The per-thread state of a runtime call in progress (the open-span table). */
+struct rt_pending_key {
+	__u32 tid;
+	__u32 probe_id;
+};
+
+struct rt_pending {
+	__u64 start_ns;
+	__u32 pid;
+	__u32 cpu;
+	__u32 payload_len;
+	__u32 fault_mask;
+	__u64 vals[AT_MAX_FETCH_OPS];
+	char payload[AT_RT_PAYLOAD];
+};
+
+/* ---- syscalls on device nodes, eventfds and files --------------------- */
+
+enum sc_class {
+	SC_READ = 1,
+	SC_PREAD64 = 2,
+	SC_READV = 3,
+	SC_PREADV = 4,
+	SC_IOCTL = 5,
+	SC_OPENAT = 6,
+	SC_CLOSE = 7,
+	SC_EVENTFD = 8,		/* eventfd2: a new eventfd (ret = fd) */
+	SC_IO_URING_READ = 9,	/* an io_uring read request, submit to completion */
+	SC_POLL = 10,		/* ppoll/poll on fds including a completion eventfd */
+	SC_CLASS_MAX = 11,
+};
+
+/* What acceltrace knows an fd of a traced process to be. */
+enum fd_kind {
+	FD_UNKNOWN = 0,		/* regular files are looked up, not stored */
+	FD_DEVICE = 1,		/* an accelerator device node */
+	FD_EVENTFD = 2,		/* an eventfd (maybe a completion interrupt) */
+};
+
+struct fd_key {
+	__u32 pid;
+	__u32 fd;
+};
+
+struct ev_syscall {
+	struct ev_header h;
+	__u32 sc;		/* enum sc_class */
+	__u32 fd;
+	__s64 ret;
+	__u64 args[3];		/* ioctl: cmd, argp; reads: count, offset, buf */
+	__u64 dev;		/* the file's identity: st_dev (stat's encoding) */
+	__u64 ino;
+	__u32 fd_kind;		/* enum fd_kind at entry */
+	__u32 argbuf_len;	/* bytes valid in argbuf */
+	__u8 argbuf[AT_ARGBUF];	/* ioctl: arg struct at entry; eventfd read: value */
+};
+
+struct sys_pending {
+	__u64 start_ns;
+	__u32 pid;
+	__u32 sc;
+	__u32 fd;
+	__u32 pad;
+	__u64 args[3];
+	__u64 dev;
+	__u64 ino;
+	__u32 fd_kind;
+	__u32 argbuf_len;
+	__u8 argbuf[AT_ARGBUF];
+	__u64 path_ptr;		/* openat: the user pointer to the path */
+};
+
+struct ev_dev_open {
+	struct ev_header h;
+	__s32 fd;
+	__u32 prefix;		/* which configured prefix matched */
+	char path[AT_PATH_MAX];
+};
+
+/* A device-node path prefix, matched in BPF on open. */
+struct dev_prefix {
+	__u32 len;		/* 0: unused slot */
+	__u32 pad;
+	char bytes[AT_DEV_PREFIX_LEN];
+};
+
+/* ---- thread and process lifecycle -------------------------------------- */
+
+enum task_event {
+	TASK_NEW = 1,		/* a thread or process was created (other = creator tid) */
+	TASK_RENAME = 2,	/* comm changed: oldcomm -> comm */
+	TASK_EXIT = 3,		/* a thread exited */
+	TASK_PROC_EXIT = 4,	/* the whole process exited (its last thread) */
+	TASK_EXEC = 5,		/* the process exec'd */
+	TASK_FORK = 6,		/* a child process (other = child pid) */
+};
+
+struct ev_task {
+	struct ev_header h;
+	__u32 event;		/* enum task_event */
+	__u32 other;
+	__s32 exit_code;
+	__u32 pad;
+	char comm[AT_COMM_LEN];
+	char oldcomm[AT_COMM_LEN];
+};
+
+struct ev_sched_switch {
+	struct ev_header h;	/* tid/pid: the traced thread */
+	__u32 prev_tid;
+	__u32 next_tid;
+	__u32 prev_pid;
+	__u32 next_pid;
+	__s64 prev_state;	/* 0 runnable (preempted), else sleeping/blocked */
+};
+
+/* ---- interrupts -------------------------------------------------------- */
+
+struct ev_irq {
+	struct ev_header h;	/* pid/tid: whatever was interrupted */
+	__u32 irq;
+	__s32 ret;		/* IRQ_HANDLED etc. */
+};
+
+/* ---- traced-process set ------------------------------------------------ */
+
+enum traced_flags {
+	TRACED_TARGET = 1 << 0,		/* named by the user (--pid) */
+	TRACED_CHILD = 1 << 1,		/* a descendant, with --children */
+	TRACED_ADOPTED = 1 << 2,	/* found in whole-host mode */
+};
+
+/* ---- loss counters (.bss), indexed by enum loss_kind -------------------- */
+
+enum loss_kind {
+	LOSS_RINGBUF_FULL = 0,		/* bpf_ringbuf_reserve failed */
+	LOSS_PENDING_FULL = 1,		/* no room to remember a call in progress */
+	LOSS_FETCH_FAULT = 2,		/* a user-memory read in a fetch failed */
+	LOSS_FD_TABLE_FULL = 3,		/* no room to track a device fd */
+	LOSS_TRACED_FULL = 4,		/* no room to add a traced process */
+	LOSS_RETURN_UNMATCHED = 5,	/* a return without its entry */
+	LOSS_KIND_MAX = 6,
+};
+
+#endif /* ACCELTRACE_EVENTS_H */

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * acceltrace's own BPF object, end to end, through both attach flavours
+ * (syscall + BTF tracepoints, then raw tracepoints): a runtime probe with a
+ * fetch program on a function of this binary, a call still in progress read
+ * from the open-span table, a file read with the file's identity, a device
+ * node opened and ioctl'ed, an eventfd read with its value, and a thread's
+ * life (created, renamed, exited). Every trigger comes from this process.
+ */
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "test.h"
+#include "log.h"
+#include "probe_session.h"
+
+#define CALLS 100
+
+/* Mimics a PJRT Args struct: header, then fields at fixed offsets. */
+struct fake_options {
+	char pad[48];
+	int launch_id;		/* @48, as in PJRT_ExecuteOptions */
+};
+
+struct fake_args {
+	uint64_t struct_size;		/* @0 */
+	void *ext;			/* @8 */
+	uint64_t executable;		/* @16 */
+	struct fake_options *options;	/* @24 */
+	const char *name;		/* @32 */
+	uint64_t out;			/* @40: written by the callee */
+};
+
+__attribute__((noinline)) uint64_t test_runtime_call(struct fake_args *a)
+{
+	a->out = a->executable * 3;
+	asm volatile("" ::: "memory");
+	return a->executable + 1;
+}
+
+static int block_pipe[2];
+
+__attribute__((noinline)) int test_blocking_call(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* File offset of @fn in /proc/self/exe, from /proc/self/maps. */
+static uint64_t self_file_offset(void *fn)
+{
+	uint64_t addr = (uint64_t)fn, start, end, off;
+	char line[512], perms[8];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
+		    addr >= start && addr < end) {
+			fclose(f);
+			return addr - start + off;
+		}
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+struct seen {
+	int calls, calls_bad, opens_seen;
+	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok;
+	int task_new, task_rename, task_exit;
+	uint32_t thread_tid;
+	uint64_t lo, hi;
+	int probe_id;
+	struct stat file_st;
+	uint64_t ioctl_cmd;
+	uint8_t ioctl_arg[32];
+	char dev_path[128];
+	int dev_fd, efd;
+};
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct seen *s = ctx;
+	const struct ev_header *h = data;
+
+	if (size < sizeof(*h) || h->pid != (uint32_t)getpid())
+		return 0;
+	switch (h->type) {
+	case EV_RT_CALL: {
+		const struct ev_rt_call *r = data;
+		uint64_t i = r->vals[0];
+
+		if (size < sizeof(*r) || (int)r->probe_id != s->probe_id)
+			break;
+		s->calls++;
+		/* vals: executable, options, launch_id, name, out (at return) */
+		if (r->vals[2] != i + 1000 || r->ret != i + 1 || r->vals[4] != i * 3 ||
+		    r->payload_len != 8 || strcmp(r->payload, "module7") ||
+		    r->h.start_ns < s->lo || r->h.end_ns > s->hi ||
+		    r->h.end_ns < r->h.start_ns || r->flags)
+			s->calls_bad++;
+		break;
+	}
+	case EV_SYSCALL: {
+		const struct ev_syscall *r = data;
+
+		if (size < sizeof(*r))
+			break;
+		if (getenv("TEST_VERBOSE"))
+			fprintf(stderr, "syscall sc=%u fd=%u kind=%u ret=%lld args=%llu,%lld dev=%llu ino=%llu argbuf_len=%u\n",
+				r->sc, r->fd, r->fd_kind, (long long)r->ret,
+				(unsigned long long)r->args[0], (long long)r->args[1],
+				(unsigned long long)r->dev, (unsigned long long)r->ino, r->argbuf_len);
+		if (r->sc == SC_PREAD64 && r->ret == 4096 && r->args[1] == 8192 &&
+		    r->args[0] == 4096 && r->ino == s->file_st.st_ino &&
+		    r->dev == (uint64_t)makedev(major(s->file_st.st_dev),
+						minor(s->file_st.st_dev)))
+			s->pread_ok++;
+		if (r->sc == SC_IOCTL && r->fd_kind == FD_DEVICE &&
+		    r->args[0] == s->ioctl_cmd && r->argbuf_len == 32 &&
+		    !memcmp(r->argbuf, s->ioctl_arg, 32) && r->ret == -ENOTTY)
+			s->ioctl_ok++;
+		if (r->sc == SC_READ && r->fd_kind == FD_EVENTFD && r->ret == 8 &&
+		    r->argbuf_len == 8 && *(uint64_t *)r->argbuf == 3)
+			s->eventfd_ok++;
+		break;
+	}
+	case EV_DEV_OPEN: {
+		const struct ev_dev_open *r = data;
+
+		if (getenv("TEST_VERBOSE"))
+			fprintf(stderr, "devopen fd=%d path=%s\n", r->fd, r->path);
+		if (size >= sizeof(*r) && r->fd == s->dev_fd &&
+		    !strcmp(r->path, s->dev_path))
+			s->devopen_ok++;
+		break;
+	}
+	case EV_TASK: {
+		const struct ev_task *r = data;
+
+		if (size < sizeof(*r) || r->h.tid != s->thread_tid)
+			break;
+		if (r->event == TASK_NEW)
+			s->task_new++;
+		if (r->event == TASK_RENAME && !strcmp(r->comm, "at_input_0"))
+			s->task_rename++;
+		if (r->event == TASK_EXIT)
+			s->task_exit++;
+		break;
+	}
+	}
+	return 0;
+}
+
+static int on_open(void *ctx, const void *data, size_t size)
+{
+	struct seen *s = ctx;
+	const struct ev_rt_call *r = data;
+
+	if (r->h.type == EV_RT_CALL && size >= sizeof(*r) && (r->flags & RT_F_OPEN) &&
+	    r->h.tid == s->thread_tid && r->h.start_ns >= s->lo && r->h.end_ns == 0)
+		s->opens_seen++;
+	return 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	struct seen *s = arg;
+
+	s->thread_tid = syscall(SYS_gettid);
+	pthread_setname_np(pthread_self(), "at_input_0");
+	test_blocking_call(block_pipe[0]);
+	return NULL;
+}
+
+static void run_flavour(const char *what, struct features *f, const char *dir)
+{
+	static const char *prefixes[1];
+	static char dev_dir[128];
+	struct probe_session_opts opts = { .sz = sizeof(opts) };
+	struct rt_probe_spec spec = {};
+	struct probe_session *ps = NULL;
+	static struct seen s;
+	char path[256];
+	pthread_t th;
+	uint64_t v;
+	int fd = -1;
+
+	memset(&s, 0, sizeof(s));
+	s.probe_id = -1;
+	s.dev_fd = s.efd = -1;
+	fprintf(stderr, "--- %s\n", what);
+	snprintf(dev_dir, sizeof(dev_dir), "%s/dev/", dir);
+	snprintf(s.dev_path, sizeof(s.dev_path), "%saccel0", dev_dir);
+	mkdir(dev_dir, 0700);
+	prefixes[0] = dev_dir;
+	opts.features = f;
+	opts.dev_prefixes = prefixes;
+	opts.n_dev_prefixes = 1;
+	opts.ring_bytes = 1 << 20;
+
+	ps = probe_session__open(&opts, on_record, &s);
+	if (!ASSERT_OK_PTR(ps, "open and load"))
+		return;
+	if (!ASSERT_OK(probe_session__attach_kernel(ps), "attach kernel programs"))
+		goto out;
+	ASSERT_OK(probe_session__trace_pid(ps, getpid(), TRACED_TARGET), "trace self");
+
+	/* Runtime probe: executable, options, *(int)(options+48), name string,
+	 * and at return the field the callee wrote. */
+	spec.flags = RT_SPEC_RETURN;
+	spec.n_ops = 5;
+	spec.ops[0] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8, .flags = FETCH_DEREF, .offset = 16 };
+	spec.ops[1] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8, .flags = FETCH_DEREF, .offset = 24 };
+	spec.ops[2] = (struct at_fetch_op){ .src = FETCH_VAL + 1, .size = 4, .flags = FETCH_DEREF, .offset = 48 };
+	spec.ops[3] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8, .flags = FETCH_DEREF, .offset = 32 };
+	spec.ops[4] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8, .flags = FETCH_DEREF | FETCH_AT_RETURN, .offset = 40 };
+	/* A string through a pointer fetched by op 3: a sixth op. */
+	spec.ops[5] = (struct at_fetch_op){ .src = FETCH_VAL + 3, .flags = FETCH_PAYLOAD_STR, .offset = 0 };
+	spec.n_ops = 6;
+	s.probe_id = probe_session__attach_runtime(ps, &spec, "/proc/self/exe",
+						   self_file_offset(test_runtime_call), -1);
+	if (!ASSERT_GE(s.probe_id, 0, "attach runtime probe"))
+		goto out;
+
+	s.lo = mono_ns();
+	for (int i = 0; i < CALLS; i++) {
+		struct fake_options o = { .launch_id = i + 1000 };
+		struct fake_args a = { .struct_size = sizeof(a), .executable = i,
+				       .options = &o, .name = "module7" };
+
+		test_runtime_call(&a);
+	}
+
+	/* A call in progress: visible in the open-span table. */
+	{
+		struct rt_probe_spec bspec = { .flags = RT_SPEC_RETURN };
+		int bid;
+
+		ASSERT_OK(pipe(block_pipe), "pipe");
+		bid = probe_session__attach_runtime(ps, &bspec, "/proc/self/exe",
+						    self_file_offset(test_blocking_call), -1);
+		ASSERT_GE(bid, 0, "attach blocking probe");
+		pthread_create(&th, NULL, thread_fn, &s);
+		usleep(200 * 1000);
+		probe_session__for_each_open(ps, on_open, &s);
+		ASSERT_EQ(s.opens_seen, 1, "call in progress seen in the open table");
+		ASSERT_EQ(write(block_pipe[1], "x", 1), 1, "unblock");
+		pthread_join(th, NULL);
+	}
+
+	/* A regular file read at an offset: bytes and the file's identity. */
+	snprintf(path, sizeof(path), "%s/data.bin", dir);
+	fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
+	if (ASSERT_GE(fd, 0, "create data file")) {
+		char buf[4096];
+
+		memset(buf, 7, sizeof(buf));
+		for (int i = 0; i < 4; i++)
+			ASSERT_EQ(write(fd, buf, sizeof(buf)), sizeof(buf), "write data");
+		fstat(fd, &s.file_st);
+		ASSERT_EQ(pread(fd, buf, sizeof(buf), 8192), sizeof(buf), "pread");
+		close(fd);
+	}
+
+	/* A device node (a char device with /dev/null's numbers). */
+	unlink(s.dev_path);
+	if (ASSERT_OK(mknod(s.dev_path, S_IFCHR | 0600, makedev(1, 3)), "mknod")) {
+		s.dev_fd = open(s.dev_path, O_RDWR);
+		ASSERT_GE(s.dev_fd, 0, "open device node");
+		for (int i = 0; i < 32; i++)
+			s.ioctl_arg[i] = i * 5;
+		s.ioctl_cmd = 0x4020dc0b;	/* gasket REGISTER_INTERRUPT */
+		ASSERT_EQ(ioctl(s.dev_fd, s.ioctl_cmd, s.ioctl_arg), -1, "ioctl fails on /dev/null");
+	}
+
+	/* An eventfd created, signalled and read: the completion value. */
+	s.efd = eventfd(0, 0);
+	v = 3;
+	ASSERT_EQ(write(s.efd, &v, 8), 8, "signal eventfd");
+	ASSERT_EQ(read(s.efd, &v, 8), 8, "read eventfd");
+
+	s.hi = mono_ns();
+	usleep(10 * 1000);
+	ASSERT_GE(probe_session__drain(ps), 0, "drain");
+
+	ASSERT_EQ(s.calls, CALLS + 0, "runtime calls recorded");
+	ASSERT_EQ(s.calls_bad, 0, "runtime call values, times and return");
+	ASSERT_EQ(s.pread_ok, 1, "pread with bytes, offset and file identity");
+	ASSERT_EQ(s.devopen_ok, 1, "device node open matched by prefix");
+	ASSERT_EQ(s.ioctl_ok, 1, "ioctl with its argument struct");
+	ASSERT_EQ(s.eventfd_ok, 1, "eventfd read with its value");
+	ASSERT_EQ(s.task_new, 1, "thread creation");
+	ASSERT_EQ(s.task_rename, 1, "thread rename");
+	ASSERT_EQ(s.task_exit, 1, "thread exit");
+	{
+		uint64_t losses[LOSS_KIND_MAX];
+
+		probe_session__losses(ps, losses);
+		for (int i = 0; i < LOSS_KIND_MAX; i++)
+			ASSERT_EQ(losses[i], 0, loss_kind_name(i));
+	}
+out:
+	if (s.dev_fd >= 0)
+		close(s.dev_fd);
+	if (s.efd >= 0)
+		close(s.efd);
+	close(block_pipe[0]);
+	close(block_pipe[1]);
+	probe_session__free(ps);
+	unlink(path);
+	unlink(s.dev_path);
+	rmdir(dev_dir);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/at-test-XXXXXX";
+	struct features f;
+	char missing[512];
+
+	test_require_root("loads BPF programs");
+	log_route_libbpf();
+	if (getenv("TEST_VERBOSE"))
+		log_set_verbosity(LOG_DEBUG);
+	features__probe(&f);
+	if (!features__can_run(&f, missing, sizeof(missing))) {
+		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+		return TEST_SKIP;
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	run_flavour("syscall tracepoints, BTF tracepoints", &f, dir);
+	if (f.r[FEAT_RAW_TP].available) {
+		f.r[FEAT_SYSCALL_TP].available = false;
+		f.r[FEAT_TP_BTF].available = false;
+		run_flavour("raw tracepoints", &f, dir);
+	}
+	rmdir(dir);
+	return test_exit();
+}
