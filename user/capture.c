@@ -1140,6 +1140,11 @@ int capture__finalize(struct capture *c)
 
 /* ---- reading --------------------------------------------------------- */
 
+bool capture__is_finalized(const struct capture *c)
+{
+	return c->finalized;
+}
+
 const char *capture__hostname(const struct capture *c)
 {
 	return c->hostname;

@@ -221,6 +221,7 @@ void capture__count_loss(struct capture *c, const char *what, uint64_t n);
  * then end descending (outer before inner), and freezes the model.
  */
 int capture__finalize(struct capture *c);
+bool capture__is_finalized(const struct capture *c);
 
 /* ---- reading (writers, report) -------------------------------------- */
 

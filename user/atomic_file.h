@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Output files that are either complete or absent.
+ *
+ * A file is written under a temporary name in its target directory (created
+ * with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0640 less the umask), then flushed,
+ * checked (stream error, size), fsynced, renamed over the final name, and
+ * the directory fsynced. Any failure removes the temporary: no 0-byte or
+ * partial file is ever left under the final name, and the reason is logged
+ * naming the file (ENOSPC reads "disk full").
+ *
+ *	af = atomic_file__open(path);
+ *	if (!af) { err = -errno; goto cleanup; }
+ *	err = write_everything(atomic_file__stream(af), &bytes);
+ *	if (err) goto cleanup;
+ *	err = atomic_file__commit(af, bytes);
+ * cleanup:
+ *	atomic_file__free(af);		// removes the temporary unless committed
+ *
+ * Also here: where XProf looks for captures,
+ * <logdir>/plugins/profile/<session>/<host>.xplane.pb.
+ */
+#ifndef ACCELTRACE_ATOMIC_FILE_H
+#define ACCELTRACE_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct atomic_file;
+
+/* A temporary beside path; NULL and errno (logged) on failure. */
+struct atomic_file *atomic_file__open(const char *path);
+/*
+ * The same in the directory open as dirfd (not closed; the object keeps its
+ * own duplicate); dirpath only names the directory in messages.
+ */
+struct atomic_file *atomic_file__openat(int dirfd, const char *dirpath,
+					const char *name);
+/* The stream to write to (seekable: it is a regular file). */
+FILE *atomic_file__stream(struct atomic_file *af);
+/* The final path, for messages. */
+const char *atomic_file__path(const struct atomic_file *af);
+/*
+ * Flushes, checks the stream has no error and the file holds exactly
+ * expected_size bytes, fsyncs, renames over the final name and fsyncs the
+ * directory. 0, or -errno with the reason logged and the temporary removed.
+ */
+int atomic_file__commit(struct atomic_file *af, uint64_t expected_size);
+/* Closes; removes the temporary unless committed. Accepts NULL. */
+void atomic_file__free(struct atomic_file *af);
+
+/*
+ * Words for an I/O errno (either sign) in messages: "disk full (no space
+ * left on device)" for ENOSPC, "disk quota exceeded" for EDQUOT, ...
+ */
+const char *io_error_reason(int err);
+
+/*
+ * <logdir>/plugins/profile/<session>/<host>.xplane.pb into buf, with ':'
+ * (and '/') in host replaced by '_' as XProf's own writer does. -EINVAL for
+ * an empty host or a session that is empty, ".", ".." or has a '/';
+ * -ENAMETOOLONG when it does not fit.
+ */
+int xprof_profile_path(char *buf, size_t len, const char *logdir,
+		       const char *session, const char *host);
+/* The file name alone, <host>.xplane.pb, under the same rules. */
+int xprof_profile_file_name(char *buf, size_t len, const char *host);
+/*
+ * Creates <logdir>/plugins/profile/<session> (each missing directory mode
+ * 0750) and opens it. The session directory itself must not be a symbolic
+ * link. Returns an O_DIRECTORY fd, or -errno with the reason logged.
+ */
+int xprof_session_dir_open(const char *logdir, const char *session);
+
+#endif /* ACCELTRACE_ATOMIC_FILE_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Writes a finalized capture as a tensorflow.profiler.XSpace, the
+ * .xplane.pb file TensorBoard's profile plugin (XProf) opens. The mapping
+ * (planes, lines, stats, clipping) is in docs/capture-format.md.
+ *
+ * Streaming: planes are written one line at a time, so the writer's memory
+ * is bounded by the largest track plus the per-plane metadata (distinct
+ * names), not by the capture.
+ */
+#ifndef ACCELTRACE_XSPACE_WRITER_H
+#define ACCELTRACE_XSPACE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct capture;
+
+/* One protobuf message (the whole file) cannot exceed 2 GiB. */
+#define XSPACE_MAX_BYTES ((uint64_t)INT32_MAX)
+
+struct xspace_write_opts {
+	size_t sz;		/* sizeof(struct xspace_write_opts) */
+	/* Refuse to write more than this (0: XSPACE_MAX_BYTES). -EFBIG. */
+	uint64_t max_bytes;
+};
+#define xspace_write_opts__last_field max_bytes
+
+/*
+ * Writes the XSpace to out, which must be seekable (each plane's length is
+ * patched in after the plane). Logs nothing: returns 0 or -errno (-EAGAIN:
+ * capture not finalized; -ESPIPE: out not seekable; -EFBIG: over
+ * max_bytes; -EOVERFLOW: window too long for picoseconds; I/O errors as
+ * the stream reported them) and the bytes written through *bytes.
+ */
+int xspace_write_stream(const struct capture *c, FILE *out,
+			const struct xspace_write_opts *opts, uint64_t *bytes);
+
+/* Writes path atomically (atomic_file.h); 0 or -errno, the reason logged. */
+int xspace_write_file(const struct capture *c, const char *path,
+		      const struct xspace_write_opts *opts);
+
+/*
+ * For `record`: creates <logdir>/plugins/profile/<session>/ and writes
+ * <host>.xplane.pb there atomically (session and host from the capture).
+ * The path goes to path_out (may be NULL). 0 or -errno, the reason logged.
+ */
+int xspace_write_capture(const struct capture *c, const char *logdir,
+			 char *path_out, size_t len);
+
+#endif /* ACCELTRACE_XSPACE_WRITER_H */
