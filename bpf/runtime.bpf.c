@@ -111,7 +111,9 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 			p->payload_len = n;
 			val = n;
 		} else if (op->flags & FETCH_DEREF) {
-			if (!base || read_sized(&val, op->size, base + op->offset)) {
+			/* A NULL pointer is a value (no events asked for, say),
+			 * not an unreadable argument. */
+			if (base && read_sized(&val, op->size, base + op->offset)) {
 				p->fault_mask |= 1u << i;
 				val = 0;
 			}
