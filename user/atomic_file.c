@@ -359,7 +359,13 @@ int xprof_session_dir_open(const char *logdir, const char *session)
 	}
 	fd = openat(pfd, session, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
+		struct stat st;
+
 		err = -errno;
+		/* O_NOFOLLOW|O_DIRECTORY on a symlink says ENOTDIR: tell them apart. */
+		if (err == -ENOTDIR && !fstatat(pfd, session, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISLNK(st.st_mode))
+			err = -ELOOP;
 		if (err == -ELOOP || err == -ENOTDIR)
 			log_err("refusing %s/%s: %s", profile, session,
 				err == -ELOOP ? "it is a symbolic link" : "not a directory");
