@@ -200,6 +200,7 @@ struct stat_names {
 	uint32_t *slots;	/* 0: empty */
 	size_t slots_cap;
 	struct u64_map by_sid;	/* capture string id -> stat id */
+	bool oom;		/* an allocation failed: the plane is incomplete */
 };
 
 static uint32_t str_hash(const char *s)
@@ -216,6 +217,7 @@ static uint32_t str_hash(const char *s)
 static void stat_names_reset(struct stat_names *t)
 {
 	t->n = 1;
+	t->oom = false;
 	if (t->slots_cap)
 		memset(t->slots, 0, t->slots_cap * sizeof(*t->slots));
 	map_clear(&t->by_sid);
@@ -249,8 +251,19 @@ static int stat_names_rehash(struct stat_names *t, size_t cap)
 	return 0;
 }
 
-/* The id of a name, added when new; 0 on allocation failure. */
+static uint32_t stat_id_add(struct stat_names *t, const char *name);
+
+/* The id of a name, added when new; 0 (and t->oom) on allocation failure. */
 static uint32_t stat_id(struct stat_names *t, const char *name)
+{
+	uint32_t id = stat_id_add(t, name);
+
+	if (!id)
+		t->oom = true;
+	return id;
+}
+
+static uint32_t stat_id_add(struct stat_names *t, const char *name)
 {
 	uint32_t h = str_hash(name), id;
 	size_t i;
@@ -313,8 +326,10 @@ static uint32_t stat_id_sid(struct stat_names *t, const struct capture *c,
 	if (!s || !s[0])
 		return 0;
 	id = stat_id(t, s);
-	if (id && map_put(&t->by_sid, sid, id))
+	if (id && map_put(&t->by_sid, sid, id)) {
+		t->oom = true;
 		return 0;
+	}
 	return id;
 }
 
@@ -465,7 +480,6 @@ struct xw {
 	/* Totals. */
 	uint64_t outside;	/* spans wholly outside the window */
 	uint64_t events_written;
-	uint64_t bytes_peak_line;
 };
 
 static void xw_free(struct xw *w)
@@ -698,19 +712,22 @@ static uint64_t clip_end(const struct xw *w, const struct capture_span *s)
 	return s->end_ns < w->we ? s->end_ns : w->we;
 }
 
-static const struct capture_span *order_cmp_spans;
-static uint64_t order_cmp_we;
+struct prefix_ctx {
+	const struct capture_span *spans;
+	uint64_t we;
+};
 
 /* Spans starting at or before the window: clipped end descending, stable. */
-static int prefix_cmp(const void *a, const void *b)
+static int prefix_cmp(const void *a, const void *b, void *arg)
 {
+	const struct prefix_ctx *ctx = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t ex = order_cmp_spans[x].end_ns, ey = order_cmp_spans[y].end_ns;
+	uint64_t ex = ctx->spans[x].end_ns, ey = ctx->spans[y].end_ns;
 
-	if (ex > order_cmp_we)
-		ex = order_cmp_we;
-	if (ey > order_cmp_we)
-		ey = order_cmp_we;
+	if (ex > ctx->we)
+		ex = ctx->we;
+	if (ey > ctx->we)
+		ey = ctx->we;
 	if (ex != ey)
 		return ex > ey ? -1 : 1;
 	return x < y ? -1 : x > y;
@@ -823,9 +840,8 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 			w->outside++;
 	}
 	/* Clipped, they all start at the window start: longest first. */
-	order_cmp_spans = sp;
-	order_cmp_we = w->we;
-	qsort(w->order, norder, sizeof(w->order[0]), prefix_cmp);
+	qsort_r(w->order, norder, sizeof(w->order[0]), prefix_cmp,
+		&(struct prefix_ctx){ .spans = sp, .we = w->we });
 	for (size_t i = m; i < last; i++)
 		w->order[norder++] = i;
 	w->outside += n - last;
@@ -896,6 +912,8 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 		pack_field(w, XPLANE_LINES, &line.base);
 	}
 	w->events_written += norder;
+	if (!w->o.err && w->stats.oom)
+		w->o.err = -ENOMEM;
 	return w->o.err;
 }
 
@@ -907,7 +925,7 @@ static void out_int64_field(struct out *o, uint32_t field, int64_t v)
 	out_varint(o, (uint64_t)v);
 }
 
-/* A plane stat; ok is false (and the error set) on allocation failure. */
+/* A plane stat, packed as XPlane.stats; errors stick in w->o.err. */
 static void plane_stat(struct xw *w, const char *name, XStat *st)
 {
 	uint32_t id = stat_id(&w->stats, name);
@@ -1003,6 +1021,8 @@ static int end_plane(struct xw *w, uint64_t at)
 		e.value = &md;
 		pack_field(w, XPLANE_STAT_METADATA, &e.base);
 	}
+	if (!w->o.err && w->stats.oom)
+		w->o.err = -ENOMEM;
 	out_end_len(&w->o, at);
 	return w->o.err;
 }
