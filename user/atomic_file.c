@@ -66,10 +66,13 @@ struct atomic_file *atomic_file__openat(int dirfd, const char *dirpath,
 					const char *name)
 {
 	struct atomic_file *af;
+	const char *step = "temporary file";
 	char suffix[8];
 	int fd = -1, err;
 
 	if (!name || !name[0] || strchr(name, '/')) {
+		log_err("cannot write %s/%s: not a file name", dirpath ? dirpath : ".",
+			name ? name : "");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -87,7 +90,7 @@ struct atomic_file *atomic_file__openat(int dirfd, const char *dirpath,
 	af->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	if (af->dirfd < 0) {
 		err = -errno;
-		log_err("cannot write %s: %s", af->path, io_error_reason(err));
+		step = "directory";
 		goto fail;
 	}
 	for (int i = 0; i < TMP_ATTEMPTS; i++) {
@@ -107,8 +110,6 @@ struct atomic_file *atomic_file__openat(int dirfd, const char *dirpath,
 		err = -errno;
 		free(af->tmp_name);
 		af->tmp_name = NULL;	/* nothing of ours to remove */
-		log_err("cannot create a temporary file for %s: %s", af->path,
-			io_error_reason(err));
 		goto fail;
 	}
 	af->f = fdopen(fd, "w");
@@ -120,6 +121,8 @@ struct atomic_file *atomic_file__openat(int dirfd, const char *dirpath,
 	return af;
 
 fail:
+	log_err("cannot write %s: %s: %s", af->path ? af->path : name, step,
+		io_error_reason(err));
 	atomic_file__free(af);
 	errno = -err;
 	return NULL;

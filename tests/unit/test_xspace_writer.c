@@ -358,6 +358,79 @@ static void test_error_paths(struct capture *c, const char *dir)
 	}
 }
 
+/*
+ * Random spans (overlapping every way, many outside or across the window
+ * edges) on two tracks: every line written must nest, and every span that
+ * overlaps the window must be there exactly once.
+ */
+static void test_random_nesting(const char *dir)
+{
+	struct capture_opts o = { .sz = sizeof(o), .hostname = "r", .session = "s" };
+	struct capture *c = capture__new(&o);
+	uint64_t x = 42, ws = 100000, we = 900000, expect = 0, events = 0, lines = 0;
+	size_t len = 0;
+	uint8_t *buf;
+	XSpace *xs;
+	char path[512], why[128];
+	bool ok = true;
+	int t[2];
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t[0] = capture__host_track(c, 1, 1);
+	t[1] = capture__device_track(c, capture__device(c, 1, 0, NULL, 0, 0),
+				     TRACK_DEVICE_OPS);
+	for (int i = 0; i < 20000; i++) {
+		struct capture_span s = { .track = t[i & 1], .kind = SPAN_HOST_OTHER };
+		uint64_t st, dur;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		st = (x >> 20) % 1000000;
+		dur = (x >> 44) % 4 == 0 ? 0 : (x >> 50) % 50000;
+		s.start_ns = st;
+		s.end_ns = st + dur;
+		s.name = capture__intern(c, (x >> 40) & 1 ? "a" : "b");
+		capture__add_span(c, &s);
+		expect += s.end_ns >= ws && s.start_ns <= we;
+	}
+	capture__set_window(c, ws, we);
+	ASSERT_OK(capture__finalize(c), "finalize");
+	snprintf(path, sizeof(path), "%s/random.xplane.pb", dir);
+	ASSERT_OK(xspace_write_file(c, path, NULL), "write");
+	capture__free(c);
+
+	buf = read_all(path, &len);
+	xs = buf ? tensorflow__profiler__xspace__unpack(NULL, len, buf) : NULL;
+	if (!ASSERT_OK_PTR(xs, "parse")) {
+		free(buf);
+		return;
+	}
+	for (size_t i = 0; i < xs->n_planes; i++) {
+		for (size_t j = 0; j < xs->planes[i]->n_lines; j++) {
+			const XLine *l = xs->planes[i]->lines[j];
+
+			events += l->n_events;
+			lines++;
+			if (!line_ok(l, why, sizeof(why))) {
+				ok = false;
+				fprintf(stderr, "random: %s line %" PRId64 ": %s\n",
+					xs->planes[i]->name, l->id, why);
+			}
+			for (size_t k = 0; k < l->n_events; k++) {
+				if (l->events[k]->offset_ps + l->events[k]->duration_ps >
+				    (int64_t)(we - ws) * 1000)
+					ok = false;
+			}
+		}
+	}
+	ASSERT_TRUE(ok, "random spans: every line nests, nothing past the window");
+	ASSERT_EQ(events, expect, "random spans: each overlapping span once");
+	printf("random spans: %" PRIu64 " events on %" PRIu64 " lines\n", events, lines);
+	ASSERT_GE(lines, 4, "random spans: overlaps made extra lines");
+	tensorflow__profiler__xspace__free_unpacked(xs, NULL);
+	free(buf);
+}
+
 static int emit(const char *dir)
 {
 	struct capture *c = build_sample();
@@ -412,6 +485,7 @@ int main(int argc, char **argv)
 
 	test_error_paths(c, dir);
 	capture__free(c);
+	test_random_nesting(dir);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path))
 		fprintf(stderr, "could not remove %s\n", dir);
