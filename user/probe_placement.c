@@ -21,6 +21,7 @@
 
 struct insn_info {
 	bool emulated;
+	bool refused;		/* the kernel will not probe it */
 	uint8_t len;		/* 0: not decoded */
 	char name[32];
 	const char *note;	/* a caveat for the reason line, or NULL */
@@ -69,6 +70,8 @@ static const char *other_name(const uint8_t *c, size_t len)
 
 	if (len >= 4 && !memcmp(c, endbr64, 4))
 		return "endbr64";
+	while (i < len && i < 14 && strchr("\x26\x2e\x36\x3e\x64\x65\x66\x67\xf0\xf2\xf3", c[i]) && c[i])
+		i++;					/* legacy prefixes */
 	if (i < len && c[i] >= 0x40 && c[i] <= 0x4f)	/* REX */
 		i++;
 	if (i >= len)
@@ -104,6 +107,10 @@ static const char *other_name(const uint8_t *c, size_t len)
 		return "ret";
 	case 0xcc:
 		return "int3";
+	case 0x0f:
+		if (i + 1 < len && c[i + 1] == 0x1f)
+			return "nop (other form)";
+		return "unknown";
 	case 0xff:
 		switch (reg) {
 		case 2: return "call *";
@@ -123,6 +130,28 @@ static void classify(const uint8_t *c, size_t len, struct insn_info *ii)
 	memset(ii, 0, sizeof(*ii));
 	if (!len) {
 		snprintf(ii->name, sizeof(ii->name), "(none)");
+		return;
+	}
+
+	/*
+	 * uprobe_init_insn() refuses ES/CS/SS/DS segment overrides and lock
+	 * prefixes, and a uprobe on an int3 is refused too.
+	 */
+	for (size_t i = 0; i < len && i < 14; i++) {
+		uint8_t b = c[i];
+
+		if (b == 0x26 || b == 0x2e || b == 0x36 || b == 0x3e || b == 0xf0) {
+			ii->refused = true;
+			break;
+		}
+		if (b != 0x64 && b != 0x65 && b != 0x66 && b != 0x67 &&
+		    b != 0xf2 && b != 0xf3)
+			break;		/* past the legacy prefixes */
+	}
+	if (c[0] == 0xcc)
+		ii->refused = true;
+	if (ii->refused) {
+		snprintf(ii->name, sizeof(ii->name), "%s", other_name(c, len));
 		return;
 	}
 
@@ -240,6 +269,16 @@ int probe_placement__decide(const void *code, size_t len,
 
 	classify(c, len, &first);
 	pl->offset = 0;
+	if (first.refused) {
+		pl->refused = true;
+		pl->insn_len = first.len;
+		snprintf(pl->insn, sizeof(pl->insn), "%s", first.name);
+		hex_bytes(c, len, pl->bytes, sizeof(pl->bytes));
+		snprintf(pl->why, sizeof(pl->why), "%s at entry cannot be probed: the "
+			 "kernel refuses uprobes on int3 and on segment-override or "
+			 "lock prefixes", first.name);
+		return 0;
+	}
 	pl->single_steps = !first.emulated;
 	pl->insn_len = first.len;
 	snprintf(pl->insn, sizeof(pl->insn), "%s", first.name);

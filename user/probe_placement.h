@@ -36,6 +36,13 @@ struct probe_placement {
 	uint32_t offset;
 	/* The probed instruction is single-stepped (slow), not emulated. */
 	bool single_steps;
+	/*
+	 * The kernel refuses a uprobe on this instruction (attaching fails
+	 * with ENOTSUPP): it has a segment-override or lock prefix (26, 2e,
+	 * 36, 3e, f0), or it is an int3. Only for a first instruction with no
+	 * endbr64 before it; offset is 0 and single_steps false then.
+	 */
+	bool refused;
 	/* Length of the probed instruction; 0 when not decoded. */
 	uint8_t insn_len;
 	/* The probed instruction: "push %rbp", "nop", "endbr64", "sub", ... */

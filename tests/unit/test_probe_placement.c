@@ -46,7 +46,7 @@ static const struct seq seqs[] = {
 	{ "nopw 6", { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 6, 0, false, "nopw", 6 },
 	{ "nopl 7", { 0x0f, 0x1f, 0x80, 0, 0, 0, 0 }, 7, 0, false, "nopl", 7 },
 	{ "nopl 8", { 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 8, 0, false, "nopl", 8 },
-	{ "0f 1f /1 is not a nop", { 0x0f, 0x1f, 0xc8 }, 3, 0, true, "unknown", 0 },
+	{ "0f 1f /1 is not a nop", { 0x0f, 0x1f, 0xc8 }, 3, 0, true, "nop (other form)", 0 },
 	{ "sub rsp", { 0x48, 0x83, 0xec, 0x08 }, 4, 0, true, "sub", 0 },
 	{ "lea", { 0x48, 0x8d, 0x05, 0x10, 0x00, 0x00, 0x00 }, 7, 0, true, "lea", 0 },
 	{ "mov", { 0x48, 0x89, 0xe5 }, 3, 0, true, "mov", 0 },
@@ -56,6 +56,16 @@ static const struct seq seqs[] = {
 	{ "jmp *rip (PLT)", { 0xff, 0x25, 0, 0, 0, 0 }, 6, 0, true, "jmp *", 0 },
 	{ "call rel32", { 0xe8, 0, 0, 0, 0 }, 5, 0, false, "call rel32", 5 },
 	{ "ret", { 0xc3 }, 1, 0, true, "ret", 0 },
+	/* After endbr64 a refused instruction leaves the probe on endbr64. */
+	{ "endbr64 + notrack jmp", { ENDBR, 0x3e, 0xff, 0xe0 }, 7, 0, true, "endbr64", 4 },
+};
+
+/* Instructions the kernel will not probe at all. */
+static const struct seq refused[] = {
+	{ "cs nopw", { 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 10 },
+	{ "lock incl", { 0xf0, 0xff, 0x07 }, 3 },
+	{ "ds prefix", { 0x3e, 0xff, 0xe0 }, 3 },
+	{ "int3", { 0xcc, 0x55 }, 2 },
 };
 
 static void test_sequences(void)
@@ -77,6 +87,24 @@ static void test_sequences(void)
 			ASSERT_STRCONTAINS(pl.why, "single-steps", "reason says it single-steps");
 	}
 	ASSERT_EQ(probe_placement__decide(seqs[0].bytes, 0, &pl), -EINVAL, "no bytes");
+	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+		probe_placement__decide(seqs[i].bytes, seqs[i].len, &pl);
+		ASSERT_FALSE(pl.refused, seqs[i].what);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		const struct seq *s = &refused[i];
+
+		if (!ASSERT_OK(probe_placement__decide(s->bytes, s->len, &pl), s->what))
+			continue;
+		ASSERT_TRUE(pl.refused, s->what);
+		ASSERT_EQ(pl.offset, 0, s->what);
+		ASSERT_FALSE(pl.single_steps, s->what);
+		ASSERT_STRCONTAINS(pl.why, "cannot be probed", s->what);
+	}
+	probe_placement__decide(refused[0].bytes, refused[0].len, &pl);
+	ASSERT_STREQ(pl.insn, "nop (other form)", "cs nopw named");
+	probe_placement__decide(refused[1].bytes, refused[1].len, &pl);
+	ASSERT_STREQ(pl.insn, "unknown", "lock incl");
 
 	/* The bytes shown are the probed instruction's. */
 	probe_placement__decide(seqs[0].bytes, seqs[0].len, &pl);
