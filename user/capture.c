@@ -601,8 +601,8 @@ int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 	uint32_t i = u64_map__get(&c->device_idx, key);
 	struct capture_device *d;
 
-	if (c->finalized)
-		return -EBUSY;
+	if (c->finalized)	/* lookups only, like the track functions */
+		return i == NO_ID ? -EBUSY : (int)i;
 	if (i == NO_ID) {
 		size_t cap = c->device_tracks_cap;
 

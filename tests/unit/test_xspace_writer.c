@@ -466,6 +466,8 @@ int main(int argc, char **argv)
 	if (!ASSERT_OK_PTR(c, "sample capture"))
 		return test_exit();
 	ASSERT_EQ(capture__spans_dropped(c, SPAN_INSTANT_THREAD), 5, "budget cut");
+	ASSERT_EQ(capture__device(c, 100, 1, NULL, 0, 0), 1, "device lookup after finalize");
+	ASSERT_EQ(capture__device(c, 100, 9, NULL, 0, 0), -EBUSY, "no new device after finalize");
 
 	snprintf(path, sizeof(path), "%s/sample.xplane.pb", dir);
 	if (ASSERT_OK(xspace_write_file(c, path, NULL), "write file")) {
