@@ -499,6 +499,8 @@ int elf_image__read(const struct elf_image *img, uint64_t vaddr, void *buf,
 
 	if (!s)
 		return -ENOENT;
+	if (!len)
+		return 0;
 	avail = s->filesz - (vaddr - s->vaddr);
 	if (len > avail)
 		len = avail;

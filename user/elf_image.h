@@ -98,7 +98,8 @@ bool elf_image__vaddr_is_exec(const struct elf_image *img, uint64_t vaddr);
 
 /*
  * Reads up to len bytes of the file image at vaddr, stopping at the end of
- * the segment's file image. Returns the number of bytes read (> 0), -ENOENT
+ * the segment's file image. Returns the number of bytes read (> 0 unless
+ * len is 0), -ENOENT
  * when vaddr is not in any segment's file image, or the pread(2) error.
  */
 int elf_image__read(const struct elf_image *img, uint64_t vaddr, void *buf,

@@ -241,6 +241,7 @@ static void test_self(void)
 		ASSERT_EQ(n, sizeof(file_bytes), "read 16 bytes of main");
 		ASSERT_TRUE(!memcmp(file_bytes, (void *)&main, sizeof(file_bytes)),
 			    "file bytes = loaded bytes");
+		ASSERT_EQ(elf_image__read(img, sym.value, file_bytes, 0), 0, "read 0 bytes");
 	}
 
 	/* Data is not executable; an address past every segment is nowhere. */
