@@ -9,6 +9,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define ACCELTRACE_VERSION "0.1.0"
@@ -53,8 +54,19 @@ int cli_bad_value(const char *cmd, const char *opt, const char *value,
 		  const char *expected);
 bool cli_json(void);
 
+/* "10s", "500ms", "2m", "1h", "250us", "3" (seconds) -> nanoseconds. */
+int cli_parse_duration(const char *s, uint64_t *ns);
+/* "64M", "1G", "4096", "8k" -> bytes. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+/* A positive decimal integer. */
+int cli_parse_uint(const char *s, uint64_t *v);
+
 /* Commands. */
 int cmd_doctor(int argc, char **argv);
 void usage_doctor(FILE *out);
+int cmd_record(int argc, char **argv);
+void usage_record(FILE *out);
+int cmd_probes(int argc, char **argv);
+void usage_probes(FILE *out);
 
 #endif /* ACCELTRACE_CLI_H */

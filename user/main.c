@@ -14,6 +14,10 @@ static int cmd_help(int argc, char **argv);
 static void usage_help(FILE *out);
 
 static const struct cli_command commands[] = {
+	{ "record", "capture a window of accelerator work for TensorBoard/XProf",
+	  cmd_record, usage_record },
+	{ "probes", "show what record would attach to a process, and why",
+	  cmd_probes, usage_probes },
 	{ "doctor", "check which kernel features exist and which probes will be used",
 	  cmd_doctor, usage_doctor },
 	{ "help", "show help for acceltrace or one command", cmd_help, usage_help },

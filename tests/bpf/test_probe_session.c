@@ -90,7 +90,7 @@ struct seen {
 	struct stat file_st;
 	uint64_t ioctl_cmd;
 	uint8_t ioctl_arg[32];
-	char dev_path[128];
+	char dev_path[160];
 	int dev_fd, efd;
 };
 
