@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Device buffers and host transfers: Client_BufferFromHostBuffer (H2D) and
+ * Buffer_ToHostBuffer (D2H), each DMA-mapped with the driver around the
+ * copy, plus Buffer_Destroy, _ReadyEvent and _OnDeviceSizeInBytes.
+ *
+ * H2D copies during the call (every host buffer semantic is treated as
+ * "immutable only during call"), so its events are ready on return. D2H of
+ * a buffer an execution has not produced yet is queued on the buffer's ready
+ * event and copied on the runtime thread when the execution completes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+#include "simtruth.h"
+
+PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes)
+{
+	PJRT_Buffer *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->client = c;
+	b->core = core;
+	b->refs = 1;
+	b->bytes = bytes;
+	b->type = PJRT_Buffer_Type_U8;
+	b->data = calloc(1, bytes ? bytes : 1);
+	b->ready = sim_event_new();
+	if (!b->data || !b->ready) {
+		sim_event_unref(b->ready);
+		free(b->data);
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void sim_buffer_unref(PJRT_Buffer *b)
+{
+	if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	sim_event_unref(b->ready);
+	free(b->data);
+	free(b);
+}
+
+static size_t element_size(PJRT_Buffer_Type t)
+{
+	switch (t) {
+	case PJRT_Buffer_Type_PRED: case PJRT_Buffer_Type_S8: case PJRT_Buffer_Type_U8:
+		return 1;
+	case PJRT_Buffer_Type_S16: case PJRT_Buffer_Type_U16:
+	case PJRT_Buffer_Type_F16: case PJRT_Buffer_Type_BF16:
+		return 2;
+	case PJRT_Buffer_Type_S32: case PJRT_Buffer_Type_U32: case PJRT_Buffer_Type_F32:
+		return 4;
+	case PJRT_Buffer_Type_S64: case PJRT_Buffer_Type_U64:
+	case PJRT_Buffer_Type_F64: case PJRT_Buffer_Type_C64:
+		return 8;
+	case PJRT_Buffer_Type_C128:
+		return 16;
+	default:
+		return 0;
+	}
+}
+
+static void truth_transfer(const char *type, size_t bytes, int core,
+			   uint64_t t0, uint64_t t1, uint64_t t_done,
+			   const PJRT_Buffer *b, int tid)
+{
+	struct truth_line l;
+
+	if (!truth_enabled())
+		return;
+	tl_begin(&l, type);
+	if (tid != truth_tid()) {
+		/* Finished on another thread: record the caller's. */
+		l.len = 0;
+		tl_begin_dev(&l, type);
+		tl_u64(&l, "tid", (uint64_t)tid);
+	}
+	tl_u64(&l, "bytes", bytes);
+	tl_u64(&l, "core", (uint64_t)core);
+	tl_u64(&l, "t_call", t0);
+	tl_u64(&l, "t_return", t1);
+	tl_u64(&l, "t_done", t_done);
+	tl_u64(&l, "buffer", (uint64_t)(uintptr_t)b);
+	truth_commit(&l);
+}
+
+PJRT_Error *sim_PJRT_Client_BufferFromHostBuffer(void *args)
+{
+	PJRT_Client_BufferFromHostBuffer_Args *a = args;
+	uint64_t t0 = truth_now(), t_done, va;
+	PJRT_Event *done;
+	PJRT_Buffer *b;
+	size_t bytes, esz, i;
+	int core = 0;
+
+	SIM_CHECK_ARGS(a, PJRT_Client_BufferFromHostBuffer_Args, buffer);
+	if (!a->client || (!a->data && a->num_dims))
+		return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
+				 "client and data are required");
+	if (a->device) {
+		core = sim_device_core(a->client, a->device);
+		if (core < 0)
+			return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
+					 "device is not a device of this client");
+	}
+	esz = element_size(a->type);
+	if (!esz)
+		return sim_error(PJRT_Error_Code_UNIMPLEMENTED,
+				 "buffer type %d is not supported by the simulator",
+				 (int)a->type);
+	bytes = esz;
+	for (i = 0; i < a->num_dims; i++) {
+		if (a->dims[i] < 0)
+			return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
+					 "dimension %zu is negative", i);
+		bytes *= (size_t)a->dims[i];
+	}
+	b = sim_buffer_new(a->client, core, bytes);
+	done = sim_event_new();
+	if (!b || !done) {
+		sim_buffer_unref(b);
+		sim_event_unref(done);
+		return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+	}
+	b->type = a->type;
+	va = devnode__map(a->client->node, a->data, bytes);
+	if (bytes)
+		memcpy(b->data, a->data, bytes);
+	devnode__unmap(a->client->node, a->data, bytes, va);
+	t_done = truth_now();
+	sim_event_set_ready(b->ready, NULL);
+	sim_event_set_ready(done, NULL);
+	a->done_with_host_buffer = done;
+	a->buffer = b;
+	truth_transfer("h2d", bytes, core, t0, truth_now(), t_done, b, truth_tid());
+	return NULL;
+}
+
+/* A D2H copy in flight: finished by whichever of the call and the copy
+ * ends last, so its record has both times. */
+struct d2h {
+	PJRT_Buffer *b;
+	void *dst;
+	PJRT_Event *ev;
+	uint64_t t_call, t_return, t_done;
+	int tid;
+	int refs;
+};
+
+static void d2h_put(struct d2h *op)
+{
+	if (__atomic_sub_fetch(&op->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	truth_transfer("d2h", op->b->bytes, op->b->core, op->t_call, op->t_return,
+		       op->t_done, op->b, op->tid);
+	sim_buffer_unref(op->b);
+	free(op);
+}
+
+static void d2h_copy(PJRT_Error *err, void *arg)
+{
+	struct d2h *op = arg;
+	PJRT_Buffer *b = op->b;
+	PJRT_Event *ev = op->ev;
+	uint64_t va;
+
+	if (!err) {
+		va = devnode__map(b->client->node, op->dst, b->bytes);
+		memcpy(op->dst, b->data, b->bytes);
+		devnode__unmap(b->client->node, op->dst, b->bytes, va);
+	}
+	op->t_done = truth_now();
+	d2h_put(op);
+	sim_event_set_ready(ev, err);
+	sim_event_unref(ev);
+}
+
+PJRT_Error *sim_PJRT_Buffer_ToHostBuffer(void *args)
+{
+	PJRT_Buffer_ToHostBuffer_Args *a = args;
+	uint64_t t0 = truth_now();
+	struct d2h *op;
+	PJRT_Buffer *b;
+
+	SIM_CHECK_ARGS(a, PJRT_Buffer_ToHostBuffer_Args, event);
+	b = a->src;
+	if (!b)
+		return sim_error(PJRT_Error_Code_INVALID_ARGUMENT, "src is NULL");
+	if (!a->dst) {
+		a->dst_size = b->bytes;		/* a size query */
+		return NULL;
+	}
+	if (a->dst_size < b->bytes)
+		return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
+				 "dst_size %zu is smaller than the buffer (%zu bytes)",
+				 a->dst_size, b->bytes);
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+	op->ev = sim_event_new();
+	if (!op->ev) {
+		free(op);
+		return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+	}
+	__atomic_add_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+	op->b = b;
+	op->dst = a->dst;
+	op->t_call = t0;
+	op->tid = truth_tid();
+	op->refs = 2;
+	a->event = sim_event_ref(op->ev);	/* the caller's; op keeps one */
+	sim_event_on_ready(b->ready, d2h_copy, op);
+	op->t_return = truth_now();
+	d2h_put(op);
+	return NULL;
+}
+
+PJRT_Error *sim_PJRT_Buffer_Destroy(void *args)
+{
+	PJRT_Buffer_Destroy_Args *a = args;
+
+	SIM_CHECK_ARGS(a, PJRT_Buffer_Destroy_Args, buffer);
+	sim_buffer_unref(a->buffer);
+	return NULL;
+}
+
+PJRT_Error *sim_PJRT_Buffer_ReadyEvent(void *args)
+{
+	PJRT_Buffer_ReadyEvent_Args *a = args;
+
+	SIM_CHECK_ARGS(a, PJRT_Buffer_ReadyEvent_Args, event);
+	if (!a->buffer)
+		return sim_error(PJRT_Error_Code_INVALID_ARGUMENT, "buffer is NULL");
+	a->event = sim_event_ref(a->buffer->ready);
+	return NULL;
+}
+
+PJRT_Error *sim_PJRT_Buffer_OnDeviceSizeInBytes(void *args)
+{
+	PJRT_Buffer_OnDeviceSizeInBytes_Args *a = args;
+
+	SIM_CHECK_ARGS(a, PJRT_Buffer_OnDeviceSizeInBytes_Args, on_device_size_in_bytes);
+	if (!a->buffer)
+		return sim_error(PJRT_Error_Code_INVALID_ARGUMENT, "buffer is NULL");
+	a->on_device_size_in_bytes = a->buffer->bytes;
+	return NULL;
+}

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# The simulated TPU stack (docs/simulator.md): a PJRT plugin built at two
+# PJRT minors, the trainer that drives it, the ground-truth library both
+# write through, and the simulator's own tests. Included by the top Makefile.
+#
+#   $(OUTPUT)/sim/pjrt-0.94/libtpu.so   PJRT 0.94 (129 slots)
+#   $(OUTPUT)/sim/pjrt-0.26/libtpu.so   PJRT 0.26 (88 slots)
+#   $(OUTPUT)/sim/libsimtruth.so        ground-truth log, shared by both
+#   $(OUTPUT)/sim/tpu-trainer           the trainer
+
+SIM_OUT := $(OUTPUT)/sim
+SIM_MINORS := 26 94
+
+# Like CET wheel builds: functions begin `endbr64; push %rbp`, which is where
+# the tracer puts its uprobes.
+SIM_CFLAGS := -g -O2 -fcf-protection=full -fno-omit-frame-pointer \
+	$(WARNINGS) $(WERROR) -std=gnu11 -D_GNU_SOURCE -Iinclude -Itests/sim -MMD -MP
+
+SIM_PLUGIN_SRCS := plugin_api plugin_error plugin_event plugin_client \
+	plugin_exec plugin_buffer plugin_feed plugin_options plugin_runtime \
+	devnode device devclock devtrace_writer sim_program
+SIM_TRAINER_SRCS := trainer_main trainer_flags trainer_pjrt trainer_input \
+	trainer_feed trainer_loop trainer_threads trainer_queue devnode_setup
+# Pieces the tests link directly.
+SIM_LIB_SRCS := devclock devtrace_writer devtrace_reader sim_program
+
+SIM_PLUGINS := $(foreach m,$(SIM_MINORS),$(SIM_OUT)/pjrt-0.$(m)/libtpu.so)
+SIM_TRUTH_LIB := $(SIM_OUT)/libsimtruth.so
+SIM_TRAINER := $(SIM_OUT)/tpu-trainer
+SIM_TARGETS := $(SIM_TRUTH_LIB) $(SIM_PLUGINS) $(SIM_TRAINER)
+
+.PHONY: sim
+sim: $(SIM_TARGETS)
+all: sim
+
+$(SIM_OUT) $(SIM_OUT)/pic $(SIM_OUT)/obj $(SIM_OUT)/tests \
+$(foreach m,$(SIM_MINORS),$(SIM_OUT)/obj-$(m) $(SIM_OUT)/pjrt-0.$(m)):
+	$(Q)mkdir -p $@
+
+$(SIM_OUT)/pic/%.o: tests/sim/%.c | $(DEPS_STAMP) $(SIM_OUT)/pic
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SIM_CFLAGS) -fPIC -c $< -o $@
+
+$(SIM_TRUTH_LIB): $(SIM_OUT)/pic/simtruth.o
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libsimtruth.so -o $@ $^ -lpthread
+
+# One object directory and one library per PJRT minor. The library keeps
+# only the version script's exports and no .symtab (-s), like a release.
+define sim_plugin_rule
+$(SIM_OUT)/obj-$(1)/%.o: tests/sim/%.c | $(DEPS_STAMP) $(SIM_OUT)/obj-$(1)
+	$$(call msg,CC,$$@)
+	$(Q)$(CC) $(SIM_CFLAGS) -fPIC -fvisibility=hidden -DSIM_PJRT_MINOR=$(1) -c $$< -o $$@
+
+$(SIM_OUT)/pjrt-0.$(1)/libtpu.so: $(patsubst %,$(SIM_OUT)/obj-$(1)/%.o,$(SIM_PLUGIN_SRCS)) \
+		$(SIM_TRUTH_LIB) tests/sim/plugin.map | $(SIM_OUT)/pjrt-0.$(1)
+	$$(call msg,PLUGIN,$$@)
+	$(Q)$(CC) -shared -s -Wl,--version-script=tests/sim/plugin.map \
+		-Wl,-soname,libtpu.so -Wl,-z,now -o $$@ \
+		$(patsubst %,$(SIM_OUT)/obj-$(1)/%.o,$(SIM_PLUGIN_SRCS)) \
+		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$$$ORIGIN/..' -lpthread
+endef
+$(foreach m,$(SIM_MINORS),$(eval $(call sim_plugin_rule,$(m))))
+
+$(SIM_OUT)/obj/%.o: tests/sim/%.c | $(DEPS_STAMP) $(SIM_OUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SIM_CFLAGS) -c $< -o $@
+
+$(SIM_TRAINER): $(patsubst %,$(SIM_OUT)/obj/%.o,$(SIM_TRAINER_SRCS)) $(SIM_TRUTH_LIB)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) -o $@ $(patsubst %,$(SIM_OUT)/obj/%.o,$(SIM_TRAINER_SRCS)) \
+		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+# ---------------------------------------------------------------- tests
+# C tests are tests/sim/test_*.c linked with the simulator's pieces; they
+# find the built stack through $OUTPUT. Scripts are tests/sim/test_*.sh.
+SIM_TEST_C := $(wildcard tests/sim/test_*.c)
+SIM_TEST_BINS := $(patsubst tests/sim/%.c,$(SIM_OUT)/tests/%,$(SIM_TEST_C))
+SIM_TEST_SCRIPTS := $(wildcard tests/sim/test_*.sh)
+SIM_LIB_OBJS := $(patsubst %,$(SIM_OUT)/obj/%.o,$(SIM_LIB_SRCS))
+
+$(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/lib/test.h $(SIM_LIB_OBJS) \
+		$(SIM_TARGETS) | $(DEPS_STAMP) $(SIM_OUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(SIM_CFLAGS) -Itests/lib -MF $@.d $< $(SIM_LIB_OBJS) \
+		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN/..' -lelf -ldl -lpthread -o $@
+
+TESTS += $(SIM_TEST_BINS) $(SIM_TEST_SCRIPTS)
+
+-include $(wildcard $(SIM_OUT)/*/*.d $(SIM_OUT)/tests/*.d)
