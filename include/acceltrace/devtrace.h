@@ -50,7 +50,8 @@ struct devtrace_header {
 	__u64 names_dropped;		/* 200: names refused, table full */
 	__u8 reserved1[48];		/* 208: zero */
 	__u64 write_seq;		/* 256: seq of the last published record */
-	__u8 reserved2[56];		/* 264: zero; up to header_size */
+	__u64 begin_seq;		/* 264: seq of the record being written */
+	__u8 reserved2[48];		/* 272: zero; up to header_size */
 };
 
 /* devtrace_name.kind */
@@ -98,7 +99,7 @@ enum devtrace_category {
 #define DEVTRACE_RF_CANCELLED	0x1	/* span cut short (device reset, shutdown) */
 
 struct devtrace_record {
-	__u64 seq;		/*  0: 1, 2, 3, ...; 0 while the slot is written */
+	__u64 seq;		/*  0: 1, 2, 3, ... (slot = (seq - 1) % capacity) */
 	__u64 ts;		/*  8: device clock ticks */
 	__u16 kind;		/* 16: enum devtrace_kind */
 	__u8 category;		/* 18: enum devtrace_category (OP_*), else 0 */

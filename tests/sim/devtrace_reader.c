@@ -100,19 +100,19 @@ const struct devtrace_header *devtrace_reader__header(const struct devtrace_read
 	return &r->hdr;
 }
 
-static __u64 load_write_seq(struct devtrace_reader *r, int *err)
+static __u64 load_begin_seq(struct devtrace_reader *r, int *err)
 {
 	__u64 v = 0;
 
 	*err = read_exact(r->fd, &v, sizeof(v),
-			  __builtin_offsetof(struct devtrace_header, write_seq));
+			  __builtin_offsetof(struct devtrace_header, begin_seq));
 	return v;
 }
 
 long devtrace_reader__poll(struct devtrace_reader *r, devtrace_record_fn fn,
 			   void *ctx, __u64 *lost)
 {
-	__u64 cap, w1, w2, oldest, safe_min, s, n, i;
+	__u64 cap, w1, b2, oldest, safe_min, s, n, i;
 	long delivered = 0;
 	int err;
 
@@ -148,11 +148,12 @@ long devtrace_reader__poll(struct devtrace_reader *r, devtrace_record_fn fn,
 				return err;
 			i += k;
 		}
-		/* Slots the writer may have reused while we copied are torn. */
-		w2 = load_write_seq(r, &err);
+		/* Slots the writer began to reuse while we copied may be torn:
+		 * writing record b overwrites record b - capacity. */
+		b2 = load_begin_seq(r, &err);
 		if (err)
 			return err;
-		safe_min = w2 + 2 > cap ? w2 + 2 - cap : 1;
+		safe_min = b2 > cap ? b2 - cap + 1 : 1;
 		for (i = 0; i < n; i++) {
 			s = r->next + i;
 			if (s < safe_min || r->buf[i].seq != s) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * One core's devtrace ring in a shared file mapping. The publication order is
- * the one docs/devtrace.md promises readers: slot seq := 0, fields, slot
- * seq := s (release), header write_seq := s (release).
+ * the one docs/devtrace.md promises readers: header begin_seq := s, then the
+ * slot (seq last), then header write_seq := s, each store ordered after the
+ * one before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@ _Static_assert(sizeof(struct devtrace_record) == DEVTRACE_RECORD_SIZE, "record")
 _Static_assert(sizeof(struct devtrace_name) == DEVTRACE_NAME_SIZE, "name");
 _Static_assert(__builtin_offsetof(struct devtrace_header, write_seq) == 256, "write_seq");
 _Static_assert(__builtin_offsetof(struct devtrace_header, name_count) == 192, "name_count");
+_Static_assert(__builtin_offsetof(struct devtrace_header, begin_seq) == 264, "begin_seq");
 
 struct devtrace_writer {
 	int fd;
@@ -164,8 +166,10 @@ __u64 devtrace_writer__emit(struct devtrace_writer *w, const struct devtrace_rec
 	__u64 s = ++w->seq;
 	struct devtrace_record *slot = &w->ring[(s - 1) % w->capacity];
 
-	__atomic_store_n(&slot->seq, 0, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Claim the slot first: a reader that copied it meanwhile will see
+	 * begin_seq past it and drop the copy. */
+	__atomic_store_n(&w->hdr->begin_seq, s, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	memcpy((char *)slot + 8, (const char *)rec + 8, sizeof(*rec) - 8);
 	__atomic_store_n(&slot->seq, s, __ATOMIC_RELEASE);
 	__atomic_store_n(&w->hdr->write_seq, s, __ATOMIC_RELEASE);

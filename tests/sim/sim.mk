@@ -13,8 +13,11 @@ SIM_OUT := $(OUTPUT)/sim
 SIM_MINORS := 26 94
 
 # Like CET wheel builds: functions begin `endbr64; push %rbp`, which is where
-# the tracer puts its uprobes.
+# the tracer puts its uprobes. gcc would otherwise move the push past an early
+# return (shrink-wrapping) or drop the frame of a function ending in a tail
+# call; test_pjrt_table checks every table function's first bytes.
 SIM_CFLAGS := -g -O2 -fcf-protection=full -fno-omit-frame-pointer \
+	-fno-shrink-wrap -fno-optimize-sibling-calls \
 	$(WARNINGS) $(WERROR) -std=gnu11 -D_GNU_SOURCE -Iinclude -Itests/sim -MMD -MP
 
 SIM_PLUGIN_SRCS := plugin_api plugin_error plugin_event plugin_client \
@@ -38,7 +41,8 @@ $(SIM_OUT) $(SIM_OUT)/pic $(SIM_OUT)/obj $(SIM_OUT)/tests \
 $(foreach m,$(SIM_MINORS),$(SIM_OUT)/obj-$(m) $(SIM_OUT)/pjrt-0.$(m)):
 	$(Q)mkdir -p $@
 
-$(SIM_OUT)/pic/%.o: tests/sim/%.c | $(DEPS_STAMP) $(SIM_OUT)/pic
+# Objects depend on this file: a flag changed here rebuilds them.
+$(SIM_OUT)/pic/%.o: tests/sim/%.c tests/sim/sim.mk | $(DEPS_STAMP) $(SIM_OUT)/pic
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -fPIC -c $< -o $@
 
@@ -49,7 +53,7 @@ $(SIM_TRUTH_LIB): $(SIM_OUT)/pic/simtruth.o
 # One object directory and one library per PJRT minor. The library keeps
 # only the version script's exports and no .symtab (-s), like a release.
 define sim_plugin_rule
-$(SIM_OUT)/obj-$(1)/%.o: tests/sim/%.c | $(DEPS_STAMP) $(SIM_OUT)/obj-$(1)
+$(SIM_OUT)/obj-$(1)/%.o: tests/sim/%.c tests/sim/sim.mk | $(DEPS_STAMP) $(SIM_OUT)/obj-$(1)
 	$$(call msg,CC,$$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -fPIC -fvisibility=hidden -DSIM_PJRT_MINOR=$(1) -c $$< -o $$@
 
@@ -63,7 +67,7 @@ $(SIM_OUT)/pjrt-0.$(1)/libtpu.so: $(patsubst %,$(SIM_OUT)/obj-$(1)/%.o,$(SIM_PLU
 endef
 $(foreach m,$(SIM_MINORS),$(eval $(call sim_plugin_rule,$(m))))
 
-$(SIM_OUT)/obj/%.o: tests/sim/%.c | $(DEPS_STAMP) $(SIM_OUT)/obj
+$(SIM_OUT)/obj/%.o: tests/sim/%.c tests/sim/sim.mk | $(DEPS_STAMP) $(SIM_OUT)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -c $< -o $@
 
@@ -80,7 +84,7 @@ SIM_TEST_BINS := $(patsubst tests/sim/%.c,$(SIM_OUT)/tests/%,$(SIM_TEST_C))
 SIM_TEST_SCRIPTS := $(wildcard tests/sim/test_*.sh)
 SIM_LIB_OBJS := $(patsubst %,$(SIM_OUT)/obj/%.o,$(SIM_LIB_SRCS))
 
-$(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/lib/test.h $(SIM_LIB_OBJS) \
+$(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/sim/sim.mk tests/lib/test.h $(SIM_LIB_OBJS) \
 		$(SIM_TARGETS) | $(DEPS_STAMP) $(SIM_OUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -Itests/lib -MF $@.d $< $(SIM_LIB_OBJS) \

@@ -101,6 +101,13 @@ static int setup_paths(const struct trainer_config *cfg, struct paths *ps)
 		return err;
 	}
 	ps->own_device_dir = is_default;
+	{
+		/* Absolute, so the plugin and the printed paths mean the same. */
+		char abs[PATH_MAX];
+
+		if (realpath(ps->device_dir, abs))
+			snprintf(ps->device_dir, sizeof(ps->device_dir), "%s", abs);
+	}
 	if (cfg->trace_dir)
 		expand(cfg->trace_dir, ps->trace_dir, sizeof(ps->trace_dir));
 	else
