@@ -294,7 +294,7 @@ static struct feed_entry *take_infeed(struct simdev *d, int core, uint32_t mask,
 /* The outfeed op of `core` hands over `bytes`, waiting for queue space;
  * returns the time it could, or 0 when stopped. */
 static uint64_t give_outfeed(struct simdev *d, int core, size_t bytes,
-			     uint64_t t_ready)
+			     uint64_t t_ready, uint32_t mask)
 {
 	struct feed_entry *ent = calloc(1, sizeof(*ent) + bytes);
 	uint64_t t = 0;
@@ -308,6 +308,11 @@ static uint64_t give_outfeed(struct simdev *d, int core, size_t bytes,
 		d->wants_space = core + 1;
 		timed_wait(d, &d->dev_cond, truth_now() + IDLE_SYNC_NS);
 		d->wants_space = 0;
+		if (d->outfeed[core].count >= d->o.feed_depth) {
+			pthread_mutex_unlock(&d->lock);
+			sync_cores(d, mask, truth_now());
+			pthread_mutex_lock(&d->lock);
+		}
 	}
 	if (!d->stop) {
 		t = truth_now();
@@ -407,7 +412,6 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 						.correlation_id = e->correlation_id,
 						.step = step[c],
 						.bytes = ent->bytes,
-						.arg = wait_ns[c],
 					};
 
 					emit(d, c, s, &rec);
@@ -435,7 +439,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 				err = pace(d, end[c], 0, mask);
 				if (err)
 					break;
-				got = give_outfeed(d, c, (size_t)op->bytes, end[c]);
+				got = give_outfeed(d, c, (size_t)op->bytes, end[c], mask);
 				if (!got)
 					err = -ECANCELED;
 				else

@@ -49,6 +49,20 @@ static struct completion *take_all(struct sim_runtime *rt, int core)
 	return c;
 }
 
+static void truth_read(int core, int fd, uint64_t count)
+{
+	struct truth_line l;
+
+	if (!truth_enabled())
+		return;
+	tl_begin(&l, "interrupt_read");
+	tl_u64(&l, "core", (uint64_t)core);
+	tl_u64(&l, "event_fd", (uint64_t)fd);
+	tl_u64(&l, "count", count);
+	tl_u64(&l, "t", truth_now());
+	truth_commit(&l);
+}
+
 static void finish(struct sim_runtime *rt, int core)
 {
 	struct completion *c = take_all(rt, core), *next;
@@ -102,6 +116,7 @@ static void *runtime_main(void *arg)
 				continue;
 			if (read(rt->efd[c], &v, sizeof(v)) != sizeof(v))
 				continue;
+			truth_read(c, rt->efd[c], v);
 			finish(rt, c);
 		}
 		if (pfd[rt->cores].revents & POLLIN)
@@ -138,6 +153,7 @@ void sim_runtime__interrupt(void *arg, struct simdev_exec *e, int core)
 	if (truth_enabled()) {
 		tl_begin_dev(&l, "interrupt");
 		tl_u64(&l, "core", (uint64_t)core);
+		tl_u64(&l, "event_fd", (uint64_t)rt->efd[core]);
 		tl_u64(&l, "launch_id", e->launch_id);
 		tl_u64(&l, "t", truth_now());
 		truth_commit(&l);

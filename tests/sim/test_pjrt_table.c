@@ -663,6 +663,43 @@ static void check_calls(struct plugin *p, const char *dir)
 		expect_code(p, call(p, "LoadedExecutable_Destroy", &xd), 0, "destroy long exe");
 	}
 	cbs.calls = 0;
+
+	/* Environment fallbacks; create_options override them. */
+	{
+		char env_trace[4200];
+		PJRT_NamedValue two = {
+			.struct_size = sizeof(PJRT_NamedValue), .name = "sim_cores",
+			.name_size = 9, .type = PJRT_NamedValue_kInt64, .int64_value = 2,
+			.value_size = 1,
+		};
+		PJRT_Client_Create_Args e = { .struct_size = p->minor >= 94 ? 88 : 72 };
+
+		snprintf(env_trace, sizeof(env_trace), "%s/env-trace-%d", dir, p->minor);
+		setenv("ACCELTRACE_SIM_CORES", "3", 1);
+		setenv("ACCELTRACE_SIM_DEVICE_DIR", dir, 1);
+		setenv("ACCELTRACE_SIM_TRACE_DIR", env_trace, 1);
+		if (expect_code(p, call(p, "Client_Create", &e), 0, "Client_Create from env")) {
+			devs.client = e.client;
+			call(p, "Client_Devices", &devs);
+			ASSERT_EQ(devs.num_devices, 3, "ACCELTRACE_SIM_CORES=3");
+			strcat(env_trace, "/core2.devtrace");
+			ASSERT_OK(access(env_trace, R_OK), "ACCELTRACE_SIM_TRACE_DIR used");
+			cd.client = e.client;
+			call(p, "Client_Destroy", &cd);
+		}
+		e.create_options = &two;
+		e.num_options = 1;
+		if (expect_code(p, call(p, "Client_Create", &e), 0, "options over env")) {
+			devs.client = e.client;
+			call(p, "Client_Devices", &devs);
+			ASSERT_EQ(devs.num_devices, 2, "sim_cores=2 beats the environment");
+			cd.client = e.client;
+			call(p, "Client_Destroy", &cd);
+		}
+		unsetenv("ACCELTRACE_SIM_CORES");
+		unsetenv("ACCELTRACE_SIM_DEVICE_DIR");
+		unsetenv("ACCELTRACE_SIM_TRACE_DIR");
+	}
 }
 
 static void check_exports(struct plugin *p, void *lib)

@@ -26,7 +26,7 @@ node=$dir/dev/accel0
 [[ $(stat -c '%t:%T' "$node") == 1:3 ]] || fail "$node is $(stat -c '%t:%T' "$node"), expected 1:3"
 fds=$(ls -l "/proc/$pid/fd" 2>/dev/null)
 contains "$fds" "$node" "the trainer has the node open"
-sleep 1.3   # the loop flushes the truth every second
+sleep 1.6   # the loop flushes the truth every second
 efds=$("$PYTHON" -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l)

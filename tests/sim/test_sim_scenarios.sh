@@ -40,4 +40,10 @@ expect_exit 0 "overflowing trace buffers" -- "$trainer" "${common[@]}" --steps 1
 	--trace-records 128 --truth "$d/truth.jsonl" --device-dir "$d/dev"
 check overflow truth="$d/truth.jsonl" trace_dir="$d/dev/devtrace" capacity=128
 
+# Failing to load the plugin is an error, said on stderr.
+expect_exit 1 "missing plugin" -- "$trainer" --plugin "$TEST_TMP/nope/libtpu.so" --steps 5 \
+	--device-dir "$TEST_TMP/nope-dev"
+contains "$err" "dlopen" "says the plugin could not be loaded"
+contains "$err" "reason=error" "ends with an error"
+
 test_done

@@ -41,7 +41,7 @@ static const struct flag flags[] = {
 	{ { "shards", 1, 0, OPT_SHARDS }, "N", "data files to read (default 4)" },
 	{ { "shard-bytes", 1, 0, OPT_SHARD_BYTES }, "N", "size of each data file (default 1048576)" },
 	{ { "feed", 1, 0, OPT_FEED }, "MODE", "buffer (BufferFromHostBuffer, default), infeed (TransferLiteral*feed), infeed-raw (TpuExecutor_*)" },
-	{ { "max-inflight", 1, 0, OPT_MAX_INFLIGHT }, "N", "executions in flight before the loop waits (default 2)" },
+	{ { "max-inflight", 1, 0, OPT_MAX_INFLIGHT }, "N", "executions in flight before the loop waits (default 4)" },
 	{ { "fetch-every", 1, 0, OPT_FETCH_EVERY }, "N", "copy the loss to the host every N steps (default 10; 0 = never)" },
 	{ { "long-device-op", 1, 0, OPT_LONG_DEV }, "DUR", "one step runs a program with a device op lasting DUR" },
 	{ { "long-device-op-step", 1, 0, OPT_LONG_DEV_STEP }, "N", "the step that runs it (default 3)" },
@@ -186,7 +186,7 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 	cfg->shards = 4;
 	cfg->shard_bytes = 1 << 20;
 	cfg->feed = FEED_BUFFER;
-	cfg->max_inflight = 2;
+	cfg->max_inflight = 4;
 	cfg->fetch_every = 10;
 	cfg->long_device_op_step = 3;
 	cfg->long_host_op_step = 3;
