@@ -285,7 +285,13 @@ def check_host_side(t, pid, cores, steps, feed, minor, fetch_every):
                 continue
             expect(d["t_end"] <= i["t"] <= r["t"],
                    "launch %d core %d: end %d, interrupt %d, callback %d" % (lid, c, d["t_end"], i["t"], r["t"]))
-            expect(r["tid"] in runtime_tids, "callback of %d ran on tid %d" % (lid, r["tid"]))
+            # On the runtime thread, or on the caller's if the event was
+            # already ready when it registered (a busy machine can do that).
+            expect(r["tid"] in runtime_tids or r["tid"] == main_tid,
+                   "callback of %d ran on tid %d" % (lid, r["tid"]))
+    on_rt = sum(1 for r in t["completion"] if r["tid"] in runtime_tids)
+    expect(on_rt >= 0.9 * len(t["completion"]),
+           "only %d of %d callbacks on the runtime thread" % (on_rt, len(t["completion"])))
 
     st = {s["step"]: s for s in t["step"]}
     expect(sorted(st) == list(range(1, steps + 1)), "step records 1..%d" % steps)

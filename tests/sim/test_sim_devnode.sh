@@ -10,6 +10,9 @@
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"
+# A trainer started in the background goes with the test, whatever happens.
+pid=
+trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
 require_root "mknod of the device node"
 
 # Gasket mode, looked at from outside while it runs.
@@ -38,6 +41,7 @@ for fd in $efds; do
 done
 kill -TERM "$pid"
 wait "$pid" || fail "trainer exited $? after SIGTERM"
+pid=
 [[ -e $node ]] && fail "$node left behind"
 "$PYTHON" tests/sim/simcheck.py ioctls truth="$dir/truth.jsonl" mode=gasket \
 	node="$node" || fail "gasket ioctls"

@@ -7,6 +7,9 @@
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"
+# A trainer started in the background goes with the test, whatever happens.
+pid=
+trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
 check() { "$PYTHON" tests/sim/simcheck.py "$@" || fail "simcheck $1"; }
 
 # Waits for the trainer's "running" line in $1 (up to 5 s).
@@ -29,6 +32,7 @@ start=$EPOCHREALTIME
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
+pid=
 [[ $rc -eq 0 ]] || fail "exit $rc after SIGTERM"
 (( ${EPOCHREALTIME/./} - ${start/./} < 3000000 )) || fail "took more than 3 s to stop"
 contains "$(cat "$TEST_TMP/term.err")" "reason=signal" "says why it stopped"
@@ -53,6 +57,7 @@ check inflight trace_file="$d/dev/devtrace/core2.devtrace" name=convolution.77 s
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
+pid=
 [[ $rc -eq 0 ]] || fail "exit $rc after SIGTERM during the long op"
 check inflight trace_file="$d/dev/devtrace/core2.devtrace" name=convolution.77 state=cancelled
 check long_op truth="$d/truth.jsonl" min_ms=1400 cancelled=1

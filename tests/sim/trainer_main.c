@@ -280,8 +280,17 @@ out:
 	truth_main_thread(false);
 	if (ps.node[0])
 		devnode_setup_remove(ps.device_dir, cfg->submit_ioctl);
-	if (ps.own_device_dir && !cfg->keep_files)
+	if (ps.own_device_dir && !cfg->keep_files) {
+		char *slash;
+
 		nftw(ps.device_dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+		/* The parent goes too once no other trainer uses it. */
+		slash = strrchr(ps.device_dir, '/');
+		if (slash && slash != ps.device_dir) {
+			*slash = 0;
+			rmdir(ps.device_dir);
+		}
+	}
 	fprintf(stderr, "tpu-trainer: pid=%d done steps=%llu reason=%s\n", (int)getpid(),
 		(unsigned long long)res.steps, res.reason);
 	if (truth_close() && !err) {
