@@ -45,7 +45,20 @@ struct loop {
 	int nslots;
 	uint64_t launched;		/* slots used */
 	uint64_t reaped;		/* steps whose records are written */
+	uint64_t last_flush;
 };
+
+/* The truth on disk is at most a second old, so a run killed outright
+ * (SIGKILL) still leaves nearly all of it. */
+static void maybe_flush(struct loop *l)
+{
+	uint64_t now = truth_now();
+
+	if (now - l->last_flush >= 1000000000ull) {
+		truth_flush();
+		l->last_flush = now;
+	}
+}
 
 char *trainer_program_text(const struct trainer_config *cfg, bool long_op)
 {
@@ -208,7 +221,7 @@ static bool wait_inflight(struct loop *l, uint64_t launched, uint64_t max)
 		}
 		pthread_mutex_unlock(&l->lock);
 		/* Keep what happened on disk while waiting, e.g. on a long op. */
-		truth_flush();
+		maybe_flush(l);
 	}
 }
 
@@ -229,6 +242,8 @@ static void long_host_op(const char *work_dir, uint64_t ns)
 	while (truth_now() - t0 < ns && !stopping()) {
 		if (fd >= 0 && pwrite(fd, chunk, sizeof(chunk), off) > 0)
 			off = (off + (off_t)sizeof(chunk)) % (16 << 20);
+		if ((off >> 16) % 100 == 0)
+			truth_flush();	/* about once a second */
 		tsleep(10000000ull < ns - (truth_now() - t0) ?
 		       10000000ull : ns - (truth_now() - t0));
 	}
@@ -293,8 +308,8 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		 struct loop_result *res)
 {
 	PJRT_LoadedExecutable *train = NULL, *longx = NULL;
-	struct loop l = { .cfg = cfg, .p = p, .f = f };
-	uint64_t t_begin = truth_now(), last_flush = t_begin, step;
+	struct loop l = { .cfg = cfg, .p = p, .f = f, .last_flush = truth_now() };
+	uint64_t t_begin = truth_now(), step;
 	unsigned char loss[4096];
 	char *text;
 	int err;
@@ -375,10 +390,7 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 				break;
 			err = 0;
 		}
-		if (truth_now() - last_flush > 1000000000ull) {
-			truth_flush();
-			last_flush = truth_now();
-		}
+		maybe_flush(&l);
 	}
 	/* Let what is in flight finish (a signal cancels it instead). */
 	wait_inflight(&l, l.launched, 1);
