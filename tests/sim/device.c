@@ -59,6 +59,10 @@ struct simdev {
 	struct devtrace_writer *tw[SIM_MAX_CORES];
 	uint64_t last_host[SIM_MAX_CORES];	/* time of the last record per core */
 	uint64_t core_free[SIM_MAX_CORES];	/* end of the core's last execution */
+	/* No record of the core will be earlier than this: a clock sync at
+	 * `now` may be written only if now <= frontier (records stay in time
+	 * order, and each sync pair is taken at its own instant). */
+	uint64_t frontier[SIM_MAX_CORES];
 	uint64_t last_sync[SIM_MAX_CORES];
 };
 
@@ -159,12 +163,16 @@ static void emit_op(struct simdev *d, int core, uint64_t host_t, int kind,
 	emit(d, core, host_t, &rec);
 }
 
+/* Periodic clock syncs during long waits, on the cores whose next record
+ * is not earlier than now (a core held back behind another's infeed wait
+ * gets its pairs when it moves on; all cores share the device clock). */
 static void sync_cores(struct simdev *d, uint32_t mask, uint64_t now)
 {
 	int c;
 
 	for (c = 0; c < d->o.cores; c++)
-		if ((mask & (1u << c)) && now - d->last_sync[c] >= IDLE_SYNC_NS)
+		if ((mask & (1u << c)) && now - d->last_sync[c] >= IDLE_SYNC_NS &&
+		    now <= d->frontier[c] && now >= d->last_host[c])
 			emit_sync(d, c, now);
 }
 
@@ -351,7 +359,11 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 		 */
 		c = cores[i];
 		t0 = e->t_submit > d->core_free[c] ? e->t_submit : d->core_free[c];
+		/* Never before a clock sync written while the device was idle. */
+		if (t0 < d->last_host[c])
+			t0 = d->last_host[c];
 		t[c] = e->t_start[c] = t0;
+		d->frontier[c] = t0;
 		step[c] = ++e->prog->exec_count[c];
 		emit_span(d, c, t0, DEVTRACE_MODULE_BEGIN, e, p->module_name_id[c],
 			  step[c], (uint64_t)p->nops, 0);
@@ -366,6 +378,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 		for (i = 0; i < nc; i++) {
 			c = cores[i];
 			begin[c] = t[c];
+			d->frontier[c] = begin[c];
 			bytes[c] = op->bytes;
 			wait_ns[c] = 0;
 			if (begin[c] > m)
@@ -391,7 +404,9 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 					emit_span(d, c, s, DEVTRACE_INFEED_WAIT_BEGIN, e,
 						  op->name_id[c], step[c], 0, 0);
 					wait_open = true;
+					d->frontier[c] = UINT64_MAX;	/* next: the arrival */
 					ent = take_infeed(d, c, mask, true);
+					d->frontier[c] = begin[c];
 				}
 				if (!ent) {
 					err = -ECANCELED;
@@ -418,14 +433,17 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 				}
 				bytes[c] = ent->bytes;
 				end[c] = s + op->duration_ns;
+				d->frontier[c] = end[c];
 				free(ent);
 				break;
 			}
 			case DEVTRACE_CAT_ALL_REDUCE:
 				end[c] = m + op->duration_ns;
+				d->frontier[c] = end[c];
 				break;
 			default:
 				end[c] = begin[c] + op->duration_ns;
+				d->frontier[c] = end[c];
 				break;
 			}
 		}
@@ -443,7 +461,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 				if (!got)
 					err = -ECANCELED;
 				else
-					end[c] = got;
+					end[c] = d->frontier[c] = got;
 			}
 		}
 
@@ -497,6 +515,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 		c = cores[i];
 		e->t_end[c] = t[c];
 		d->core_free[c] = t[c];
+		d->frontier[c] = UINT64_MAX;	/* the next start clamps to last_host */
 		emit_span(d, c, t[c], DEVTRACE_STEP_END, e, DEVTRACE_NO_NAME,
 			  step[c], 0, flags);
 		emit_span(d, c, t[c], DEVTRACE_MODULE_END, e, p->module_name_id[c],
@@ -629,7 +648,7 @@ struct simdev *simdev__new(const struct simdev_opts *opts)
 {
 	struct simdev *d;
 	pthread_condattr_t ca;
-	int err;
+	int c, err;
 
 	if (opts->cores < 1 || opts->cores > SIM_MAX_CORES || !opts->complete) {
 		errno = EINVAL;
@@ -645,6 +664,8 @@ struct simdev *simdev__new(const struct simdev_opts *opts)
 		d->o.feed_depth = 8;
 	if (!d->o.trace_records)
 		d->o.trace_records = 65536;
+	for (c = 0; c < SIM_MAX_CORES; c++)
+		d->frontier[c] = UINT64_MAX;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -342,7 +342,7 @@ def check_run(truth, trace_dir, cores="4", steps="0", feed="buffer", minor="94",
 
 
 def check_feed(truth, trace_dir, cores="4", steps="0", raw="0", slice_bytes="0",
-               expect_waits="0"):
+               expect_waits="0", long_waits="0"):
     """Infeed modes: the device's infeed ops consumed what the host sent,
     and each outfeed call returned only after the device produced it."""
     cores, steps, slice_bytes = int(cores), int(steps), int(slice_bytes)
@@ -399,6 +399,20 @@ def check_feed(truth, trace_dir, cores="4", steps="0", raw="0", slice_bytes="0",
                            "core %d launch %d wait records" % (c, o["launch_id"]))
     if expect_waits == "1":
         expect(waits > 0, "the device never waited for infeed")
+    if long_waits == "1":
+        # Waits over a second carry clock syncs, in time order (checked above).
+        synced = 0
+        for c in range(cores):
+            _, _, dr = read_devtrace(os.path.join(trace_dir, "core%d.devtrace" % c))
+            inside = False
+            for r in dr:
+                if r["kind"] == "INFEED_WAIT_BEGIN":
+                    inside = True
+                elif r["kind"] == "INFEED_WAIT_END":
+                    inside = False
+                elif r["kind"] == "CLOCK_SYNC" and inside:
+                    synced += 1
+        expect(synced > 0, "no clock sync during a wait of over a second")
 
 
 GASKET = {"GASKET_IOCTL_RESET": 0x4008dc00, "GASKET_IOCTL_MAP_BUFFER": 0x4020dc08,

@@ -20,4 +20,12 @@ for mode in infeed infeed-raw; do
 		slice_bytes=4096 expect_waits=1 || fail "$mode checks"
 done
 
+# Waits longer than a second: clock syncs inside them, records in order.
+dir=$TEST_TMP/stall
+expect_exit 0 "infeed stalls" -- "$trainer" --feed infeed --steps 2 --step-time 600ms \
+	--cores 2 --readers 1 --batch-bytes 4096 --input-bound 0.7 --fetch-every 0 \
+	--truth "$dir/truth.jsonl" --device-dir "$dir/dev" --compile-ms 0
+"$PYTHON" tests/sim/simcheck.py feed truth="$dir/truth.jsonl" trace_dir="$dir/dev/devtrace" \
+	cores=2 steps=2 slice_bytes=2048 expect_waits=1 long_waits=1 || fail "long infeed waits"
+
 test_done

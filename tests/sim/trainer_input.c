@@ -137,6 +137,7 @@ static void *reader_main(void *arg)
 	size_t bytes = in->cfg->batch_bytes;
 	unsigned char *raw = malloc(bytes);
 	uint64_t next = truth_now();
+	int err;
 
 	while (raw && !in->stop && !stopping()) {
 		uint64_t seq = __atomic_add_fetch(&in->next_seq, 1, __ATOMIC_RELAXED);
@@ -153,8 +154,9 @@ static void *reader_main(void *arg)
 		b->seq = seq;
 		b->bytes = bytes;
 		b->data = (unsigned char *)(b + 1);
-		if (read_batch(in, seq, raw)) {
-			fprintf(stderr, "tpu-trainer: read: %s\n", strerror(errno));
+		err = read_batch(in, seq, raw);
+		if (err) {
+			fprintf(stderr, "tpu-trainer: read: %s\n", strerror(-err));
 			free(b);
 			break;
 		}
