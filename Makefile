@@ -148,8 +148,9 @@ test: all $(TESTS)
 		tests/run-tests.sh --timeout $(TEST_TIMEOUT) $(TESTS)
 
 # ---------------------------------------------------------------- demo
+# Records the simulated TPU trainer by PID into demo-logdir/.
 demo: all
-	$(Q)$(OUTPUT)/acceltrace doctor
+	$(Q)scripts/demo.sh $(OUTPUT)
 
 clean:
 	$(call msg,CLEAN)

@@ -28,6 +28,15 @@ struct {
 	__type(value, struct rt_pending);
 } rt_pending SEC(".maps");
 
+/* Hits per probe, before any filtering: per CPU, so counting costs no
+ * shared cache line. User space sums them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AT_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} rt_hits SEC(".maps");
+
 /* Scratch space: an rt_pending is too big for the 512-byte BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -167,7 +176,11 @@ int BPF_KPROBE(rt_entry)
 	const struct rt_probe_spec *spec;
 	struct rt_pending *p;
 	__u32 zero = 0;
+	__u64 *hits;
 
+	hits = bpf_map_lookup_elem(&rt_hits, &probe_id);
+	if (hits)
+		(*hits)++;
 	spec = bpf_map_lookup_elem(&rt_specs, &probe_id);
 	if (!spec || !rt_caller_traced(pid_tgid >> 32, spec))
 		return 0;

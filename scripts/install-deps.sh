@@ -11,7 +11,7 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
             liburing-dev libprotobuf-c-dev protobuf-c-compiler)
 # Tests: independent decoders of what we write, privilege tools, python.
-test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps)
+test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps strace)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

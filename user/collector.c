@@ -80,6 +80,8 @@ struct collector {
 	struct capture_span *prearm;	/* ring of spans before the window */
 	size_t prearm_head, prearm_len;
 
+	/* completions: OnReady registrations processed (callbacks probed) */
+	uint64_t onready_seen;
 	/* activity, for arming and --steps */
 	uint64_t watch_after, first_activity;
 	uint64_t *exec_starts;		/* Execute start times, in order */
@@ -225,6 +227,8 @@ static void prearm_push(struct collector *c, const struct capture_span *s)
 	c->prearm_len++;
 }
 
+static void remember_module_exec(struct collector *c, const struct capture_span *s);
+
 /* Keeps @s when it overlaps the window; holds it until the window opens. */
 static void keep_span(struct collector *c, struct capture_span *s)
 {
@@ -244,10 +248,17 @@ static void keep_span(struct collector *c, struct capture_span *s)
 		c->st.ended_in_grace++;
 	}
 	err = capture__add_span(c->cap, s);
-	if (err)
-		log_debug("span dropped: %s", strerror(-err));
-	else
-		c->st.spans_kept++;
+	if (err) {
+		c->st.spans_refused++;
+		log_debug("span refused by the capture: %s", strerror(-err));
+		return;
+	}
+	c->st.spans_kept++;
+	/* Device work in the window: the candidates for steps. */
+	if (s->kind == SPAN_DEVICE_MODULE) {
+		remember_module_exec(c, s);
+		c->st.device_executions++;
+	}
 }
 
 static void init_span(struct capture_span *s, int track, enum span_kind kind,
@@ -284,11 +295,13 @@ static struct device_state *device_of(struct collector *c, uint32_t pid,
 	return d;
 }
 
-static void remember_module_exec(struct collector *c, const struct capture_span *s,
-				 uint32_t pid, uint32_t device)
+static void remember_module_exec(struct collector *c, const struct capture_span *s)
 {
+	const struct capture_track *t = capture__track(c->cap, s->track);
 	struct module_exec *m;
 
+	if (!t)
+		return;
 	if (c->n_mods == c->cap_mods) {
 		size_t cap = c->cap_mods ? c->cap_mods * 2 : 1024;
 		struct module_exec *grown = realloc(c->mods, cap * sizeof(*grown));
@@ -299,8 +312,8 @@ static void remember_module_exec(struct collector *c, const struct capture_span 
 		c->cap_mods = cap;
 	}
 	m = &c->mods[c->n_mods++];
-	m->pid = pid;
-	m->device = device;
+	m->pid = t->pid;
+	m->device = t->device;
 	m->module = s->name;
 	m->start = s->start_ns;
 	m->end = s->end_ns;
@@ -332,11 +345,6 @@ static void device_execution(struct collector *c, struct owner *o,
 	s.flags = SPAN_F_ESTIMATED | flags;
 	s.correlation_id = l->launch_id;
 	capture_span__add_u64(&s, c->k_launch_id, l->launch_id);
-	if (c->window_open && end >= c->start_ns &&
-	    (!c->closing || start <= c->stop_ns)) {
-		remember_module_exec(c, &s, o->pid, d->index);
-		c->st.device_executions++;
-	}
 	keep_span(c, &s);
 }
 
@@ -476,6 +484,8 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 	}
 	ev = p->entry->event;
 	c->st.rt_calls[ev]++;
+	if (r->fault_mask)
+		c->st.rt_faults[ev]++;
 	track = host_track(c, r->h.pid, r->h.tid);
 	if (track < 0)
 		return;
@@ -525,6 +535,7 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 		}
 		if (cb && !runtime_attach__callback_ready(c->ra, r->h.pid, cb))
 			runtime_attach__on_callback(c->ra, r->h.pid, cb);
+		c->onready_seen++;
 		return;		/* a registration, not a span worth a row */
 	}
 	case RT_EV_CALLBACK: {
@@ -1034,6 +1045,13 @@ int collector__record(void *ctx, const void *data, size_t size)
 
 /* ---------------------------------------------------------------- window */
 
+bool collector__completions_probed(const struct collector *c)
+{
+	/* Runtimes that register callbacks do so right after each Execute:
+	 * a few executions without one mean this one awaits instead. */
+	return c->onready_seen > 0 || c->st.executions >= 8;
+}
+
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns)
 {
 	return c->first_activity >= after_ns ? c->first_activity : 0;
@@ -1199,7 +1217,6 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 		s.flags = SPAN_F_ESTIMATED | SPAN_F_OPEN_AT_STOP;
 		s.correlation_id = o->launch->launch_id;
 		capture_span__add_u64(&s, c->k_launch_id, o->launch->launch_id);
-		remember_module_exec(c, &s, o->pid, d->index);
 		keep_span(c, &s);
 		c->st.open_at_stop++;
 	}
@@ -1275,10 +1292,21 @@ int collector__finish(struct collector *c)
 		collector__begin_close(c, c->start_ns);
 	if (c->ps) {
 		probe_session__for_each_open(c->ps, add_open_call, c);
+	}
+	if (c->ps) {
+		uint64_t rt_skipped, k_skipped;
+
 		probe_session__losses(c->ps, losses);
 		for (int i = 0; i < LOSS_KIND_MAX; i++)
 			if (losses[i])
 				capture__count_loss(c->cap, loss_kind_name(i), losses[i]);
+		probe_session__skipped(c->ps, &rt_skipped, &k_skipped);
+		if (rt_skipped)
+			capture__count_loss(c->cap, "runtime probe hits the kernel skipped (BPF recursion guard)",
+					    rt_skipped);
+		if (k_skipped)
+			capture__count_loss(c->cap, "kernel probe hits the kernel skipped (BPF recursion guard)",
+					    k_skipped);
 	}
 	hashmap__filter(c->owners, close_open_owner, c);
 	add_steps(c);

@@ -38,9 +38,11 @@ struct collector_opts {
 struct collector_stats {
 	uint64_t records[EV_TYPE_MAX];
 	uint64_t rt_calls[RT_EV__COUNT];
+	uint64_t rt_faults[RT_EV__COUNT];	/* calls with an unreadable argument */
 	uint64_t bad_records;		/* too short, or unknown type */
 	uint64_t unknown_probes;	/* probe id no attached probe has */
 	uint64_t spans_kept;
+	uint64_t spans_refused;		/* the capture model refused them */
 	uint64_t spans_outside;		/* ended before or began after the window */
 	uint64_t prearm_dropped;	/* the pre-window buffer overflowed */
 	uint64_t executions;		/* Execute calls (all, window or not) */
@@ -65,6 +67,13 @@ void collector__free(struct collector *c);
 /* The probe_record_fn for probe_session: one record. */
 int collector__record(void *ctx, const void *data, size_t size);
 
+/*
+ * True once completions can be seen: an OnReady registration was processed
+ * (its callback is probed synchronously then), or the target has executed
+ * for a while without ever registering one (it awaits instead). Arming
+ * waits for this, so no window opens before its completions are visible.
+ */
+bool collector__completions_probed(const struct collector *c);
 /* Device activity (execute, transfer, feed, submit) starting at or after
  * @after_ns, by a traced process; 0 when none yet. */
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);

@@ -180,10 +180,15 @@ static const struct rt_pack_entry tfdata_entries[] = {
 	  .event = RT_EV_DATASET_GET_NEXT, .spec_flags = PAIRED, OPS(ARG(0)) },
 };
 
-/* Attached at run time to each distinct callback OnReady registers. */
+/*
+ * Attached at run time to each distinct callback OnReady registers. Entry
+ * only: its entry is the completion, and on the project's kernel (6.18) a
+ * return probe on the simulator's callback misses about 1% of returns
+ * (bpftrace sees the same), which would lose completions.
+ */
 static const struct rt_pack_entry callback_entry = {
 	.name = "PJRT_Event_OnReady callback", .target = RT_TARGET_DYNAMIC,
-	.event = RT_EV_CALLBACK, .spec_flags = PAIRED,
+	.event = RT_EV_CALLBACK,
 	OPS(ARG(0), ARG(1)),
 };
 

@@ -478,6 +478,25 @@ size_t probe_session__runtime_probes(const struct probe_session *ps)
 	return n;
 }
 
+uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_id)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 key = probe_id;
+	uint64_t total = 0;
+	__u64 *vals;
+
+	if (ncpus <= 0 || probe_id < 0)
+		return 0;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(ps->skel->maps.rt_hits), &key, vals))
+		for (int i = 0; i < ncpus; i++)
+			total += vals[i];
+	free(vals);
+	return total;
+}
+
 int probe_session__poll(struct probe_session *ps, int timeout_ms)
 {
 	int n = ring_buffer__poll(ps->rb, timeout_ms);
@@ -601,6 +620,33 @@ void probe_session__losses(const struct probe_session *ps,
 uint64_t probe_session__emitted(const struct probe_session *ps, enum ev_type t)
 {
 	return t < EV_TYPE_MAX ? ps->skel->bss->events_emitted[t] : 0;
+}
+
+static uint64_t prog_misses(struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(p);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+void probe_session__skipped(const struct probe_session *ps, uint64_t *runtime,
+			    uint64_t *kernel)
+{
+	struct bpf_program *p;
+
+	*runtime = *kernel = 0;
+	bpf_object__for_each_program(p, ps->skel->obj) {
+		if (!bpf_program__autoload(p))
+			continue;
+		if (!strncmp(bpf_program__name(p), "rt_", 3))
+			*runtime += prog_misses(p);
+		else
+			*kernel += prog_misses(p);
+	}
 }
 
 enum probe_mechanism probe_session__mechanism(const struct probe_session *ps,

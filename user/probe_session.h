@@ -70,6 +70,8 @@ int probe_session__attach_runtime(struct probe_session *ps,
 				  const char *path, uint64_t offset, int pid);
 int probe_session__detach_runtime(struct probe_session *ps, int probe_id);
 size_t probe_session__runtime_probes(const struct probe_session *ps);
+/* How often a runtime probe fired, in any process (before filtering). */
+uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_id);
 
 /*
  * Consumes records: waits up to timeout_ms for data (the BPF side wakes us
@@ -94,6 +96,15 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid);
 void probe_session__losses(const struct probe_session *ps,
 			   uint64_t losses[LOSS_KIND_MAX]);
 uint64_t probe_session__emitted(const struct probe_session *ps, enum ev_type t);
+/*
+ * Probe hits the kernel ran no program for: its recursion guard skips a
+ * kprobe/uprobe/tracepoint program while another such program is active on
+ * the CPU (which a preempted syscall-tracepoint program can be, on kernels
+ * where those tracepoints are preemptible). Summed over runtime programs and
+ * over kernel programs.
+ */
+void probe_session__skipped(const struct probe_session *ps, uint64_t *runtime,
+			    uint64_t *kernel);
 const char *loss_kind_name(enum loss_kind kind);
 
 /* The mechanism used for each class, for reports. */

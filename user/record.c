@@ -356,7 +356,8 @@ static int arm(struct run *r, uint64_t *start)
 			return -EIO;
 		/* Probes in place (tables found, callbacks probed): from now on
 		 * nothing the window overlaps can be missed. */
-		if (!settled_at && runtime_attach__settled(r->ra)) {
+		if (!settled_at && runtime_attach__settled(r->ra) &&
+		    collector__completions_probed(r->col)) {
 			settled_at = now_ns();
 			collector__watch_activity(r->col, settled_at);
 		}
@@ -448,6 +449,61 @@ static const enum span_kind summary_kinds[] = {
 	SPAN_INSTANT_THREAD, SPAN_INSTANT_INTERRUPT,
 };
 
+/* What the collector saw, for users (and tests) checking a capture. */
+static void print_collector_json(struct json_writer *jw,
+				 const struct collector_stats *st,
+				 struct probe_session *ps, struct runtime_attach *ra)
+{
+	static const char *const types[EV_TYPE_MAX] = {
+		[EV_RT_CALL] = "runtime_call", [EV_SYSCALL] = "syscall",
+		[EV_DEV_OPEN] = "device_open", [EV_TASK] = "task",
+		[EV_SCHED_SWITCH] = "sched_switch", [EV_IRQ] = "irq",
+	};
+
+	jw_name(jw, "collector");
+	jw_start_object(jw);
+	jw_name(jw, "records");
+	jw_start_object(jw);
+	for (int t = 1; t < EV_TYPE_MAX; t++)
+		jw_uint_field(jw, types[t], st->records[t]);
+	jw_end_object(jw);
+	jw_name(jw, "runtime_calls");
+	jw_start_object(jw);
+	for (int k = 0; k < RT_EV__COUNT; k++)
+		if (st->rt_calls[k])
+			jw_uint_field(jw, rt_event_kind_name(k), st->rt_calls[k]);
+	jw_end_object(jw);
+	jw_name(jw, "unreadable_arguments");
+	jw_start_object(jw);
+	for (int k = 0; k < RT_EV__COUNT; k++)
+		if (st->rt_faults[k])
+			jw_uint_field(jw, rt_event_kind_name(k), st->rt_faults[k]);
+	jw_end_object(jw);
+	jw_name(jw, "probe_hits");
+	jw_start_object(jw);
+	for (size_t i = 0; i < runtime_attach__probe_count(ra); i++) {
+		const struct attached_probe *p = runtime_attach__probe_at(ra, i);
+
+		if (p->probe_id >= 0)
+			jw_uint_field(jw, p->target,
+				      probe_session__runtime_hits(ps, p->probe_id));
+	}
+	jw_end_object(jw);
+	jw_uint_field(jw, "spans_kept", st->spans_kept);
+	jw_uint_field(jw, "spans_outside_window", st->spans_outside);
+	jw_uint_field(jw, "spans_refused", st->spans_refused);
+	jw_uint_field(jw, "executions", st->executions);
+	jw_uint_field(jw, "device_executions", st->device_executions);
+	jw_uint_field(jw, "completions", st->completions);
+	jw_uint_field(jw, "unmatched_completions", st->unmatched_completions);
+	jw_uint_field(jw, "open_at_stop", st->open_at_stop);
+	jw_uint_field(jw, "ended_in_grace", st->ended_in_grace);
+	jw_uint_field(jw, "target_exits", st->target_exits);
+	jw_uint_field(jw, "bad_records", st->bad_records);
+	jw_uint_field(jw, "unknown_probes", st->unknown_probes);
+	jw_end_object(jw);
+}
+
 static void print_summary(struct run *r, uint64_t window)
 {
 	uint64_t start, stop;
@@ -496,6 +552,7 @@ static void print_summary(struct run *r, uint64_t window)
 			jw_uint_field(jw, what, n);
 		}
 		jw_end_object(jw);
+		print_collector_json(jw, collector__stats(r->col), r->ps, r->ra);
 		jw_name(jw, "warnings");
 		jw_start_array(jw);
 		for (size_t i = 0; i < capture__num_warnings(r->cap); i++)
