@@ -41,7 +41,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
-.PHONY: all clean test demo bench deps
+.PHONY: all clean test demo deps
 
 # ---------------------------------------------------------------- deps
 # A fresh machine needs no manual step: the first build installs what is
@@ -140,6 +140,9 @@ TESTS :=
 TEST_TIMEOUT ?= 120
 include tests/tests.mk
 -include tests/sim/sim.mk
+-include tests/e2e/e2e.mk
+# Benchmarks: `make bench` (tests/bench/bench.mk defines it).
+-include tests/bench/bench.mk
 
 # Tests find the binary and the build directory through the environment, so
 # OUTPUT=elsewhere works for them too.
