@@ -82,6 +82,9 @@ struct collector {
 
 	/* completions: OnReady registrations processed (callbacks probed) */
 	uint64_t onready_seen;
+	/* From when completions could be seen: earlier work may have completed
+	 * unseen, so it is never reported as still running. */
+	uint64_t completions_probed_ns;
 	/* activity, for arming and --steps */
 	uint64_t watch_after, first_activity;
 	uint64_t *exec_starts;		/* Execute start times, in order */
@@ -348,12 +351,31 @@ static void device_execution(struct collector *c, struct owner *o,
 	keep_span(c, &s);
 }
 
+/* Removes @o from the maps, where they still point at it (pointers are
+ * reused: a newer owner may have taken the key). */
+static void owner_unlink(struct collector *c, struct owner *o)
+{
+	if (hashmap__get(c->owners, o->pid, o->event) == o)
+		hashmap__remove(c->owners, o->pid, o->event);
+	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
+		hashmap__remove(c->user_args, o->pid, o->user_arg);
+}
+
+/* Work whose completion was never seen (it completed before its callback
+ * was probed, or was issued before we attached): forgotten, and counted. */
+static void owner_discard(struct collector *c, struct owner *o)
+{
+	owner_unlink(c, o);
+	c->st.unobserved_completions++;
+	if (o->launch && --o->launch->pending == 0)
+		free(o->launch);
+	free(o);
+}
+
 static void owner_done(struct collector *c, struct owner *o, uint64_t t,
 		       uint16_t flags)
 {
-	hashmap__remove(c->owners, o->pid, o->event);
-	if (o->user_arg)
-		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	owner_unlink(c, o);
 	if (o->kind == OWN_EXEC) {
 		device_execution(c, o, t, flags);
 		if (o->launch && --o->launch->pending == 0)
@@ -434,8 +456,9 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 		o->issued_ns = r->h.end_ns;
 		l->pending++;
 		hashmap__put(c->owners, o->pid, ev, o, (void **)&old);
-		if (old)	/* a reused event pointer: the old one never completed */
-			owner_done(c, old, r->h.start_ns, SPAN_F_OPEN_AT_STOP);
+		/* A reused event pointer: the old one's completion went unseen. */
+		if (old)
+			owner_discard(c, old);
 	}
 	if (!l->pending)
 		free(l);
@@ -457,7 +480,8 @@ static void add_transfer_owner(struct collector *c, const struct ev_rt_call *r,
 	o->issued_ns = r->h.end_ns;
 	o->bytes = bytes;
 	hashmap__put(c->owners, o->pid, event, o, (void **)&old);
-	free(old);
+	if (old)
+		owner_discard(c, old);
 }
 
 static uint64_t sum_sizes(const struct ev_rt_call *r, int first, uint64_t count,
@@ -530,12 +554,21 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 		uint64_t cb = r->vals[V_ONREADY_CALLBACK];
 
 		if (o) {
+			struct owner *prev;
+
 			o->user_arg = r->vals[V_ONREADY_USER_ARG];
-			hashmap__put(c->user_args, o->pid, o->user_arg, o, NULL);
+			hashmap__put(c->user_args, o->pid, o->user_arg, o, (void **)&prev);
+			/* The user_arg is reused: the work it stood for completed
+			 * unseen. */
+			if (prev && prev != o) {
+				prev->user_arg = 0;
+				owner_discard(c, prev);
+			}
 		}
 		if (cb && !runtime_attach__callback_ready(c->ra, r->h.pid, cb))
 			runtime_attach__on_callback(c->ra, r->h.pid, cb);
-		c->onready_seen++;
+		if (!c->onready_seen++)
+			c->completions_probed_ns = r->h.end_ns;
 		return;		/* a registration, not a span worth a row */
 	}
 	case RT_EV_CALLBACK: {
@@ -546,6 +579,8 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 			c->st.completions++;
 			if (o->launch)
 				s.correlation_id = o->launch->launch_id;
+			if (o->kind == OWN_EXEC)
+				capture_span__add_u64(&s, c->k_device, o->device);
 			owner_done(c, o, r->h.start_ns, 0);
 		} else {
 			c->st.unmatched_completions++;
@@ -1197,6 +1232,9 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 	(void)pid;
 	(void)ev;
 	if (o->kind != OWN_EXEC || o->issued_ns > c->stop_ns)
+		return 0;
+	/* Issued before its completion could be seen: it may well be done. */
+	if (o->issued_ns < c->completions_probed_ns)
 		return 0;
 	/* Still running at stop: end it there, marked; keep tracking it. */
 	if (o->launch) {

@@ -49,6 +49,7 @@ struct collector_stats {
 	uint64_t device_executions;	/* completed per-device executions kept */
 	uint64_t completions;		/* callbacks matched to their work */
 	uint64_t unmatched_completions;	/* callbacks for work issued before us */
+	uint64_t unobserved_completions;	/* work whose completion went unseen */
 	uint64_t open_at_stop;		/* spans closed at stop, marked */
 	uint64_t ended_in_grace;
 	uint64_t target_exits;

@@ -449,6 +449,31 @@ static const enum span_kind summary_kinds[] = {
 	SPAN_INSTANT_THREAD, SPAN_INSTANT_INTERRUPT,
 };
 
+/* The runtime libraries probed, and how each PJRT table was found. */
+static void print_libraries_json(struct json_writer *jw, struct runtime_attach *ra)
+{
+	jw_name(jw, "libraries");
+	jw_start_array(jw);
+	for (size_t i = 0; i < runtime_attach__library_count(ra); i++) {
+		const struct attached_library *l = runtime_attach__library(ra, i);
+
+		jw_start_object(jw);
+		jw_string_field(jw, "path", l->path);
+		jw_string_field(jw, "pack", l->pack->name);
+		jw_uint_field(jw, "probes", l->n_probes);
+		if (l->pack->pjrt) {
+			jw_bool_field(jw, "table_found", l->has_table);
+			jw_bool_field(jw, "table_refused", l->table_refused);
+			jw_string_field(jw, "table_found_by", !l->has_table ? "" :
+					l->table_scanned ? "scan" : "GetPjrtApi return");
+			jw_int_field(jw, "pjrt_minor", l->pjrt_minor);
+			jw_string_field(jw, "table_note", l->table_note);
+		}
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+}
+
 /* What the collector saw, for users (and tests) checking a capture. */
 static void print_collector_json(struct json_writer *jw,
 				 const struct collector_stats *st,
@@ -496,6 +521,7 @@ static void print_collector_json(struct json_writer *jw,
 	jw_uint_field(jw, "device_executions", st->device_executions);
 	jw_uint_field(jw, "completions", st->completions);
 	jw_uint_field(jw, "unmatched_completions", st->unmatched_completions);
+	jw_uint_field(jw, "unobserved_completions", st->unobserved_completions);
 	jw_uint_field(jw, "open_at_stop", st->open_at_stop);
 	jw_uint_field(jw, "ended_in_grace", st->ended_in_grace);
 	jw_uint_field(jw, "target_exits", st->target_exits);
@@ -543,6 +569,7 @@ static void print_summary(struct run *r, uint64_t window)
 		}
 		jw_end_array(jw);
 		jw_uint_field(jw, "devices", capture__num_devices(r->cap));
+		print_libraries_json(jw, r->ra);
 		jw_name(jw, "losses");
 		jw_start_object(jw);
 		for (size_t i = 0; i < capture__num_losses(r->cap); i++) {
