@@ -12,7 +12,7 @@
 # `make test` and checks that it prints sane, parseable figures.
 
 BENCH_OUT := $(OUTPUT)/bench
-BENCH_PROGS := bench_probe bench_collector bench_writer
+BENCH_PROGS := $(patsubst tests/bench/%.c,%,$(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(patsubst %,$(BENCH_OUT)/%,$(BENCH_PROGS))
 
 .PHONY: bench bench-long bench-bins
@@ -43,7 +43,7 @@ bench-long: all
 	$(Q)tests/bench/bench_long.sh $(OUTPUT)
 
 # The smoke run is part of `make test`.
-TESTS += tests/bench/test_bench_smoke.sh
+TESTS += $(wildcard tests/bench/test_bench_smoke.sh)
 test: $(BENCH_BINS)
 
 -include $(wildcard $(BENCH_OUT)/*.d)
