@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Trainer slowdown: the simulated TPU trainer at about 10k device
+# submissions per second (docs/simulator.md, "10,000 executions/s"), run for
+# a fixed time with nothing attached, under acceltrace (default probes, and
+# every probe: --sched), and under bpftrace attaching the equivalent probes.
+# Steps per second come from the trainer's own last line
+# ("done steps=N reason=duration"), never from the tracer.
+#
+#   tests/bench/bench_trainer.sh OUTPUT_DIR
+#
+# Prints BENCH lines (tests/bench/bench.h) for report.py. Environment:
+# BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8).
+set -euo pipefail
+
+out=${1:-build}
+reps=${BENCH_REPS:-5}
+secs=${BENCH_TRAINER_S:-8}
+trainer=$(realpath "$out/sim/tpu-trainer")
+acceltrace=$(realpath "$out/acceltrace")
+plugin=$(realpath "$out/sim/pjrt-0.94/libtpu.so")
+work=$(mktemp -d /tmp/acceltrace-bench-trainer.XXXXXX)
+bg_pid=
+
+cleanup() {
+	if [[ -n $bg_pid ]]; then
+		kill "$bg_pid" 2>/dev/null || true
+		wait "$bg_pid" 2>/dev/null || true
+	fi
+	[[ -n ${BENCH_KEEP:-} ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+load=(--steps 0 --duration "${secs}s" --step-time 100us --fetch-every 0
+      --batch-bytes 4096 --data-dir "$work/data")
+
+# Steps per second from a trainer log: its "done steps=N" line.
+steps_per_s() {
+	local n
+	n=$(sed -n 's/.* done steps=\([0-9]*\) reason=duration.*/\1/p' "$1" | tail -1)
+	if [[ -z $n ]]; then
+		echo nan
+		return
+	fi
+	awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.1f", n / s }'
+}
+
+# CPU seconds (user + sys) of a command, from /usr/bin/time -f '%U %S'.
+cpu_of() {
+	awk '/^CPU / { printf "%.2f", $2 + $3 }' "$1"
+}
+
+# ---- the probe offsets bpftrace needs, from `acceltrace probes` ----------
+"$trainer" --steps 0 --duration 20s --step-time 1ms --data-dir "$work/data" \
+	2>"$work/probe-trainer.log" &
+bg_pid=$!
+for _ in $(seq 100); do
+	grep -q running "$work/probe-trainer.log" 2>/dev/null && break
+	sleep 0.1
+done
+"$acceltrace" probes --pid "$bg_pid" -j >"$work/probes.json"
+kill "$bg_pid"
+wait "$bg_pid" 2>/dev/null || true
+bg_pid=
+
+# The OnReady callback acceltrace probes at run time is the trainer's
+# pjrt_on_ready_callback, at +4 after its endbr64. bpftrace 0.17 attaches
+# at raw addresses only with --unsafe, and even then refuses an address
+# inside a function it has a symbol for ("Can't check if uprobe is in
+# proper place"): its runs use a stripped copy of the trainer (same code
+# and offsets), given the plugin and libsimtruth.so's directory.
+cb_vaddr=$(nm "$trainer" | awk '$3 == "pjrt_on_ready_callback" { print $1 }')
+strip -o "$work/tpu-trainer" "$trainer"
+/usr/bin/python3 - "$work/probes.json" "$work/tpu-trainer" "$cb_vaddr" >"$work/trainer.bt" <<'EOF'
+import json, sys
+
+probes = json.load(open(sys.argv[1]))["probes"]
+trainer, cb = sys.argv[2], int(sys.argv[3], 16)
+n = 0
+
+def probe(spec):
+    global n
+    n += 1
+    print(f"{spec} /pid == cpid/ {{ @p{n} = count(); }}")
+
+print("// bpftrace doing what acceltrace's default probes do, each hit counted")
+for p in probes:
+    where = f"{p['library']}:0x{p['attach_offset']:x}"
+    if p["target"].startswith("symbol "):
+        # bpftrace refuses symbol+4 in a library it has the symbol for;
+        # these (GetPjrtApi, the TPU C API feeds) are cold in this load, so
+        # +0 costs nothing.
+        where = f"{p['library']}:{p['target'].split()[1]}"
+    probe(f"uprobe:{where}")
+    if p["return_probe"]:
+        probe(f"uretprobe:{where}")
+# The completion callback, +4 after its endbr64 like acceltrace.
+probe(f"uprobe:{trainer}:0x{cb + 4:x}")
+for sc in ["read", "pread64", "readv", "preadv", "ioctl", "openat", "close",
+           "eventfd2"]:
+    probe(f"tracepoint:syscalls:sys_enter_{sc}")
+    probe(f"tracepoint:syscalls:sys_exit_{sc}")
+for tp in ["task:task_newtask", "task:task_rename", "sched:sched_process_exit",
+           "sched:sched_process_exec", "irq:irq_handler_entry",
+           "irq:irq_handler_exit"]:
+    probe(f"tracepoint:{tp}")
+EOF
+echo "bench_trainer: bpftrace attaches $(grep -c count "$work/trainer.bt") probes" >&2
+
+run_off() {
+	"$trainer" "${load[@]}" 2>"$work/t.log"
+}
+
+run_acceltrace() {
+	rm -rf "$work/logs"
+	/usr/bin/time -f 'CPU %U %S' -o "$work/cpu" \
+		"$acceltrace" record "$@" --logdir "$work/logs" -- \
+		"$trainer" "${load[@]}" 2>"$work/t.log" >/dev/null || true
+}
+
+run_bpftrace() {
+	/usr/bin/time -f 'CPU %U %S' -o "$work/cpu" \
+		bpftrace --unsafe -c "/usr/bin/env LD_LIBRARY_PATH=$(dirname "$trainer") $work/tpu-trainer --plugin $plugin ${load[*]}" \
+		"$work/trainer.bt" \
+		>"$work/bt.out" 2>"$work/t.log" || true
+}
+
+declare -A rate cpu noted
+configs=(off acceltrace acceltrace_sched bpftrace)
+for ((r = 0; r < reps; r++)); do
+	for ((i = 0; i < ${#configs[@]}; i++)); do
+		c=${configs[(i + r) % ${#configs[@]}]}
+		case $c in
+		off) run_off ;;
+		acceltrace) run_acceltrace ;;
+		acceltrace_sched) run_acceltrace --sched ;;
+		bpftrace) run_bpftrace ;;
+		esac
+		v=$(steps_per_s "$work/t.log")
+		rate[$c]+=" $v"
+		if [[ $v == nan && -z ${noted[$c]:-} ]]; then
+			noted[$c]=1
+			echo "NOTE trainer.$c failed: $(grep -v RLIMIT_MEMLOCK "$work/t.log" | grep -m1 -i 'error' || tail -1 "$work/t.log")"
+		fi
+		if [[ $c != off ]]; then
+			cpu[$c]+=" $(awk -v c="$(cpu_of "$work/cpu")" -v s="$secs" -v v="$v" \
+				'BEGIN { if (v == "nan" || c == "") print "nan"; else printf "%.1f", 100 * c / s }')"
+		fi
+		echo "bench_trainer: rep $((r + 1)) $c: $v steps/s" >&2
+	done
+done
+
+for c in "${configs[@]}"; do
+	echo "BENCH trainer.$c steps/s${rate[$c]}"
+done
+for c in acceltrace acceltrace_sched bpftrace; do
+	echo "BENCH trainer.$c.tracer_cpu %${cpu[$c]}"
+done
