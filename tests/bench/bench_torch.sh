@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# PyTorch slowdown: a real training loop with two DataLoader workers reading
+# real files (tests/bench/torch_train.py, Debian's python3-torch run by
+# /usr/bin/python3), with nothing attached, under acceltrace (default
+# probes, and every probe: --sched), under bpftrace attaching the
+# equivalent probes, and under torch.profiler. Steps per second come from
+# the loop itself ("steps_per_s=").
+#
+# A CPU-only PyTorch process has no PJRT plugin: acceltrace's runtime
+# probes have nothing to attach to, so its cost here is the syscall and
+# task probes (and sched_switch with --sched) on the main process and its
+# workers (--children). It never arms (no device activity), so it is given
+# an arm timeout longer than the run and writes no capture.
+#
+#   tests/bench/bench_torch.sh OUTPUT_DIR
+#
+# Prints BENCH lines for report.py. Environment: BENCH_REPS (default 5),
+# BENCH_TORCH_STEPS (default 200).
+set -euo pipefail
+
+out=${1:-build}
+reps=${BENCH_REPS:-5}
+steps=${BENCH_TORCH_STEPS:-200}
+acceltrace=$(realpath "$out/acceltrace")
+script=$(realpath "$(dirname "$0")/torch_train.py")
+py=/usr/bin/python3
+work=$(mktemp -d /tmp/acceltrace-bench-torch.XXXXXX)
+trap '[[ -n ${BENCH_KEEP:-} ]] || rm -rf "$work"' EXIT
+
+if ! "$py" -c 'import torch' 2>/dev/null; then
+	echo "NOTE torch: $py cannot import torch (python3-torch missing); skipped"
+	exit 0
+fi
+
+train=("$py" "$script" --data "$work/data" --steps "$steps")
+# Make the data files once, outside any measurement.
+"${train[@]}" --steps 1 --warmup 1 >/dev/null
+
+# bpftrace: the syscall and task tracepoints acceltrace attaches, for the
+# main process and its children (the workers), each hit counted.
+{
+	echo "// bpftrace doing what acceltrace's default probes do in a PyTorch process"
+	n=0
+	for sc in read pread64 readv preadv ioctl openat close eventfd2; do
+		for dir in enter exit; do
+			n=$((n + 1))
+			echo "tracepoint:syscalls:sys_${dir}_$sc /pid == cpid || curtask->real_parent->tgid == cpid/ { @p$n = count(); }"
+		done
+	done
+	for tp in task:task_newtask task:task_rename sched:sched_process_exit \
+		sched:sched_process_exec irq:irq_handler_entry irq:irq_handler_exit; do
+		n=$((n + 1))
+		echo "tracepoint:$tp /pid == cpid || curtask->real_parent->tgid == cpid/ { @p$n = count(); }"
+	done
+} >"$work/torch.bt"
+
+rate_of() {
+	local v
+	v=$(sed -n 's/^steps_per_s=\([0-9.]*\)$/\1/p' "$1" | tail -1)
+	echo "${v:-nan}"
+}
+
+run() {
+	case $1 in
+	off) "${train[@]}" >"$work/o.log" 2>&1 ;;
+	profiler) "${train[@]}" --profiler >"$work/o.log" 2>&1 ;;
+	acceltrace)
+		"$acceltrace" record --children --arm-timeout 10m --logdir "$work/logs" \
+			-- "${train[@]}" >"$work/o.log" 2>&1 || true ;;
+	acceltrace_sched)
+		"$acceltrace" record --children --sched --arm-timeout 10m \
+			--logdir "$work/logs" -- "${train[@]}" >"$work/o.log" 2>&1 || true ;;
+	bpftrace)
+		bpftrace -c "${train[*]}" "$work/torch.bt" >"$work/o.log" 2>&1 || true ;;
+	esac
+}
+
+declare -A rate noted
+configs=(off acceltrace acceltrace_sched bpftrace profiler)
+for ((r = 0; r < reps; r++)); do
+	for ((i = 0; i < ${#configs[@]}; i++)); do
+		c=${configs[(i + r) % ${#configs[@]}]}
+		run "$c"
+		v=$(rate_of "$work/o.log")
+		rate[$c]+=" $v"
+		if [[ $v == nan && -z ${noted[$c]:-} ]]; then
+			noted[$c]=1
+			echo "NOTE torch.$c failed: $(grep -v RLIMIT_MEMLOCK "$work/o.log" | grep -m1 -i 'error' || tail -1 "$work/o.log")"
+		fi
+		echo "bench_torch: rep $((r + 1)) $c: $v steps/s" >&2
+	done
+done
+for c in "${configs[@]}"; do
+	echo "BENCH torch.$c steps/s${rate[$c]}"
+done
