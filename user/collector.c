@@ -361,6 +361,9 @@ static void owner_unlink(struct collector *c, struct owner *o)
 		hashmap__remove(c->user_args, o->pid, o->user_arg);
 }
 
+/* Registers @o's completion callback argument, replacing an older one. */
+static void set_user_arg(struct collector *c, struct owner *o, uint64_t ua);
+
 /* Work whose completion was never seen (it completed before its callback
  * was probed, or was issued before we attached): forgotten, and counted. */
 static void owner_discard(struct collector *c, struct owner *o)
@@ -370,6 +373,23 @@ static void owner_discard(struct collector *c, struct owner *o)
 	if (o->launch && --o->launch->pending == 0)
 		free(o->launch);
 	free(o);
+}
+
+static void set_user_arg(struct collector *c, struct owner *o, uint64_t ua)
+{
+	struct owner *prev = NULL;
+
+	/* One registration per owner: drop an older one's key. */
+	if (o->user_arg && o->user_arg != ua &&
+	    hashmap__get(c->user_args, o->pid, o->user_arg) == o)
+		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	o->user_arg = ua;
+	hashmap__put(c->user_args, o->pid, ua, o, (void **)&prev);
+	/* The user_arg is reused: the work it stood for completed unseen. */
+	if (prev && prev != o) {
+		prev->user_arg = 0;	/* the key is o's now */
+		owner_discard(c, prev);
+	}
 }
 
 static void owner_done(struct collector *c, struct owner *o, uint64_t t,
@@ -553,18 +573,8 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 		struct owner *o = hashmap__get(c->owners, r->h.pid, r->vals[V_ONREADY_EVENT]);
 		uint64_t cb = r->vals[V_ONREADY_CALLBACK];
 
-		if (o) {
-			struct owner *prev;
-
-			o->user_arg = r->vals[V_ONREADY_USER_ARG];
-			hashmap__put(c->user_args, o->pid, o->user_arg, o, (void **)&prev);
-			/* The user_arg is reused: the work it stood for completed
-			 * unseen. */
-			if (prev && prev != o) {
-				prev->user_arg = 0;
-				owner_discard(c, prev);
-			}
-		}
+		if (o)
+			set_user_arg(c, o, r->vals[V_ONREADY_USER_ARG]);
 		if (cb && !runtime_attach__callback_ready(c->ra, r->h.pid, cb))
 			runtime_attach__on_callback(c->ra, r->h.pid, cb);
 		if (!c->onready_seen++)
@@ -878,7 +888,7 @@ static int close_exited_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 	(void)ev;
 	if (pid != x->pid)
 		return 0;
-	if (o->user_arg)
+	if (o->user_arg && hashmap__get(x->c->user_args, o->pid, o->user_arg) == o)
 		hashmap__remove(x->c->user_args, o->pid, o->user_arg);
 	if (o->kind == OWN_EXEC) {
 		device_execution(x->c, o, x->ts, SPAN_F_TARGET_EXITED);

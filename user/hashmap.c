@@ -164,15 +164,25 @@ void hashmap__filter(struct hashmap *h,
 		     int (*fn)(uint64_t a, uint64_t b, void *value, void *ctx),
 		     void *ctx)
 {
-	size_t i = 0;
+	struct { uint64_t a, b; } *keys;
+	size_t n = 0;
 
-	while (i < h->cap) {
-		struct slot *s = &h->slots[i];
+	/* A snapshot of the keys: removals shift entries around, and each
+	 * entry must be seen exactly once. */
+	keys = malloc((h->count + 1) * sizeof(*keys));
+	if (!keys)
+		return;
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->slots[i].used) {
+			keys[n].a = h->slots[i].a;
+			keys[n].b = h->slots[i].b;
+			n++;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = find(h, keys[i].a, keys[i].b);
 
-		/* A removal may shift the next entry into this slot: recheck it. */
-		if (s->used && fn(s->a, s->b, s->value, ctx))
-			remove_slot(h, i);
-		else
-			i++;
+		if (s && fn(s->a, s->b, s->value, ctx))
+			remove_slot(h, s - h->slots);
 	}
+	free(keys);
 }

@@ -26,10 +26,9 @@ void *hashmap__remove(struct hashmap *h, uint64_t a, uint64_t b);
 size_t hashmap__count(const struct hashmap *h);
 
 /*
- * Calls fn for every entry; fn returning nonzero removes the entry (its
- * value is the caller's to free). Safe against that removal, but a removal
- * near the table's end can wrap an entry already seen back under the cursor,
- * so fn may see an entry twice: keep it idempotent.
+ * Calls fn once for every entry present when it starts; fn returning
+ * nonzero removes the entry (its value is the caller's to free). fn must not
+ * insert or remove entries itself.
  */
 void hashmap__filter(struct hashmap *h,
 		     int (*fn)(uint64_t a, uint64_t b, void *value, void *ctx),

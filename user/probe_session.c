@@ -15,6 +15,7 @@
 
 #define LOG_CONTEXT "probes"
 #include "log.h"
+#include "bpf_links.h"
 #include "probe_session.h"
 #include "acceltrace.skel.h"
 
@@ -286,12 +287,31 @@ void probe_session__free(struct probe_session *ps)
 {
 	if (!ps)
 		return;
-	for (uint32_t i = 0; i < ps->n_probes; i++) {
-		bpf_link__destroy(ps->probes[i].ret);
-		bpf_link__destroy(ps->probes[i].entry);
+	{
+		/* One grace period for all of them, not one each. */
+		struct bpf_link **all = calloc(2 * ps->n_probes + ps->n_kernel_links + 1,
+					       sizeof(*all));
+		size_t n = 0;
+
+		for (uint32_t i = 0; i < ps->n_probes; i++) {
+			if (all) {
+				all[n++] = ps->probes[i].ret;
+				all[n++] = ps->probes[i].entry;
+			} else {
+				bpf_link__destroy(ps->probes[i].ret);
+				bpf_link__destroy(ps->probes[i].entry);
+			}
+		}
+		for (uint32_t i = 0; i < ps->n_kernel_links; i++) {
+			if (all)
+				all[n++] = ps->kernel_links[i];
+			else
+				bpf_link__destroy(ps->kernel_links[i]);
+		}
+		if (all)
+			bpf_links__destroy_all(all, n);
+		free(all);
 	}
-	for (uint32_t i = 0; i < ps->n_kernel_links; i++)
-		bpf_link__destroy(ps->kernel_links[i]);
 	ring_buffer__free(ps->rb);
 	for (int i = 0; i < AT_MAX_RINGS; i++)
 		if (ps->ring_fds[i] >= 0)
@@ -467,6 +487,33 @@ int probe_session__detach_runtime(struct probe_session *ps, int probe_id)
 	bpf_link__destroy(rp->entry);
 	memset(rp, 0, sizeof(*rp));
 	return 0;
+}
+
+void probe_session__detach_runtime_many(struct probe_session *ps,
+					const int *probe_ids, size_t n)
+{
+	struct bpf_link **links = calloc(2 * n + 1, sizeof(*links));
+	size_t k = 0;
+
+	if (!links) {
+		for (size_t i = 0; i < n; i++)
+			probe_session__detach_runtime(ps, probe_ids[i]);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct runtime_probe *rp;
+
+		if (probe_ids[i] < 0 || (uint32_t)probe_ids[i] >= ps->n_probes)
+			continue;
+		rp = &ps->probes[probe_ids[i]];
+		if (!rp->used)
+			continue;
+		links[k++] = rp->ret;
+		links[k++] = rp->entry;
+		memset(rp, 0, sizeof(*rp));
+	}
+	bpf_links__destroy_all(links, k);
+	free(links);
 }
 
 size_t probe_session__runtime_probes(const struct probe_session *ps)

@@ -69,6 +69,9 @@ int probe_session__attach_runtime(struct probe_session *ps,
 				  const struct rt_probe_spec *spec,
 				  const char *path, uint64_t offset, int pid);
 int probe_session__detach_runtime(struct probe_session *ps, int probe_id);
+/* Detaches several at once (their kernel grace periods overlap). */
+void probe_session__detach_runtime_many(struct probe_session *ps,
+					const int *probe_ids, size_t n);
 size_t probe_session__runtime_probes(const struct probe_session *ps);
 /* How often a runtime probe fired, in any process (before filtering). */
 uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_id);

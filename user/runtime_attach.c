@@ -32,11 +32,18 @@ struct library {
 	pid_t users[MAX_LIB_USERS];
 };
 
+#define MAX_CALLBACK_USERS 64
+
+/* A callback function: probed once per (file, offset), for every process
+ * that registers it; detached when the last of them is gone. */
 struct callback {
 	uint64_t dev, ino, offset;	/* the function, in its file */
 	struct attached_probe *probe;
-	pid_t pid;			/* one process it was learned in */
-	uint64_t addr;			/* its address there */
+	struct {
+		pid_t pid;
+		uint64_t addr;		/* the function's address in that process */
+	} users[MAX_CALLBACK_USERS];
+	unsigned int n_users;
 };
 
 struct runtime_attach {
@@ -102,6 +109,8 @@ static int attach_probe(struct runtime_attach *ra, struct attached_probe *p,
 	}
 	p->probe_id = id;
 	ra->by_id[id] = p;
+	log_debug("probe %d: %s at %s+0x%llx", id, p->entry->name, path,
+		  (unsigned long long)p->attach_offset);
 	return 0;
 }
 
@@ -410,11 +419,50 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 	return found;
 }
 
+/* Detaches every probe @match selects, all at once. */
+static void detach_probes(struct runtime_attach *ra,
+			  bool (*match)(const struct attached_probe *p, const void *arg),
+			  const void *arg)
+{
+	int *ids = calloc(ra->n_probes + 1, sizeof(*ids));
+	size_t n = 0;
+
+	for (size_t i = 0; i < ra->n_probes; i++) {
+		struct attached_probe *p = ra->probes[i];
+
+		if (!match(p, arg))
+			continue;
+		if (!ids) {
+			detach_probe(ra, p);
+			continue;
+		}
+		if (p->probe_id >= 0) {
+			ids[n++] = p->probe_id;
+			ra->by_id[p->probe_id] = NULL;
+		}
+		p->probe_id = -1;
+	}
+	if (ra->ps && n)
+		probe_session__detach_runtime_many(ra->ps, ids, n);
+	log_debug("detached %zu runtime probes", n);
+	free(ids);
+}
+
+static bool probe_of_library(const struct attached_probe *p, const void *lib)
+{
+	return p->lib == lib;
+}
+
+static bool any_probe(const struct attached_probe *p, const void *arg)
+{
+	(void)p;
+	(void)arg;
+	return true;
+}
+
 static void library_drop_probes(struct runtime_attach *ra, struct library *lib)
 {
-	for (size_t i = 0; i < ra->n_probes; i++)
-		if (ra->probes[i]->lib == &lib->pub)
-			detach_probe(ra, ra->probes[i]);
+	detach_probes(ra, probe_of_library, &lib->pub);
 	lib->pub.n_probes = 0;
 }
 
@@ -439,10 +487,14 @@ void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
 	for (size_t i = 0; i < ra->n_callbacks; i++) {
 		struct callback *cb = &ra->callbacks[i];
 
-		if (cb->pid == pid && cb->probe) {
-			detach_probe(ra, cb->probe);
-			cb->pid = 0;
+		for (unsigned int u = 0; u < cb->n_users; u++) {
+			if (cb->users[u].pid != pid)
+				continue;
+			cb->users[u] = cb->users[--cb->n_users];
+			break;
 		}
+		if (!cb->n_users && cb->probe && cb->probe->probe_id >= 0)
+			detach_probe(ra, cb->probe);
 	}
 }
 
@@ -509,13 +561,18 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 	}
 	for (size_t i = 0; i < ra->n_callbacks; i++) {
 		cb = &ra->callbacks[i];
-		if (cb->dev == st.st_dev && cb->ino == st.st_ino && cb->offset == off) {
-			if (!cb->pid) {
-				cb->pid = pid;
-				cb->addr = addr;
-			}
-			goto out;	/* the same function, another process */
+		if (cb->dev != st.st_dev || cb->ino != st.st_ino || cb->offset != off)
+			continue;
+		/* The same function, another process (or the same one again). */
+		if (cb->n_users < MAX_CALLBACK_USERS) {
+			cb->users[cb->n_users].pid = pid;
+			cb->users[cb->n_users].addr = addr;
+			cb->n_users++;
 		}
+		/* Its last user had gone: probe it again. */
+		if (cb->probe && cb->probe->probe_id < 0)
+			err = attach_probe(ra, cb->probe, path);
+		goto out;
 	}
 	if (ra->n_callbacks == MAX_CALLBACKS) {
 		if (!ra->callbacks_full_warned)
@@ -545,8 +602,9 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 	cb->ino = st.st_ino;
 	cb->offset = off;
 	cb->probe = p;
-	cb->pid = pid;
-	cb->addr = addr;
+	cb->users[0].pid = pid;
+	cb->users[0].addr = addr;
+	cb->n_users = 1;
 	log_debug("probing OnReady callback %s (process %d)", p->target, pid);
 out:
 	elf_image__free(elf);
@@ -557,9 +615,13 @@ out:
 bool runtime_attach__callback_ready(struct runtime_attach *ra, pid_t pid,
 				    uint64_t addr)
 {
-	for (size_t i = 0; i < ra->n_callbacks; i++)
-		if (ra->callbacks[i].pid == pid && ra->callbacks[i].addr == addr)
-			return true;
+	for (size_t i = 0; i < ra->n_callbacks; i++) {
+		const struct callback *cb = &ra->callbacks[i];
+
+		for (unsigned int u = 0; u < cb->n_users; u++)
+			if (cb->users[u].pid == pid && cb->users[u].addr == addr)
+				return cb->probe && cb->probe->probe_id >= 0;
+	}
 	return false;
 }
 
@@ -609,10 +671,9 @@ void runtime_attach__free(struct runtime_attach *ra)
 {
 	if (!ra)
 		return;
-	for (size_t i = 0; i < ra->n_probes; i++) {
-		detach_probe(ra, ra->probes[i]);
+	detach_probes(ra, any_probe, NULL);
+	for (size_t i = 0; i < ra->n_probes; i++)
 		free(ra->probes[i]);
-	}
 	free(ra->probes);
 	for (size_t i = 0; i < ra->n_libs; i++) {
 		elf_image__free(ra->libs[i]->elf);
