@@ -23,6 +23,7 @@
  * BENCH_REPS (default 5), BENCH_CALLS (emulated uprobes and syscalls,
  * default 400000; single-stepped uprobes get 1/20 of it).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -303,6 +304,91 @@ static void detach(struct rt_ctx *rc, struct bpf_link *links[2], int probe_id)
 		probe_session__detach_runtime(rc->ps, probe_id);
 }
 
+/*
+ * bpf_stats cross-check: the kernel's own count of a program's run time
+ * (kernel.bpf_stats_enabled, here through BPF_ENABLE_STATS while the
+ * returned fd is open). Programs are found among this process's own fds,
+ * by name, so programs other processes load are never read.
+ */
+static int own_prog_fd(const char *name)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+	__u32 best_id = 0;
+
+	/* Several of our objects may hold one: the latest loaded is the
+	 * one just attached. */
+	while (d && (e = readdir(d))) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strcmp(info.name, name) && info.id > best_id) {
+			found = fd;
+			best_id = info.id;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void prog_stats(int fd, uint64_t *ns, uint64_t *cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	*ns = *cnt = 0;
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		*ns = info.run_time_ns;
+		*cnt = info.run_cnt;
+	}
+}
+
+/* ns per run of @prog_name over @calls calls of @fn with @cfg attached. */
+static void stats_pass(struct rt_ctx *rc, enum config cfg, const char *path,
+		       uint64_t off, long calls)
+{
+	static const char *const progs[][2] = {
+		[C_FLOOR] = { "floor_entry", NULL },
+		[C_CALLBACK] = { "rt_entry", NULL },
+		[C_ONREADY] = { "rt_entry", NULL },
+		[C_EXECUTE] = { "rt_entry", "rt_return" },
+		[C_OPS0] = { "rt_entry", NULL },
+		[C_DEREF8] = { "rt_entry", NULL },
+		[C_UNTRACED] = { "rt_entry", NULL },
+		[C_PIECE_RING] = { "piece_ringbuf", NULL },
+	};
+	struct bpf_link *links[2] = {};
+	uint64_t ns0[2], cnt0[2], ns1, cnt1;
+	int id, fds[2] = { -1, -1 };
+
+	if (attach(rc, cfg, path, off, links, &id)) {
+		detach(rc, links, id);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (progs[cfg][i])
+			fds[i] = own_prog_fd(progs[cfg][i]);
+		prog_stats(fds[i], &ns0[i], &cnt0[i]);
+	}
+	time_calls(bench_fn_push, calls);
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		prog_stats(fds[i], &ns1, &cnt1);
+		if (cnt1 > cnt0[i])
+			printf("BENCH stats.%s.%s ns/run %.1f\n", config_names[cfg],
+			       i ? "return" : "entry",
+			       (double)(ns1 - ns0[i]) / (cnt1 - cnt0[i]));
+	}
+	detach(rc, links, id);
+}
+
 struct kind_state {
 	uint64_t off;			/* attach offset in the file */
 	struct bench_metric m[C__COUNT];
@@ -383,7 +469,88 @@ static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 		for (int c = 0; c < C__COUNT; c++)
 			if (ks[k].m[c].n)
 				bench_print(&ks[k].m[c]);
+
+	/* The cross-check, with run-time statistics on (they cost a clock
+	 * read per run, so never during the timed repetitions above). */
+	{
+		static const enum config cfgs[] = {
+			C_FLOOR, C_OPS0, C_CALLBACK, C_ONREADY, C_DEREF8, C_EXECUTE,
+			C_UNTRACED, C_PIECE_RING,
+		};
+		int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+		if (stats_fd < 0) {
+			fprintf(stderr, "bench_probe: no BPF run-time statistics: %s\n",
+				strerror(errno));
+			return 0;
+		}
+		for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+			stats_pass(rc, cfgs[i], path, ks[K_PUSH].off, calls / 4);
+		close(stats_fd);
+	}
 	return 0;
+}
+
+/* Run time per run of the syscall programs (the cross-check). */
+static void syscall_prog_stats(const char *label, const char *const *names,
+			       int n, int fd, long calls)
+{
+	uint64_t ns0[2], cnt0[2], ns1, cnt1;
+	int fds[2];
+
+	for (int i = 0; i < n; i++) {
+		fds[i] = own_prog_fd(names[i]);
+		prog_stats(fds[i], &ns0[i], &cnt0[i]);
+	}
+	time_preads(fd, calls);
+	for (int i = 0; i < n; i++) {
+		prog_stats(fds[i], &ns1, &cnt1);
+		if (fds[i] >= 0 && cnt1 > cnt0[i])
+			printf("BENCH stats.%s.%s ns/run %.1f\n", label,
+			       i ? "exit" : "enter", (double)(ns1 - ns0[i]) / (cnt1 - cnt0[i]));
+	}
+}
+
+static void syscall_stats(const struct features *f, struct bench *skel, int fd,
+			  long calls)
+{
+	static const char *const floor_progs[] = { "floor_sys_enter", "floor_sys_exit" };
+	static const char *const at_progs[] = { "sc_enter_pread6", "sc_exit_pread64" };
+	static const char *const core_prog[] = { "piece_fileid_co" };
+	static const char *const btf_prog[] = { "piece_fileid_bt" };
+	struct probe_session_opts opts = { .sz = sizeof(opts), .features = f };
+	struct bpf_link *l1, *l2;
+	struct probe_session *ps;
+	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	if (stats_fd < 0)
+		return;
+	l1 = bpf_program__attach(skel->progs.floor_sys_enter);
+	l2 = bpf_program__attach(skel->progs.floor_sys_exit);
+	syscall_prog_stats("tp_floor", floor_progs, 2, fd, calls);
+	bpf_link__destroy(l1);
+	bpf_link__destroy(l2);
+	l1 = bpf_program__attach(skel->progs.piece_fileid_core);
+	syscall_prog_stats("tp_fileid_core", core_prog, 1, fd, calls);
+	bpf_link__destroy(l1);
+	l1 = bpf_program__attach(skel->progs.piece_fileid_btf);
+	syscall_prog_stats("tp_fileid_btf", btf_prog, 1, fd, calls);
+	bpf_link__destroy(l1);
+	ps = probe_session__open(&opts, count_record, NULL);
+	if (!ps)
+		fprintf(stderr, "bench_probe: stats: opening a session failed: %s\n",
+			strerror(errno));
+	if (ps && !probe_session__attach_kernel(ps)) {
+		set_session(1, ps);
+		probe_session__trace_pid(ps, getpid(), TRACED_TARGET);
+		syscall_prog_stats("tp_traced", at_progs, 2, fd, calls);
+		probe_session__untrace_pid(ps, getpid());
+		syscall_prog_stats("tp_untraced", at_progs, 2, fd, calls);
+		usleep(2000);
+		set_session(1, NULL);
+	}
+	probe_session__free(ps);
+	close(stats_fd);
 }
 
 static int run_syscalls(const struct features *f, struct bench *skel, int reps,
@@ -473,6 +640,8 @@ static int run_syscalls(const struct features *f, struct bench *skel, int reps,
 		set_session(1, NULL);
 		probe_session__free(ps);
 	}
+	if (!err)
+		syscall_stats(f, skel, fd, calls / 4);
 	close(fd);
 	if (err)
 		return err;

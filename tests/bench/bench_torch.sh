@@ -15,7 +15,8 @@
 #   tests/bench/bench_torch.sh OUTPUT_DIR
 #
 # Prints BENCH lines for report.py. Environment: BENCH_REPS (default 5),
-# BENCH_TORCH_STEPS (default 200).
+# BENCH_TORCH_STEPS (default 200), BENCH_TORCH_CONFIGS (default "off
+# acceltrace acceltrace_sched bpftrace profiler").
 set -euo pipefail
 
 out=${1:-build}
@@ -76,7 +77,7 @@ run() {
 }
 
 declare -A rate noted
-configs=(off acceltrace acceltrace_sched bpftrace profiler)
+read -r -a configs <<<"${BENCH_TORCH_CONFIGS:-off acceltrace acceltrace_sched bpftrace profiler}"
 for ((r = 0; r < reps; r++)); do
 	for ((i = 0; i < ${#configs[@]}; i++)); do
 		c=${configs[(i + r) % ${#configs[@]}]}

@@ -9,7 +9,8 @@
 #   tests/bench/bench_trainer.sh OUTPUT_DIR
 #
 # Prints BENCH lines (tests/bench/bench.h) for report.py. Environment:
-# BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8).
+# BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8),
+# BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched bpftrace").
 set -euo pipefail
 
 out=${1:-build}
@@ -125,7 +126,7 @@ run_bpftrace() {
 }
 
 declare -A rate cpu noted
-configs=(off acceltrace acceltrace_sched bpftrace)
+read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched bpftrace}"
 for ((r = 0; r < reps; r++)); do
 	for ((i = 0; i < ${#configs[@]}; i++)); do
 		c=${configs[(i + r) % ${#configs[@]}]}
@@ -152,6 +153,7 @@ done
 for c in "${configs[@]}"; do
 	echo "BENCH trainer.$c steps/s${rate[$c]}"
 done
-for c in acceltrace acceltrace_sched bpftrace; do
+for c in "${configs[@]}"; do
+	[[ $c == off ]] && continue
 	echo "BENCH trainer.$c.tracer_cpu %${cpu[$c]}"
 done
