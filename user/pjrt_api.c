@@ -617,6 +617,7 @@ struct scan_state {
 	bool have_best;
 	uint64_t best_addr;
 	char best_reason[512];
+	int best_err;		/* how the furthest-reaching candidate failed */
 	int err;		/* a hard error (ENOMEM) */
 };
 
@@ -638,6 +639,7 @@ static void scan_candidate(struct scan_state *s, uint64_t addr)
 			s->have_best = true;
 			s->best_stage = stage;
 			s->best_addr = addr;
+			s->best_err = err;
 			snprintf(s->best_reason, sizeof(s->best_reason), "%s", msg);
 		}
 		return;
@@ -804,7 +806,9 @@ struct pjrt_api *pjrt_api__scan(pid_t pid, const char *library, char *reason,
 					 "and one on the heap is not scanned)");
 		}
 		say(reason, reason_size, "%s", msg);
-		err = -ENOENT;
+		/* No candidate: not built yet. Candidates that all failed
+		 * validation: a table that is there and is refused. */
+		err = s.candidates && s.best_err ? s.best_err : -ENOENT;
 		goto cleanup;
 	}
 

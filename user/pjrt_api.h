@@ -153,10 +153,12 @@ struct pjrt_api *pjrt_api__from_getpjrtapi(pid_t pid, const char *library,
  * as pjrt_api__read does.
  *
  * Returns the one valid table (identical copies count as one), or NULL with
- * errno: ENOENT when none is valid (reason: how many candidates, and what
- * failed for the one that got furthest; a table built on the first
- * GetPjrtApi call is all zeroes before it), ENOTUNIQ when different valid
- * tables exist (reason names two), or the errors of pjrt_api__read.
+ * errno: ENOENT when there is no candidate header at all (a table built on
+ * the first GetPjrtApi call is all zeroes before it); when candidates exist
+ * and none is valid, the error of the one that got furthest (EINVAL: a check
+ * failed, ENOTSUP: an unknown version), the reason saying how many there
+ * were and what failed; ENOTUNIQ when different valid tables exist (reason
+ * names two), or the errors of pjrt_api__read.
  */
 struct pjrt_api *pjrt_api__scan(pid_t pid, const char *library, char *reason,
 				size_t reason_size);
