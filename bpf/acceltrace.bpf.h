@@ -68,7 +68,12 @@ static __always_inline void count_loss(enum loss_kind kind)
 
 static __always_inline bool pid_traced(__u32 pid)
 {
-	return bpf_map_lookup_elem(&traced_pids, &pid) != NULL;
+	__u32 traced = bpf_map_lookup_elem(&traced_pids, &pid) != NULL;
+
+	/* A scalar from here on: clang would otherwise OR two lookups'
+	 * pointers together (pt || nt), which the verifier refuses. */
+	asm volatile("" : "+r"(traced));
+	return traced;
 }
 
 /* Adds a process to the traced set (whole-host adoption, children). */

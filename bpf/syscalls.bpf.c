@@ -19,6 +19,7 @@
 
 #define S_IFMT	00170000
 #define S_IFREG	0100000
+#define S_IFCHR	0020000
 
 /* Device-node path prefixes (probe-pack data), matched on open. */
 struct {
@@ -267,6 +268,16 @@ static __always_inline void finish_open(struct sys_pending *p, __u64 pid_tgid,
 	which = match_dev_prefix(s->path);
 	if (which < 0)
 		return;
+	/* Device nodes are character devices: files beside a node under the
+	 * same prefix (a simulator's data, say) are not, and their reads must
+	 * not be taken for device reads before user space can check. */
+	{
+		struct file *f = current_file(ret);
+		struct inode *inode = f ? BPF_CORE_READ(f, f_inode) : NULL;
+
+		if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFCHR)
+			return;
+	}
 	key.pid = pid;
 	key.fd = ret;
 	if (bpf_map_update_elem(&fd_kinds, &key, &kind, BPF_ANY))
@@ -408,9 +419,7 @@ int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
 		return 0;
 	if (!pid_traced(pid_tgid >> 32))
 		return 0;
-	if (!regular_file(BPF_CORE_READ((struct io_kiocb *)ctx->req, file),
-			  &p.dev, &p.ino))
-		return 0;
+	/* The request gets its file after this point: identity at completion. */
 	p.start_ns = bpf_ktime_get_ns();
 	p.pid = pid_tgid >> 32;
 	p.tid = (__u32)pid_tgid;
@@ -431,6 +440,12 @@ int uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 	p = bpf_map_lookup_elem(&uring_pending, &req);
 	if (!p)
 		return 0;
+	/* Reads of regular files only: input data, not sockets or pipes. */
+	if (!regular_file(BPF_CORE_READ((struct io_kiocb *)ctx->req, file),
+			  &p->dev, &p->ino)) {
+		bpf_map_delete_elem(&uring_pending, &req);
+		return 0;
+	}
 	rec = reserve_record(&ring, sizeof(*rec), EV_SYSCALL);
 	if (rec) {
 		rec->h.pid = p->pid;

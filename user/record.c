@@ -24,6 +24,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "collector.h"
+#include "device_irqs.h"
 #include "device_nodes.h"
 #include "json_writer.h"
 #include "kernel_features.h"
@@ -661,6 +662,8 @@ static int setup(struct run *r)
 	err = probe_session__attach_kernel(r->ps);
 	if (err)
 		return err;
+	/* Accelerator interrupts present now (the simulator has none). */
+	device_irqs__trace(r->ps);
 	topts.pids = r->o->pids;
 	topts.n_pids = r->o->n_pids;
 	topts.children = r->o->children;

@@ -8,6 +8,7 @@
  * life (created, renamed, exited). Every trigger comes from this process.
  */
 #include <fcntl.h>
+#include <liburing.h>
 #include <sys/ioctl.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -82,7 +83,7 @@ static uint64_t self_file_offset(void *fn)
 
 struct seen {
 	int calls, calls_bad, opens_seen;
-	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok;
+	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok;
 	int task_new, task_rename, task_exit;
 	uint32_t thread_tid;
 	uint64_t lo, hi;
@@ -127,7 +128,11 @@ static int on_record(void *ctx, const void *data, size_t size)
 				r->sc, r->fd, r->fd_kind, (long long)r->ret,
 				(unsigned long long)r->args[0], (long long)r->args[1],
 				(unsigned long long)r->dev, (unsigned long long)r->ino, r->argbuf_len);
+		if (r->sc == SC_IO_URING_READ && r->ret == 4096 && r->ino == s->file_st.st_ino &&
+		    r->h.tid == (uint32_t)syscall(SYS_gettid))
+			s->uring_ok++;
 		if (r->sc == SC_PREAD64 && r->ret == 4096 && r->args[1] == 8192 &&
+		    r->fd_kind == FD_UNKNOWN &&
 		    r->args[0] == 4096 && r->ino == s->file_st.st_ino &&
 		    r->dev == (uint64_t)makedev(major(s->file_st.st_dev),
 						minor(s->file_st.st_dev)))
@@ -189,7 +194,8 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
-static void run_flavour(const char *what, struct features *f, const char *dir)
+static void run_flavour(const char *what, struct features *f, const char *dir,
+			bool uring)
 {
 	static const char *prefixes[1];
 	static char dev_dir[128];
@@ -213,6 +219,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir)
 	opts.features = f;
 	opts.dev_prefixes = prefixes;
 	opts.n_dev_prefixes = 1;
+	opts.io_uring = true;
 	opts.ring_bytes = 1 << 20;
 
 	ps = probe_session__open(&opts, on_record, &s);
@@ -265,8 +272,10 @@ static void run_flavour(const char *what, struct features *f, const char *dir)
 		pthread_join(th, NULL);
 	}
 
-	/* A regular file read at an offset: bytes and the file's identity. */
-	snprintf(path, sizeof(path), "%s/data.bin", dir);
+	/* A regular file read at an offset: bytes and the file's identity.
+	 * It lives beside the device node, under the device prefix: it is no
+	 * character device, so it is a file, not a device. */
+	snprintf(path, sizeof(path), "%sdata.bin", dev_dir);
 	fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
 	if (ASSERT_GE(fd, 0, "create data file")) {
 		char buf[4096];
@@ -276,6 +285,21 @@ static void run_flavour(const char *what, struct features *f, const char *dir)
 			ASSERT_EQ(write(fd, buf, sizeof(buf)), sizeof(buf), "write data");
 		fstat(fd, &s.file_st);
 		ASSERT_EQ(pread(fd, buf, sizeof(buf), 8192), sizeof(buf), "pread");
+		if (uring) {
+			/* The same read through io_uring. */
+			struct io_uring ring;
+			struct io_uring_cqe *cqe;
+
+			if (ASSERT_OK(io_uring_queue_init(4, &ring, 0), "io_uring setup")) {
+				io_uring_prep_read(io_uring_get_sqe(&ring), fd, buf, sizeof(buf), 4096);
+				ASSERT_EQ(io_uring_submit(&ring), 1, "io_uring submit");
+				if (ASSERT_OK(io_uring_wait_cqe(&ring, &cqe), "io_uring wait")) {
+					ASSERT_EQ(cqe->res, (int)sizeof(buf), "io_uring read");
+					io_uring_cqe_seen(&ring, cqe);
+				}
+				io_uring_queue_exit(&ring);
+			}
+		}
 		close(fd);
 	}
 
@@ -303,6 +327,8 @@ static void run_flavour(const char *what, struct features *f, const char *dir)
 	ASSERT_EQ(s.calls, CALLS + 0, "runtime calls recorded");
 	ASSERT_EQ(s.calls_bad, 0, "runtime call values, times and return");
 	ASSERT_EQ(s.pread_ok, 1, "pread with bytes, offset and file identity");
+	if (uring)
+		ASSERT_EQ(s.uring_ok, 1, "io_uring read with bytes and file identity");
 	ASSERT_EQ(s.devopen_ok, 1, "device node open matched by prefix");
 	ASSERT_EQ(s.ioctl_ok, 1, "ioctl with its argument struct");
 	ASSERT_EQ(s.eventfd_ok, 1, "eventfd read with its value");
@@ -346,11 +372,12 @@ int main(void)
 	}
 	if (!mkdtemp(dir))
 		return 1;
-	run_flavour("syscall tracepoints, BTF tracepoints", &f, dir);
+	run_flavour("syscall tracepoints, BTF tracepoints", &f, dir, true);
 	if (f.r[FEAT_RAW_TP].available) {
 		f.r[FEAT_SYSCALL_TP].available = false;
 		f.r[FEAT_TP_BTF].available = false;
-		run_flavour("raw tracepoints", &f, dir);
+		/* io_uring's tracepoints are classic ones: not in this flavour. */
+		run_flavour("raw tracepoints", &f, dir, false);
 	}
 	rmdir(dir);
 	return test_exit();
