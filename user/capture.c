@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "array.h"
+#include "u64_map.h"
 
 #define LOG_CONTEXT "capture"
 #include "log.h"
@@ -26,109 +28,12 @@
 /* Distinct warnings kept; more are counted and summarized at finalize. */
 #define MAX_WARNINGS 1000
 #define STR_CHUNK_SIZE (64 * 1024)
-#define NO_ID UINT32_MAX
+#define NO_ID U64_MAP_NONE
 
 #define offsetofend(type, field) \
 	(offsetof(type, field) + sizeof(((type *)0)->field))
 
-/* ---- a small open-addressing map, u64 key -> u32 value --------------- */
-
-struct u64_map {
-	uint64_t *keys;
-	uint32_t *vals;		/* NO_ID marks an empty slot */
-	size_t cap;		/* 0 or a power of two */
-	size_t n;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint32_t u64_map__get(const struct u64_map *m, uint64_t key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NO_ID;
-	for (i = mix64(key) & (m->cap - 1); m->vals[i] != NO_ID;
-	     i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return m->vals[i];
-	}
-	return NO_ID;
-}
-
-static void u64_map__insert_slot(struct u64_map *m, uint64_t key, uint32_t val)
-{
-	size_t i = mix64(key) & (m->cap - 1);
-
-	while (m->vals[i] != NO_ID && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (m->vals[i] == NO_ID)
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-}
-
-static int u64_map__put(struct u64_map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct u64_map bigger = { .cap = m->cap ? m->cap * 2 : 16 };
-		size_t i;
-
-		bigger.keys = malloc(bigger.cap * sizeof(*bigger.keys));
-		bigger.vals = malloc(bigger.cap * sizeof(*bigger.vals));
-		if (!bigger.keys || !bigger.vals) {
-			free(bigger.keys);
-			free(bigger.vals);
-			return -ENOMEM;
-		}
-		memset(bigger.vals, 0xff, bigger.cap * sizeof(*bigger.vals));
-		for (i = 0; i < m->cap; i++) {
-			if (m->vals[i] != NO_ID)
-				u64_map__insert_slot(&bigger, m->keys[i], m->vals[i]);
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = bigger;
-	}
-	u64_map__insert_slot(m, key, val);
-	return 0;
-}
-
-static void u64_map__free(struct u64_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-/* Grows *arr to hold at least need elements; 0 or -ENOMEM. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	new_cap = *cap ? *cap : 8;
-	while (new_cap < need)
-		new_cap *= 2;
-	p = realloc(*arr, new_cap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = new_cap;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+#define GROW(arr, cap, need) ARRAY_GROW(arr, cap, need)
 
 /* ---- the model ------------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 
 #define LOG_CONTEXT "collector"
 #include "log.h"
+#include "array.h"
 #include "capture.h"
 #include "collector.h"
 #include "device_nodes.h"
@@ -305,15 +306,8 @@ static void remember_module_exec(struct collector *c, const struct capture_span 
 
 	if (!t)
 		return;
-	if (c->n_mods == c->cap_mods) {
-		size_t cap = c->cap_mods ? c->cap_mods * 2 : 1024;
-		struct module_exec *grown = realloc(c->mods, cap * sizeof(*grown));
-
-		if (!grown)
-			return;
-		c->mods = grown;
-		c->cap_mods = cap;
-	}
+	if (ARRAY_GROW(c->mods, c->cap_mods, c->n_mods + 1))
+		return;
 	m = &c->mods[c->n_mods++];
 	m->pid = t->pid;
 	m->device = t->device;
@@ -431,16 +425,7 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 
 	c->st.executions++;
 	note_activity(c, r->h.start_ns);
-	if (c->n_exec_starts == c->cap_exec_starts) {
-		size_t cap = c->cap_exec_starts ? c->cap_exec_starts * 2 : 1024;
-		uint64_t *grown = realloc(c->exec_starts, cap * sizeof(*grown));
-
-		if (grown) {
-			c->exec_starts = grown;
-			c->cap_exec_starts = cap;
-		}
-	}
-	if (c->n_exec_starts < c->cap_exec_starts)
+	if (!ARRAY_GROW(c->exec_starts, c->cap_exec_starts, c->n_exec_starts + 1))
 		c->exec_starts[c->n_exec_starts++] = r->h.start_ns;
 
 	s->kind = SPAN_EXECUTE;

@@ -16,6 +16,7 @@
 
 #define LOG_CONTEXT "attach"
 #include "log.h"
+#include "array.h"
 #include "device_nodes.h"
 #include "elf_image.h"
 #include "pjrt_api.h"
@@ -49,9 +50,9 @@ struct callback {
 struct runtime_attach {
 	struct probe_session *ps;	/* NULL: plan only */
 	struct library **libs;
-	size_t n_libs;
+	size_t n_libs, cap_libs;
 	struct attached_probe **probes;
-	size_t n_probes;
+	size_t n_probes, cap_probes;
 	struct attached_probe *by_id[AT_MAX_PROBES];
 	struct callback callbacks[MAX_CALLBACKS];
 	size_t n_callbacks;
@@ -64,12 +65,10 @@ static struct attached_probe *new_probe(struct runtime_attach *ra,
 					const struct rt_pack_entry *e,
 					const struct attached_library *lib)
 {
-	struct attached_probe *p, **grown;
+	struct attached_probe *p;
 
-	grown = realloc(ra->probes, (ra->n_probes + 1) * sizeof(*grown));
-	if (!grown)
+	if (ARRAY_GROW(ra->probes, ra->cap_probes, ra->n_probes + 1))
 		return NULL;
-	ra->probes = grown;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -172,7 +171,7 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 static struct library *library_get(struct runtime_attach *ra, const char *path,
 				   const struct rt_pack *pack)
 {
-	struct library *lib, **grown;
+	struct library *lib;
 	struct stat st;
 
 	if (stat(path, &st))
@@ -180,10 +179,8 @@ static struct library *library_get(struct runtime_attach *ra, const char *path,
 	lib = find_library(ra, st.st_dev, st.st_ino);
 	if (lib)
 		return lib;
-	grown = realloc(ra->libs, (ra->n_libs + 1) * sizeof(*grown));
-	if (!grown)
+	if (ARRAY_GROW(ra->libs, ra->cap_libs, ra->n_libs + 1))
 		return NULL;
-	ra->libs = grown;
 	lib = calloc(1, sizeof(*lib));
 	if (!lib)
 		return NULL;

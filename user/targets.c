@@ -13,6 +13,7 @@
 
 #define LOG_CONTEXT "targets"
 #include "log.h"
+#include "array.h"
 #include "device_nodes.h"
 #include "probe_packs.h"
 #include "probe_session.h"
@@ -83,15 +84,8 @@ static struct traced *track(struct targets *t, pid_t pid, uint32_t flags,
 
 	if (p)
 		return p;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct traced *grown = realloc(t->procs, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		t->procs = grown;
-		t->cap = cap;
-	}
+	if (ARRAY_GROW(t->procs, t->cap, t->n + 1))
+		return NULL;
 	p = &t->procs[t->n++];
 	memset(p, 0, sizeof(*p));
 	p->report.pid = pid;

@@ -21,6 +21,8 @@
 #include "atomic_file.h"
 #include "capture.h"
 #include "xplane.pb-c.h"
+#include "array.h"
+#include "u64_map.h"
 #include "xspace_writer.h"
 
 #define LOG_CONTEXT "xspace"
@@ -88,105 +90,10 @@ static const char *const metadata_stat_names[] = {
 
 /* ---- small tables ------------------------------------------------------ */
 
-#define NO_ID UINT32_MAX
+#define NO_ID U64_MAP_NONE
 
-struct u64_map {
-	uint64_t *keys;
-	uint32_t *vals;		/* NO_ID: empty */
-	size_t cap, n;
-};
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint32_t map_get(const struct u64_map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NO_ID;
-	for (size_t i = mix64(key) & (m->cap - 1); m->vals[i] != NO_ID;
-	     i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return m->vals[i];
-	}
-	return NO_ID;
-}
-
-static void map_slot_put(struct u64_map *m, uint64_t key, uint32_t val)
-{
-	size_t i = mix64(key) & (m->cap - 1);
-
-	while (m->vals[i] != NO_ID && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (m->vals[i] == NO_ID)
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-}
-
-static int map_put(struct u64_map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct u64_map b = { .cap = m->cap ? m->cap * 2 : 64 };
-
-		b.keys = malloc(b.cap * sizeof(*b.keys));
-		b.vals = malloc(b.cap * sizeof(*b.vals));
-		if (!b.keys || !b.vals) {
-			free(b.keys);
-			free(b.vals);
-			return -ENOMEM;
-		}
-		memset(b.vals, 0xff, b.cap * sizeof(*b.vals));
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->vals[i] != NO_ID)
-				map_slot_put(&b, m->keys[i], m->vals[i]);
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = b;
-	}
-	map_slot_put(m, key, val);
-	return 0;
-}
-
-static void map_clear(struct u64_map *m)
-{
-	if (m->cap)
-		memset(m->vals, 0xff, m->cap * sizeof(*m->vals));
-	m->n = 0;
-}
-
-static void map_free(struct u64_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	new_cap = *cap ? *cap : 16;
-	while (new_cap < need)
-		new_cap *= 2;
-	p = realloc(*arr, new_cap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = new_cap;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+#define GROW(arr, cap, need) ARRAY_GROW(arr, cap, need)
 
 /*
  * A plane's stat metadata: names (unique, by content) -> ids from 1. The
@@ -220,7 +127,7 @@ static void stat_names_reset(struct stat_names *t)
 	t->oom = false;
 	if (t->slots_cap)
 		memset(t->slots, 0, t->slots_cap * sizeof(*t->slots));
-	map_clear(&t->by_sid);
+	u64_map__clear(&t->by_sid);
 }
 
 static void stat_names_free(struct stat_names *t)
@@ -229,7 +136,7 @@ static void stat_names_free(struct stat_names *t)
 	free(t->hash);
 	free(t->md_stat);
 	free(t->slots);
-	map_free(&t->by_sid);
+	u64_map__free(&t->by_sid);
 }
 
 static int stat_names_rehash(struct stat_names *t, size_t cap)
@@ -318,7 +225,7 @@ static uint32_t stat_id_sid(struct stat_names *t, const struct capture *c,
 			    uint32_t sid)
 {
 	const char *s;
-	uint32_t id = map_get(&t->by_sid, sid);
+	uint32_t id = u64_map__get(&t->by_sid, sid);
 
 	if (id != NO_ID)
 		return id;
@@ -326,7 +233,7 @@ static uint32_t stat_id_sid(struct stat_names *t, const struct capture *c,
 	if (!s || !s[0])
 		return 0;
 	id = stat_id(t, s);
-	if (id && map_put(&t->by_sid, sid, id)) {
+	if (id && u64_map__put(&t->by_sid, sid, id)) {
 		t->oom = true;
 		return 0;
 	}
@@ -485,7 +392,7 @@ struct xw {
 static void xw_free(struct xw *w)
 {
 	stat_names_free(&w->stats);
-	map_free(&w->ev_by_key);
+	u64_map__free(&w->ev_by_key);
 	free(w->ev);
 	free(w->order);
 	free(w->sub);
@@ -504,7 +411,7 @@ static void plane_reset(struct xw *w, bool device_plane)
 {
 	w->device_plane = device_plane;
 	stat_names_reset(&w->stats);
-	map_clear(&w->ev_by_key);
+	u64_map__clear(&w->ev_by_key);
 	w->nev = 0;
 	w->st_corr = w->st_true_start = w->st_true_end = w->st_clipped = 0;
 	memset(w->st_flags, 0, sizeof(w->st_flags));
@@ -532,10 +439,10 @@ static int event_md_index(struct xw *w, const struct capture_span *s, bool *is_n
 		key = s->name;
 	}
 	*is_new = false;
-	i = map_get(&w->ev_by_key, key);
+	i = u64_map__get(&w->ev_by_key, key);
 	if (i != NO_ID)
 		return i;
-	if (GROW(w->ev, w->ev_cap, w->nev + 1) || map_put(&w->ev_by_key, key, w->nev))
+	if (GROW(w->ev, w->ev_cap, w->nev + 1) || u64_map__put(&w->ev_by_key, key, w->nev))
 		return -ENOMEM;
 	w->ev[w->nev].name = name;
 	w->ev[w->nev].nargs = 0;
