@@ -42,6 +42,20 @@ enum cli_opt_result cli_common_option(const char *cmd, int opt, char **argv)
 	}
 }
 
+int cli_common_or_exit(const char *cmd, int opt, char **argv,
+		       void (*usage)(FILE *out))
+{
+	switch (cli_common_option(cmd, opt, argv)) {
+	case CLI_OPT_HANDLED:
+		return -1;
+	case CLI_OPT_HELP:
+		usage(stdout);
+		return 0;
+	default:
+		return EXIT_USAGE;
+	}
+}
+
 int cli_bad_argument(const char *cmd, const char *arg)
 {
 	log_err("%s: unexpected argument '%s'; see 'acceltrace %s --help'",

@@ -47,6 +47,13 @@ enum cli_opt_result {
  * what was wrong, naming the command and the option.
  */
 enum cli_opt_result cli_common_option(const char *cmd, int opt, char **argv);
+/*
+ * For an option a command does not handle itself: applies a common one and
+ * returns -1 (go on parsing), or returns the exit status the command should
+ * return now: 0 after printing usage for --help, EXIT_USAGE for a bad option.
+ */
+int cli_common_or_exit(const char *cmd, int opt, char **argv,
+		       void (*usage)(FILE *out));
 /* Reports an unexpected positional argument; returns EXIT_USAGE. */
 int cli_bad_argument(const char *cmd, const char *arg);
 /* Reports a malformed option value; returns EXIT_USAGE. */

@@ -147,15 +147,10 @@ int cmd_doctor(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
-		switch (cli_common_option("doctor", opt, argv)) {
-		case CLI_OPT_HANDLED:
-			break;
-		case CLI_OPT_HELP:
-			usage_doctor(stdout);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
+		int rc = cli_common_or_exit("doctor", opt, argv, usage_doctor);
+
+		if (rc >= 0)
+			return rc;
 	}
 	if (optind < argc)
 		return cli_bad_argument("doctor", argv[optind]);

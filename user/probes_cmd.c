@@ -240,15 +240,9 @@ int cmd_probes(int argc, char **argv)
 			libraries[n_libs++] = optarg;
 			break;
 		default:
-			switch (cli_common_option("probes", opt, argv)) {
-			case CLI_OPT_HANDLED:
-				break;
-			case CLI_OPT_HELP:
-				usage_probes(stdout);
-				return 0;
-			default:
-				return EXIT_USAGE;
-			}
+			rc = cli_common_or_exit("probes", opt, argv, usage_probes);
+			if (rc >= 0)
+				return rc;
 		}
 	}
 	if (optind < argc)

@@ -245,16 +245,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 				return cli_bad_value("record", "--ringbuf-size", optarg,
 						     "a power of two of at least 4096 bytes");
 			break;
-		default:
-			switch (cli_common_option("record", opt, argv)) {
-			case CLI_OPT_HANDLED:
-				break;
-			case CLI_OPT_HELP:
-				usage_record(stdout);
-				return -1;
-			default:
-				return EXIT_USAGE;
-			}
+		default: {
+			int rc = cli_common_or_exit("record", opt, argv, usage_record);
+
+			/* --help: usage printed; -1 tells the caller to exit 0. */
+			if (rc >= 0)
+				return rc ? rc : -1;
+		}
 		}
 	}
 	if (optind < argc) {

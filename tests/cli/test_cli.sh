@@ -40,6 +40,37 @@ contains "$err" "unexpected argument 'extra'" "stray argument is named"
 expect_exit 2 "help for unknown command" -- "$ACCELTRACE" help nosuch
 contains "$err" "unknown command 'nosuch'" "help names the unknown command"
 
+# record and probes: help, and every kind of bad invocation, exit 2.
+expect_exit 0 "record --help" -- "$ACCELTRACE" record --help
+contains "$out" "--duration TIME" "record --help lists --duration"
+contains "$out" "Exit status" "record --help explains exit status"
+expect_exit 0 "probes --help" -- "$ACCELTRACE" probes --help
+contains "$out" "single-steps" "probes --help explains single-stepping"
+expect_exit 2 "record without a target" -- "$ACCELTRACE" record --duration 1s
+contains "$err" "name exactly one target" "record names the missing target"
+expect_exit 2 "record with two targets" -- "$ACCELTRACE" record --pid 1 -a
+contains "$err" "name exactly one target" "record refuses two targets"
+expect_exit 2 "record bad duration" -- "$ACCELTRACE" record --pid 1 --duration 5x
+contains "$err" "bad value '5x' for --duration" "bad duration named"
+expect_exit 2 "record bad ring size" -- "$ACCELTRACE" record --pid 1 --ringbuf-size 1000
+contains "$err" "power of two" "ring size must be a power of two"
+expect_exit 2 "record bad pid" -- "$ACCELTRACE" record --pid abc
+contains "$err" "bad value 'abc' for --pid" "bad pid named"
+expect_exit 2 "record --children alone" -- "$ACCELTRACE" record -a --children
+contains "$err" "--children needs" "--children needs a pid or command"
+expect_exit 2 "record --windows without an end" -- "$ACCELTRACE" record --pid 1 --windows 2
+contains "$err" "--windows needs" "--windows needs an end"
+expect_exit 2 "record bad session" -- "$ACCELTRACE" record --pid 1 --session a/b
+contains "$err" "without '/'" "session names a directory"
+expect_exit 2 "probes without a target" -- "$ACCELTRACE" probes
+contains "$err" "--pid PID or -a" "probes names what it needs"
+
+# Every option record --help shows is documented in docs/record.md.
+for opt in $("$ACCELTRACE" record --help | grep -oE '^ +(-[a-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
+	[[ $opt == --help || $opt == --json || $opt == --verbose ]] && continue
+	grep -q -- "$opt" docs/record.md || fail "record $opt is not in docs/record.md"
+done
+
 # In JSON mode errors are JSON lines on stderr.
 expect_exit 2 "JSON-mode error" -- "$ACCELTRACE" -j doctor --bogus
 level=$(json_get "$err" 'd["level"]') || fail "JSON-mode error is not JSON: $err"
