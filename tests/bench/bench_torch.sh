@@ -18,6 +18,7 @@
 # BENCH_TORCH_STEPS (default 200), BENCH_TORCH_CONFIGS (default "off
 # acceltrace acceltrace_sched bpftrace profiler").
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 out=${1:-build}
 reps=${BENCH_REPS:-5}
@@ -35,7 +36,7 @@ fi
 
 train=("$py" "$script" --data "$work/data" --steps "$steps")
 # Make the data files once, outside any measurement.
-"${train[@]}" --steps 1 --warmup 1 >/dev/null
+"${train[@]}" --steps 1 --warmup 1 >/dev/null 2>&1
 
 # bpftrace: the syscall and task tracepoints acceltrace attaches, for the
 # main process and its children (the workers), each hit counted.
@@ -61,22 +62,26 @@ rate_of() {
 	echo "${v:-nan}"
 }
 
+# Runs one configuration: the loop's stdout in o.log, stderr in e.log;
+# a tracer's CPU while the loop ran in cpu.
 run() {
+	: >"$work/e.log"
+	echo nan >"$work/cpu"
 	case $1 in
-	off) "${train[@]}" >"$work/o.log" 2>&1 ;;
-	profiler) "${train[@]}" --profiler >"$work/o.log" 2>&1 ;;
-	acceltrace)
-		"$acceltrace" record --children --arm-timeout 10m --logdir "$work/logs" \
-			-- "${train[@]}" >"$work/o.log" 2>&1 || true ;;
-	acceltrace_sched)
-		"$acceltrace" record --children --sched --arm-timeout 10m \
-			--logdir "$work/logs" -- "${train[@]}" >"$work/o.log" 2>&1 || true ;;
+	off) "${train[@]}" >"$work/o.log" 2>"$work/e.log" ;;
+	profiler) "${train[@]}" --profiler >"$work/o.log" 2>"$work/e.log" ;;
+	acceltrace | acceltrace_sched)
+		"$acceltrace" record --children $([[ $1 == acceltrace_sched ]] && echo --sched) \
+			--arm-timeout 10m --logdir "$work/logs" \
+			-- "${train[@]}" >"$work/o.log" 2>"$work/e.log" &
+		tracer_cpu $! "$work/e.log" >"$work/cpu" ;;
 	bpftrace)
-		bpftrace -c "${train[*]}" "$work/torch.bt" >"$work/o.log" 2>&1 || true ;;
+		bpftrace -c "${train[*]}" "$work/torch.bt" >"$work/o.log" 2>"$work/e.log" &
+		tracer_cpu $! "$work/e.log" >"$work/cpu" ;;
 	esac
 }
 
-declare -A rate noted
+declare -A rate cpu noted
 read -r -a configs <<<"${BENCH_TORCH_CONFIGS:-off acceltrace acceltrace_sched bpftrace profiler}"
 for ((r = 0; r < reps; r++)); do
 	for ((i = 0; i < ${#configs[@]}; i++)); do
@@ -84,13 +89,18 @@ for ((r = 0; r < reps; r++)); do
 		run "$c"
 		v=$(rate_of "$work/o.log")
 		rate[$c]+=" $v"
+		[[ $c == off || $c == profiler ]] || cpu[$c]+=" $(cat "$work/cpu")"
 		if [[ $v == nan && -z ${noted[$c]:-} ]]; then
 			noted[$c]=1
-			echo "NOTE torch.$c failed: $(grep -v RLIMIT_MEMLOCK "$work/o.log" | grep -m1 -i 'error' || tail -1 "$work/o.log")"
+			echo "NOTE torch.$c failed: $(cat "$work/o.log" "$work/e.log" | grep -v RLIMIT_MEMLOCK | grep -m1 -i 'error' || tail -1 "$work/e.log")"
 		fi
 		echo "bench_torch: rep $((r + 1)) $c: $v steps/s" >&2
 	done
 done
 for c in "${configs[@]}"; do
 	echo "BENCH torch.$c steps/s${rate[$c]}"
+done
+for c in "${configs[@]}"; do
+	[[ $c == off || $c == profiler ]] && continue
+	echo "BENCH torch.$c.tracer_cpu %${cpu[$c]}"
 done

@@ -12,6 +12,7 @@
 # BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8),
 # BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched bpftrace").
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 out=${1:-build}
 reps=${BENCH_REPS:-5}
@@ -43,11 +44,6 @@ steps_per_s() {
 		return
 	fi
 	awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.1f", n / s }'
-}
-
-# CPU seconds (user + sys) of a command, from /usr/bin/time -f '%U %S'.
-cpu_of() {
-	awk '/^CPU / { printf "%.2f", $2 + $3 }' "$1"
 }
 
 # ---- the probe offsets bpftrace needs, from `acceltrace probes` ----------
@@ -113,16 +109,17 @@ run_off() {
 
 run_acceltrace() {
 	rm -rf "$work/logs"
-	/usr/bin/time -f 'CPU %U %S' -o "$work/cpu" \
-		"$acceltrace" record "$@" --logdir "$work/logs" -- \
-		"$trainer" "${load[@]}" 2>"$work/t.log" >/dev/null || true
+	: >"$work/t.log"
+	"$acceltrace" record "$@" --logdir "$work/logs" -- \
+		"$trainer" "${load[@]}" 2>"$work/t.log" >/dev/null &
+	tracer_cpu $! "$work/t.log" >"$work/cpu"
 }
 
 run_bpftrace() {
-	/usr/bin/time -f 'CPU %U %S' -o "$work/cpu" \
-		bpftrace --unsafe -c "/usr/bin/env LD_LIBRARY_PATH=$(dirname "$trainer") $work/tpu-trainer --plugin $plugin ${load[*]}" \
-		"$work/trainer.bt" \
-		>"$work/bt.out" 2>"$work/t.log" || true
+	: >"$work/t.log"
+	bpftrace --unsafe -c "/usr/bin/env LD_LIBRARY_PATH=$(dirname "$trainer") $work/tpu-trainer --plugin $plugin ${load[*]}" \
+		"$work/trainer.bt" >"$work/bt.out" 2>"$work/t.log" &
+	tracer_cpu $! "$work/t.log" >"$work/cpu"
 }
 
 declare -A rate cpu noted
@@ -143,8 +140,7 @@ for ((r = 0; r < reps; r++)); do
 			echo "NOTE trainer.$c failed: $(grep -v RLIMIT_MEMLOCK "$work/t.log" | grep -m1 -i 'error' || tail -1 "$work/t.log")"
 		fi
 		if [[ $c != off ]]; then
-			cpu[$c]+=" $(awk -v c="$(cpu_of "$work/cpu")" -v s="$secs" -v v="$v" \
-				'BEGIN { if (v == "nan" || c == "") print "nan"; else printf "%.1f", 100 * c / s }')"
+			cpu[$c]+=" $(cat "$work/cpu")"
 		fi
 		echo "bench_trainer: rep $((r + 1)) $c: $v steps/s" >&2
 	done

@@ -31,7 +31,7 @@ mkdir -p "$dir"
 
 {
 	echo "INFO date $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "INFO commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "INFO commit ${BENCH_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}"
 	echo "INFO kernel $(uname -r)"
 	echo "INFO cpus $(nproc) × $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "INFO load-before $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -4,7 +4,9 @@
 An MLP trained on synthetic data stored in real files: each sample is one
 file that a Dataset reads with open()/read(), batched by a DataLoader with
 two worker processes. Prints one line, "steps_per_s=<float>", measured over
---steps steps after --warmup steps, by the loop itself.
+--steps steps after --warmup steps, by the loop itself; on stderr, a
+"running" line when the measured steps begin and "done steps=N" when they
+end (the benchmark reads a tracer's CPU between the two).
 
   /usr/bin/python3 torch_train.py --data DIR [--steps N] [--profiler]
 
@@ -90,6 +92,7 @@ def main():
 
     for _ in range(args.warmup):
         step()
+    print("torch_train: running", file=sys.stderr, flush=True)
     if args.profiler:
         with torch.profiler.profile() as prof:
             t0 = time.monotonic()
@@ -102,6 +105,7 @@ def main():
         for _ in range(args.steps):
             step()
         secs = time.monotonic() - t0
+    print(f"torch_train: done steps={args.steps}", file=sys.stderr, flush=True)
     print(f"steps_per_s={args.steps / secs:.2f}", flush=True)
     return 0
 
