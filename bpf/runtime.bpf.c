@@ -147,7 +147,7 @@ static __always_inline bool rt_caller_traced(__u32 pid, const struct rt_probe_sp
 
 static __always_inline void emit_call(struct rt_pending *p, __u32 probe_id,
 				      __u64 pid_tgid, __u64 end_ns, __u64 ret,
-				      __u32 flags)
+				      __u32 flags, bool urgent)
 {
 	struct ev_rt_call *rec;
 	void *ring;
@@ -165,6 +165,11 @@ static __always_inline void emit_call(struct rt_pending *p, __u32 probe_id,
 	rec->payload_len = p->payload_len;
 	__builtin_memcpy(rec->vals, p->vals, sizeof(rec->vals));
 	__builtin_memcpy(rec->payload, p->payload, sizeof(rec->payload));
+	if (urgent) {
+		__sync_fetch_and_add(&events_emitted[EV_RT_CALL], 1);
+		bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+		return;
+	}
 	submit_record(ring, rec, EV_RT_CALL);
 }
 
@@ -198,7 +203,8 @@ int BPF_KPROBE(rt_entry)
 		count_loss(LOSS_FETCH_FAULT);
 
 	if (!(spec->flags & RT_SPEC_RETURN)) {
-		emit_call(p, probe_id, pid_tgid, p->start_ns, 0, RT_F_NO_RETURN);
+		emit_call(p, probe_id, pid_tgid, p->start_ns, 0, RT_F_NO_RETURN,
+			  spec->flags & RT_SPEC_URGENT);
 		return 0;
 	}
 	{
@@ -221,6 +227,9 @@ int BPF_KRETPROBE(rt_return)
 	const struct rt_probe_spec *spec;
 	struct rt_pending *p;
 	__u64 now = bpf_ktime_get_ns();
+	/* Read ctx at a constant offset here: later, clang may fold it into
+	 * pointer arithmetic on ctx, which the verifier refuses. */
+	__u64 rc = PT_REGS_RC(ctx);
 	__u32 before;
 
 	p = bpf_map_lookup_elem(&rt_pending, &key);
@@ -237,7 +246,8 @@ int BPF_KRETPROBE(rt_return)
 		if (p->fault_mask != before)
 			count_loss(LOSS_FETCH_FAULT);
 	}
-	emit_call(p, key.probe_id, pid_tgid, now, PT_REGS_RC(ctx), 0);
+	emit_call(p, key.probe_id, pid_tgid, now, rc, 0,
+		  spec && (spec->flags & RT_SPEC_URGENT));
 	bpf_map_delete_elem(&rt_pending, &key);
 	return 0;
 }

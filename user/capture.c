@@ -60,6 +60,7 @@ struct capture {
 	char *hostname;
 	char *session;
 	uint64_t max_spans;
+	uint64_t total_kept;		/* sum of kept[] */
 	bool finalized;
 
 	uint64_t win_start, win_stop;
@@ -615,6 +616,8 @@ int capture__device_track(struct capture *c, uint32_t device,
 
 /* ---- spans ----------------------------------------------------------- */
 
+static int apply_budget(struct capture *c, bool final);
+
 int capture__add_span(struct capture *c, const struct capture_span *s)
 {
 	struct track_store *t;
@@ -635,6 +638,11 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 		return -ENOMEM;
 	t->spans[t->n++] = *s;
 	c->kept[s->kind]++;
+	c->total_kept++;
+	/* Memory stays bounded during long windows: past one and a half times
+	 * the budget, drop down to it (least useful kinds first). */
+	if (c->total_kept >= c->max_spans + c->max_spans / 2)
+		return apply_budget(c, false);
 	return 0;
 }
 
@@ -802,7 +810,7 @@ static int kind_order_cmp(const void *a, const void *b)
  * the budget is reached loses only its shortest spans (ties spread evenly
  * over the capture), so what is left of it is the work that took time.
  */
-static int apply_budget(struct capture *c)
+static int apply_budget(struct capture *c, bool final)
 {
 	bool drop_all[SPAN_KIND__COUNT] = {};
 	int order[SPAN_KIND__COUNT], partial = -1;
@@ -818,9 +826,12 @@ static int apply_budget(struct capture *c)
 		total += c->kept[k];
 		order[k] = k;
 	}
-	if (total <= c->max_spans)
-		return 0;
 	qsort(order, SPAN_KIND__COUNT, sizeof(order[0]), kind_order_cmp);
+	if (total <= c->max_spans) {
+		if (final)
+			goto warn;	/* earlier prunes dropped spans: say so */
+		return 0;
+	}
 	excess = total - c->max_spans;
 	for (int i = 0; i < SPAN_KIND__COUNT && excess; i++) {
 		k = order[i];
@@ -902,20 +913,36 @@ static int apply_budget(struct capture *c)
 		}
 	}
 
-	off = snprintf(msg, sizeof(msg),
-		       "span budget of %" PRIu64 " exceeded by %" PRIu64 " (%" PRIu64
-		       " spans): dropped", c->max_spans, total - c->max_spans, total);
 	for (int i = 0; i < SPAN_KIND__COUNT; i++) {
 		k = order[i];
-		if (!dropped_now[k])
+		c->dropped[k] += dropped_now[k];
+		c->kept[k] -= dropped_now[k];
+		c->total_kept -= dropped_now[k];
+	}
+	if (!final)
+		return 0;
+warn:
+	/* One warning for the whole capture, however many prunes it took. */
+	{
+		uint64_t all = 0;
+
+		for (k = 0; k < SPAN_KIND__COUNT; k++)
+			all += c->dropped[k];
+		if (!all)
+			return 0;
+		off = snprintf(msg, sizeof(msg),
+			       "span budget of %" PRIu64 " exceeded by %" PRIu64 " (%" PRIu64
+			       " spans): dropped", c->max_spans, all, c->total_kept + all);
+	}
+	for (int i = 0; i < SPAN_KIND__COUNT; i++) {
+		k = order[i];
+		if (!c->dropped[k])
 			continue;
 		if (off < sizeof(msg))
 			off += snprintf(msg + off, sizeof(msg) - off, "%s %" PRIu64 " %s%s",
-					first ? "" : ",", dropped_now[k], span_kind_name(k),
-					k == partial ? " (the shortest)" : " (all)");
+					first ? "" : ",", c->dropped[k], span_kind_name(k),
+					c->kept[k] ? " (the shortest)" : " (all)");
 		first = false;
-		c->dropped[k] += dropped_now[k];
-		c->kept[k] -= dropped_now[k];
 	}
 	add_warning(c, msg);
 	return 0;
@@ -1012,7 +1039,7 @@ int capture__finalize(struct capture *c)
 		c->window_set = true;
 		log_debug("no window set: using the spans' extent");
 	}
-	err = apply_budget(c);
+	err = apply_budget(c, true);
 	if (err)
 		return err;
 	for (size_t t = 0; t < c->ntracks; t++) {

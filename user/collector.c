@@ -21,17 +21,26 @@
 #include "runtime_attach.h"
 
 #define PREARM_MAX 65536
+/* Device executions remembered for step detection: as many as the default
+ * capture budget keeps spans (40 bytes each). */
+#define MAX_STEP_CANDIDATES 1000000
 
 /* One Execute call: its per-device work completes one device at a time. */
 struct launch {
 	uint32_t pid, tid;
 	uint64_t launch_id;
 	uint64_t enqueue_end;
-	uint32_t module;	/* interned */
+	char module[64];	/* a string: captures (windows) come and go */
 	uint32_t pending;	/* devices not complete yet */
 };
 
-enum owner_kind { OWN_EXEC, OWN_H2D, OWN_D2H };
+/*
+ * What acceltrace follows a PJRT_Event for. Only executions for now: a
+ * transfer's done event is often destroyed without being awaited (JAX and
+ * the simulator do), so following those would only pile up owners; DMA
+ * completion will come from the device's own trace buffers.
+ */
+enum owner_kind { OWN_EXEC };
 
 /* What a PJRT_Event stands for, from the call that returned it. */
 struct owner {
@@ -42,13 +51,13 @@ struct owner {
 	uint64_t event;		/* the PJRT_Event pointer */
 	uint64_t user_arg;	/* set when OnReady registered a callback */
 	uint64_t issued_ns;
-	uint64_t bytes;
 };
 
 /* Per (pid, device): when the device last finished, for runtime-view starts. */
 struct device_state {
 	uint64_t last_end;
 	uint32_t index;		/* capture device index */
+	uint32_t gen;		/* of the capture @index belongs to */
 };
 
 /* A device execution kept in the window, for step detection at finish. */
@@ -60,7 +69,7 @@ struct module_exec {
 
 struct eventfd_info {
 	int64_t interrupt;
-	uint32_t device_path;	/* interned */
+	const char *device;	/* the node pattern's description (static) */
 };
 
 struct off_cpu {
@@ -70,6 +79,7 @@ struct off_cpu {
 
 struct collector {
 	struct capture *cap;
+	uint32_t cap_gen;		/* bumped with each new capture (window) */
 	struct probe_session *ps;
 	struct runtime_attach *ra;
 	bool sched_switch;
@@ -88,13 +98,13 @@ struct collector {
 	uint64_t completions_probed_ns;
 	/* activity, for arming and --steps */
 	uint64_t watch_after, first_activity;
-	uint64_t *exec_starts;		/* Execute start times, in order */
-	size_t n_exec_starts, cap_exec_starts;
+	/* Executions started at or after the window's start (--steps). */
+	uint64_t window_executions;
 
 	/* correlation */
 	struct hashmap *owners;		/* (pid, event) -> owner */
 	struct hashmap *user_args;	/* (pid, user_arg) -> owner */
-	struct hashmap *executables;	/* (pid, executable) -> module id */
+	struct hashmap *executables;	/* (pid, executable) -> char[64] name */
 	struct hashmap *devices;	/* (pid, device) -> device_state */
 	struct hashmap *dev_fds;	/* (pid, fd) -> device_node_pattern */
 	struct hashmap *eventfds;	/* (pid, fd) -> eventfd_info */
@@ -284,18 +294,21 @@ static struct device_state *device_of(struct collector *c, uint32_t pid,
 	struct device_state *d = hashmap__get(c->devices, pid, device);
 	int idx;
 
-	if (d)
+	if (d && d->gen == c->cap_gen)
 		return d;
 	/* Seen from the runtime, the device's model is unknown: "TPU" is what
 	 * XProf needs to classify the planes (peaks unknown: 0). */
 	idx = capture__device(c->cap, pid, device, "TPU", 0, 0);
 	if (idx < 0)
 		return NULL;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d)
+			return NULL;
+		hashmap__put(c->devices, pid, device, d, NULL);
+	}
 	d->index = idx;
-	hashmap__put(c->devices, pid, device, d, NULL);
+	d->gen = c->cap_gen;
 	return d;
 }
 
@@ -306,6 +319,11 @@ static void remember_module_exec(struct collector *c, const struct capture_span 
 
 	if (!t)
 		return;
+	/* As many as the capture could keep; beyond, steps are not found. */
+	if (c->n_mods >= MAX_STEP_CANDIDATES) {
+		c->st.steps_unexamined++;
+		return;
+	}
 	if (ARRAY_GROW(c->mods, c->cap_mods, c->n_mods + 1))
 		return;
 	m = &c->mods[c->n_mods++];
@@ -338,7 +356,8 @@ static void device_execution(struct collector *c, struct owner *o,
 	track = capture__device_track(c->cap, d->index, TRACK_DEVICE_MODULES);
 	if (track < 0)
 		return;
-	init_span(&s, track, SPAN_DEVICE_MODULE, l->module, start, end);
+	init_span(&s, track, SPAN_DEVICE_MODULE, capture__intern(c->cap, l->module),
+		  start, end);
 	s.flags = SPAN_F_ESTIMATED | flags;
 	s.correlation_id = l->launch_id;
 	capture_span__add_u64(&s, c->k_launch_id, l->launch_id);
@@ -406,15 +425,16 @@ static void note_activity(struct collector *c, uint64_t t)
 		c->first_activity = t;
 }
 
-static uint32_t module_of(struct collector *c, uint32_t pid, uint64_t executable)
+/* The module an executable runs: the name Compile saw, or its address. */
+static void module_of(struct collector *c, uint32_t pid, uint64_t executable,
+		      char *name, size_t len)
 {
-	uintptr_t id = (uintptr_t)hashmap__get(c->executables, pid, executable);
-	char name[64];
+	const char *known = hashmap__get(c->executables, pid, executable);
 
-	if (id)
-		return id;
-	snprintf(name, sizeof(name), "executable 0x%llx", (unsigned long long)executable);
-	return capture__intern(c->cap, name);
+	if (known)
+		snprintf(name, len, "%s", known);
+	else
+		snprintf(name, len, "executable 0x%llx", (unsigned long long)executable);
 }
 
 static void on_execute(struct collector *c, const struct ev_rt_call *r,
@@ -425,15 +445,19 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 
 	c->st.executions++;
 	note_activity(c, r->h.start_ns);
-	if (!ARRAY_GROW(c->exec_starts, c->cap_exec_starts, c->n_exec_starts + 1))
-		c->exec_starts[c->n_exec_starts++] = r->h.start_ns;
+	if (c->window_open && r->h.start_ns >= c->start_ns)
+		c->window_executions++;
 
 	s->kind = SPAN_EXECUTE;
 	s->correlation_id = r->vals[V_EXEC_LAUNCH_ID];
 	capture_span__add_u64(s, c->k_launch_id, r->vals[V_EXEC_LAUNCH_ID]);
 	capture_span__add_u64(s, c->k_num_devices, ndev);
-	capture_span__add_str(s, c->k_module, module_of(c, r->h.pid,
-						      r->vals[V_EXEC_EXECUTABLE]));
+	{
+		char module[64];
+
+		module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], module, sizeof(module));
+		capture_span__add_str(s, c->k_module, capture__intern(c->cap, module));
+	}
 	if (!r->vals[V_EXEC_EVENTS] || !ndev)
 		return;		/* no completion events asked for */
 	l = calloc(1, sizeof(*l));
@@ -443,7 +467,7 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	l->tid = r->h.tid;
 	l->launch_id = r->vals[V_EXEC_LAUNCH_ID];
 	l->enqueue_end = r->h.end_ns;
-	l->module = module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE]);
+	module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], l->module, sizeof(l->module));
 	for (uint32_t i = 0; i < ndev && i < EXEC_MAX_EVENTS; i++) {
 		uint64_t ev = r->vals[V_EXEC_EVENT0 + i];
 		struct owner *o, *old;
@@ -467,26 +491,6 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	}
 	if (!l->pending)
 		free(l);
-}
-
-static void add_transfer_owner(struct collector *c, const struct ev_rt_call *r,
-			       enum owner_kind kind, uint64_t event, uint64_t bytes)
-{
-	struct owner *o, *old;
-
-	if (!event)
-		return;
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return;
-	o->kind = kind;
-	o->pid = r->h.pid;
-	o->event = event;
-	o->issued_ns = r->h.end_ns;
-	o->bytes = bytes;
-	hashmap__put(c->owners, o->pid, event, o, (void **)&old);
-	if (old)
-		owner_discard(c, old);
 }
 
 static uint64_t sum_sizes(const struct ev_rt_call *r, int first, uint64_t count,
@@ -542,7 +546,6 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 		capture_span__add_u64(&s, c->k_type, r->vals[V_H2D_TYPE]);
 		capture_span__add_u64(&s, c->k_dims, n);
 		note_activity(c, r->h.start_ns);
-		add_transfer_owner(c, r, OWN_H2D, r->vals[V_H2D_DONE_EVENT], bytes);
 		break;
 	}
 	case RT_EV_D2H:
@@ -552,7 +555,6 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 		bytes = r->vals[V_D2H_DST_SIZE];
 		capture_span__add_u64(&s, c->k_bytes, bytes);
 		note_activity(c, r->h.start_ns);
-		add_transfer_owner(c, r, OWN_D2H, r->vals[V_D2H_EVENT], bytes);
 		break;
 	case RT_EV_ON_READY: {
 		struct owner *o = hashmap__get(c->owners, r->h.pid, r->vals[V_ONREADY_EVENT]);
@@ -605,10 +607,15 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 		if (pjrt_program_module_name(r->payload, r->payload_len, name, sizeof(name))) {
 			id = capture__intern(c->cap, name);
 			capture_span__add_str(&s, c->k_module, id);
-			if (r->vals[V_COMPILE_EXECUTABLE])
-				hashmap__put(c->executables, r->h.pid,
-					     r->vals[V_COMPILE_EXECUTABLE],
-					     (void *)(uintptr_t)id, NULL);
+			if (r->vals[V_COMPILE_EXECUTABLE] && !(r->flags & RT_F_OPEN)) {
+				char *copy = strdup(name), *old = NULL;
+
+				if (copy)
+					hashmap__put(c->executables, r->h.pid,
+						     r->vals[V_COMPILE_EXECUTABLE], copy,
+						     (void **)&old);
+				free(old);
+			}
 		}
 		break;
 	}
@@ -760,7 +767,7 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 				    ioctl_field_value(&d->fields[j], r->argbuf,
 						      r->argbuf_len, &irq))
 					e->interrupt = irq;
-			e->device_path = capture__intern(c->cap, pat->what);
+			e->device = pat->what;
 			hashmap__put(c->eventfds, r->h.pid, v, e, (void **)&old);
 			free(old);
 			if (c->ps)
@@ -797,7 +804,8 @@ static void on_syscall(struct collector *c, const struct ev_syscall *r)
 			if (e && e->interrupt >= 0)
 				capture_span__add_i64(&s, c->k_interrupt, e->interrupt);
 			if (e)
-				capture_span__add_str(&s, c->k_device, e->device_path);
+				capture_span__add_str(&s, c->k_device,
+						      capture__intern(c->cap, e->device));
 			capture_span__add_u64(&s, c->k_fd, r->fd);
 			break;
 		}
@@ -1094,16 +1102,9 @@ void collector__watch_activity(struct collector *c, uint64_t after_ns)
 		c->first_activity = 0;
 }
 
-uint64_t collector__executions_since(const struct collector *c, uint64_t after_ns)
+uint64_t collector__window_executions(const struct collector *c)
 {
-	uint64_t n = 0;
-
-	for (size_t i = c->n_exec_starts; i > 0; i--) {
-		if (c->exec_starts[i - 1] < after_ns)
-			break;
-		n++;
-	}
-	return n;
+	return c->window_executions;
 }
 
 void collector__set_capture(struct collector *c, struct capture *capture)
@@ -1119,14 +1120,8 @@ void collector__set_capture(struct collector *c, struct capture *capture)
 	c->threads = hashmap__new();
 	c->processes = hashmap__new();
 	c->files = hashmap__new();
-	for (size_t i = 0; i < 1; i++) {
-		/* devices map holds capture device indexes: rebuild lazily */
-		hashmap__free(c->devices, free_value);
-		c->devices = hashmap__new();
-	}
-	/* Executable names are interned in the old capture: re-intern lazily. */
-	hashmap__free(c->executables, NULL);
-	c->executables = hashmap__new();
+	/* Devices keep their last completion; their index is the capture's. */
+	c->cap_gen++;
 #define KEY(f, s) c->f = capture__intern(capture, s)
 	KEY(k_launch_id, "launch_id");
 	KEY(k_num_devices, "num_devices");
@@ -1158,6 +1153,7 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 {
 	c->start_ns = start_ns;
 	c->window_open = true;
+	c->window_executions = 0;
 	c->closing = false;
 	/* Spans held before the window: keep those that reach into it. */
 	for (size_t i = 0; i < c->prearm_len; i++)
@@ -1245,8 +1241,8 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 		track = capture__device_track(c->cap, d->index, TRACK_DEVICE_MODULES);
 		if (track < 0 || start > c->stop_ns)
 			return 0;
-		init_span(&s, track, SPAN_DEVICE_MODULE, o->launch->module, start,
-			  c->stop_ns);
+		init_span(&s, track, SPAN_DEVICE_MODULE,
+			  capture__intern(c->cap, o->launch->module), start, c->stop_ns);
 		s.flags = SPAN_F_ESTIMATED | SPAN_F_OPEN_AT_STOP;
 		s.correlation_id = o->launch->launch_id;
 		capture_span__add_u64(&s, c->k_launch_id, o->launch->launch_id);
@@ -1351,6 +1347,10 @@ int collector__finish(struct collector *c)
 				    c->st.unknown_probes);
 	if (c->st.bad_records)
 		capture__count_loss(c->cap, "malformed records", c->st.bad_records);
+	if (c->st.steps_unexamined)
+		capture__warn(c->cap, "steps were found among the first %d device executions "
+			      "only; %llu more were not examined", MAX_STEP_CANDIDATES,
+			      (unsigned long long)c->st.steps_unexamined);
 	if (c->st.unmatched_completions)
 		capture__warn(c->cap, "%llu completions of device work issued before acceltrace attached",
 			      (unsigned long long)c->st.unmatched_completions);
@@ -1373,10 +1373,12 @@ struct collector *collector__new(const struct collector_opts *opts)
 	c->sched_switch = opts->sched_switch;
 	c->owners = hashmap__new();
 	c->user_args = hashmap__new();
+	c->devices = hashmap__new();
 	c->dev_fds = hashmap__new();
 	c->eventfds = hashmap__new();
 	c->off_cpu = hashmap__new();
 	c->exited = hashmap__new();
+	c->executables = hashmap__new();
 	collector__set_capture(c, opts->capture);
 	if (!c->owners || !c->user_args || !c->dev_fds || !c->eventfds ||
 	    !c->off_cpu || !c->exited || !c->threads || !c->processes ||
@@ -1411,7 +1413,7 @@ void collector__free(struct collector *c)
 	/* user_args point at the same owners: free them once, via owners. */
 	hashmap__free(c->user_args, NULL);
 	hashmap__free(c->owners, free_owner);
-	hashmap__free(c->executables, NULL);
+	hashmap__free(c->executables, free_value);
 	hashmap__free(c->devices, free_value);
 	hashmap__free(c->dev_fds, NULL);
 	hashmap__free(c->eventfds, free_value);
@@ -1421,7 +1423,6 @@ void collector__free(struct collector *c)
 	hashmap__free(c->off_cpu, free_value);
 	hashmap__free(c->exited, NULL);
 	free(c->mods);
-	free(c->exec_starts);
 	free(c->prearm);
 	free(c);
 }

@@ -53,6 +53,7 @@ struct collector_stats {
 	uint64_t open_at_stop;		/* spans closed at stop, marked */
 	uint64_t ended_in_grace;
 	uint64_t target_exits;
+	uint64_t steps_unexamined;	/* device executions past the step list's cap */
 };
 
 struct collector *collector__new(const struct collector_opts *opts);
@@ -79,8 +80,8 @@ bool collector__completions_probed(const struct collector *c);
  * @after_ns, by a traced process; 0 when none yet. */
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
-/* Executions of the target's programs started at or after @after_ns. */
-uint64_t collector__executions_since(const struct collector *c, uint64_t after_ns);
+/* Executions of the target's programs started since the window opened. */
+uint64_t collector__window_executions(const struct collector *c);
 
 /* Switches the capture a new window fills (several windows in one run). */
 void collector__set_capture(struct collector *c, struct capture *capture);

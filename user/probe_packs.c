@@ -15,9 +15,6 @@
 #define ARG(n) { .src = FETCH_ARG0 + (n) }
 #define ARG_AT(n, off, sz) \
 	{ .src = FETCH_ARG0 + (n), .size = (sz), .flags = FETCH_DEREF, .offset = (off) }
-#define ARG_AT_RET(n, off, sz) \
-	{ .src = FETCH_ARG0 + (n), .size = (sz), \
-	  .flags = FETCH_DEREF | FETCH_AT_RETURN, .offset = (off) }
 #define VAL_AT(j, off, sz) \
 	{ .src = FETCH_VAL + (j), .size = (sz), .flags = FETCH_DEREF, .offset = (off) }
 #define VAL_AT_RET(j, off, sz) \
@@ -43,12 +40,24 @@
 	VAL_AT(j, 24, 8), VAL_AT(j, 32, 8), VAL_AT(j, 40, 8), \
 	VAL_AT(j, 48, 8), VAL_AT(j, 56, 8)
 
+/* PJRT slots are probed in this order once the table is found: Compile
+ * first, since a program is compiled before anything else happens to it. */
 static const struct rt_pack_entry pjrt_entries[] = {
 	{
 		.name = "GetPjrtApi", .target = RT_TARGET_SYMBOL,
 		.symbol = "GetPjrtApi", .event = RT_EV_GET_PJRT_API,
-		.spec_flags = PAIRED | ADOPT,
+		.spec_flags = PAIRED | ADOPT | RT_SPEC_URGENT,
 		OPS(RETVAL),
+	}, {
+		/* Args: program @24 -> {code @16, code_size @24, format @32};
+		 * out: executable @48. The code's first bytes name the module. */
+		.name = "PJRT_Client_Compile", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_CLIENT_COMPILE, .event = RT_EV_COMPILE,
+		.spec_flags = PAIRED,
+		OPS(ARG_AT(0, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 16, 8),
+		    VAL_AT(V_COMPILE_PROGRAM, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 32, 8),
+		    VAL_BYTES(V_COMPILE_CODE), ARG(0),
+		    VAL_AT_RET(V_COMPILE_ARGS, 48, 8)),
 	}, {
 		/* Args: executable @16, options @24 (launch_id @48), num_devices
 		 * @40, num_args @48, device_complete_events @64 (filled by the
@@ -66,16 +75,16 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		.pjrt_fn = PJRT_FN_CLIENT_BUFFER_FROM_HOST_BUFFER, .event = RT_EV_H2D,
 		.spec_flags = PAIRED | ADOPT,
 		OPS(ARG_AT(0, 32, 4), ARG_AT(0, 40, 8), ARG_AT(0, 48, 8),
-		    ARG_AT(0, 80, 8), EIGHT_U64(V_H2D_DIMS),
-		    ARG_AT_RET(0, 104, 8), ARG_AT_RET(0, 112, 8)),
+		    ARG_AT(0, 80, 8), EIGHT_U64(V_H2D_DIMS), ARG(0),
+		    VAL_AT_RET(V_H2D_ARGS, 104, 8), VAL_AT_RET(V_H2D_ARGS, 112, 8)),
 	}, {
 		/* Args: src @16, dst @32 (NULL: a size query), dst_size @40;
 		 * out: event @48. */
 		.name = "PJRT_Buffer_ToHostBuffer", .target = RT_TARGET_PJRT,
 		.pjrt_fn = PJRT_FN_BUFFER_TO_HOST_BUFFER, .event = RT_EV_D2H,
 		.spec_flags = PAIRED | ADOPT,
-		OPS(ARG_AT(0, 16, 8), ARG_AT(0, 32, 8), ARG_AT(0, 40, 8),
-		    ARG_AT_RET(0, 48, 8)),
+		OPS(ARG_AT(0, 16, 8), ARG_AT(0, 32, 8), ARG_AT(0, 40, 8), ARG(0),
+		    VAL_AT_RET(V_D2H_ARGS, 48, 8)),
 	}, {
 		/* Args: event @16, callback @24, user_arg @32. Entry only: the
 		 * record must precede a callback run inside the call. */
@@ -87,15 +96,6 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		.pjrt_fn = PJRT_FN_EVENT_AWAIT, .event = RT_EV_AWAIT,
 		.spec_flags = PAIRED,
 		OPS(ARG_AT(0, 16, 8)),
-	}, {
-		/* Args: program @24 -> {code @16, code_size @24, format @32};
-		 * out: executable @48. The code's first bytes name the module. */
-		.name = "PJRT_Client_Compile", .target = RT_TARGET_PJRT,
-		.pjrt_fn = PJRT_FN_CLIENT_COMPILE, .event = RT_EV_COMPILE,
-		.spec_flags = PAIRED,
-		OPS(ARG_AT(0, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 16, 8),
-		    VAL_AT(V_COMPILE_PROGRAM, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 32, 8),
-		    VAL_BYTES(V_COMPILE_CODE), ARG_AT_RET(0, 48, 8)),
 	}, {
 		/* (manager, executor, XLA_Literal *{buffers, sizes @8, count @16}, status) */
 		.name = "TpuTransferManager_TransferLiteralToInfeed",
@@ -277,6 +277,12 @@ int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len
 		} else if (op->src == FETCH_RET && !at_ret) {
 			snprintf(why, len, "%s: op %u reads the return value at entry",
 				 e->name, i);
+			return -EINVAL;
+		} else if (at_ret && op->src >= FETCH_ARG0 && op->src <= FETCH_SP) {
+			/* At return the argument registers and the stack hold
+			 * something else: read through a value saved at entry. */
+			snprintf(why, len, "%s: op %u reads an argument register or the "
+				 "stack at return", e->name, i);
 			return -EINVAL;
 		} else if (op->src == FETCH_NONE || (op->src > FETCH_RET)) {
 			snprintf(why, len, "%s: op %u has no source", e->name, i);

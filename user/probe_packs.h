@@ -53,16 +53,18 @@ enum rt_val_execute {
 enum rt_val_h2d {
 	V_H2D_TYPE = 0, V_H2D_DIMS, V_H2D_NUM_DIMS, V_H2D_DEVICE,
 	V_H2D_DIM0,		/* ..V_H2D_DIM0 + H2D_MAX_DIMS - 1 */
-	V_H2D_DONE_EVENT = V_H2D_DIM0 + 8, V_H2D_BUFFER,
+	V_H2D_ARGS = V_H2D_DIM0 + 8,	/* the Args pointer, saved at entry */
+	V_H2D_DONE_EVENT, V_H2D_BUFFER,	/* out fields, read at return */
 };
 #define H2D_MAX_DIMS 8
-enum rt_val_d2h { V_D2H_SRC = 0, V_D2H_DST, V_D2H_DST_SIZE, V_D2H_EVENT };
+enum rt_val_d2h { V_D2H_SRC = 0, V_D2H_DST, V_D2H_DST_SIZE, V_D2H_ARGS, V_D2H_EVENT };
 enum rt_val_on_ready { V_ONREADY_EVENT = 0, V_ONREADY_CALLBACK, V_ONREADY_USER_ARG };
 enum rt_val_await { V_AWAIT_EVENT = 0 };
 enum rt_val_callback { V_CB_ERROR = 0, V_CB_USER_ARG };
 enum rt_val_compile {
 	V_COMPILE_PROGRAM = 0, V_COMPILE_CODE, V_COMPILE_CODE_SIZE,
-	V_COMPILE_FORMAT, V_COMPILE_CODE_BYTES, V_COMPILE_EXECUTABLE,
+	V_COMPILE_FORMAT, V_COMPILE_CODE_BYTES, V_COMPILE_ARGS,
+	V_COMPILE_EXECUTABLE,
 };
 enum rt_val_infeed_literal {
 	V_LIT_LITERAL = 0, V_LIT_SIZES, V_LIT_COUNT,
@@ -117,8 +119,10 @@ const struct rt_pack *rt_pack_match(const char *path);
 const struct rt_pack_entry *rt_pack_callback_entry(void);
 /*
  * Checks a fetch program: ops reference only earlier values, entry ops never
- * use values fetched at return, the return value only at return, at most one
- * payload. Returns 0, or -EINVAL with the reason in @why.
+ * use values fetched at return, the return value only at return, argument
+ * registers and the stack pointer only at entry (at return they hold other
+ * things: save the pointer at entry and read through the saved value), at
+ * most one payload. Returns 0, or -EINVAL with the reason in @why.
  */
 int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len);
 /* Fills a BPF probe spec from an entry. */

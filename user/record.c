@@ -408,7 +408,7 @@ static int run_window(struct run *r, uint64_t start)
 			break;
 		}
 		if (r->o->steps &&
-		    collector__executions_since(r->col, start) >= r->o->steps) {
+		    collector__window_executions(r->col) >= r->o->steps) {
 			stop = now;
 			break;
 		}
@@ -680,12 +680,21 @@ static int setup(struct run *r)
 	return 0;
 }
 
+/* Detaches every probe: nothing of acceltrace stays in the kernel. */
+static void detach(struct run *r)
+{
+	collector__free(r->col);
+	r->col = NULL;
+	runtime_attach__free(r->ra);
+	r->ra = NULL;
+	probe_session__free(r->ps);
+	r->ps = NULL;
+}
+
 static void teardown(struct run *r)
 {
+	detach(r);
 	targets__free(r->targets);
-	collector__free(r->col);
-	runtime_attach__free(r->ra);
-	probe_session__free(r->ps);
 	capture__free(r->cap);
 }
 
@@ -760,6 +769,9 @@ out:
 		log_err("writing to standard output failed");
 		rc = 1;
 	}
+	/* With -- CMD the command runs on after the capture: detach first, so
+	 * it does not pay for probes nobody reads while we wait for it. */
+	detach(&r);
 	rc = r.targets ? finish_command(&r, rc) : rc;
 	teardown(&r);
 	return rc;

@@ -78,6 +78,8 @@ enum rt_spec_flags {
 	RT_SPEC_RETURN = 1 << 0,	/* a return probe pairs with the entry */
 	/* In whole-host mode, a process calling this becomes traced. */
 	RT_SPEC_ADOPT = 1 << 1,
+	/* Rare and acted on at once (GetPjrtApi): wake the consumer now. */
+	RT_SPEC_URGENT = 1 << 2,
 };
 
 struct rt_probe_spec {

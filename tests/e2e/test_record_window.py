@@ -179,6 +179,25 @@ def steps_and_windows():
     for d in sessions:
         files = glob.glob(os.path.join(logdir, "plugins/profile", d, "*.xplane.pb"))
         check(len(files) == 1 and protoc_decodes(files[0]), "--windows: %s decodes" % d)
+    # Launched, Compile is seen once, before the first window: its module
+    # name must still name the device work of the second.
+    logdir = os.path.join(work, "logs3")
+    cmd = trainer_cmd("--steps", "3000", "--step-time", "1ms")
+    os.environ["TPU_LIBRARY_PATH"] = os.path.abspath(cmd[cmd.index("--plugin") + 1])
+    del cmd[cmd.index("--plugin"):cmd.index("--plugin") + 2]
+    rc, out, err = acceltrace("record", "--duration", "300ms", "--windows", "2",
+                              "--interval", "200ms", "--session", "named", "--logdir", logdir,
+                              "--", *cmd)
+    del os.environ["TPU_LIBRARY_PATH"]
+    check(rc == 0, "--windows, launched: exit %d: %s" % (rc, err))
+    for d in ("named_w1", "named_w2"):
+        files = glob.glob(os.path.join(logdir, "plugins/profile", d, "*.xplane.pb"))
+        if not check(len(files) == 1, "--windows, launched: %s written" % d):
+            continue
+        cap = xspace.Capture(files[0], 0)
+        names = {e.name for e in cap.line_events("/device:TPU", "XLA Modules")}
+        check(names == {"train_step"}, "--windows, launched: %s device work named by "
+              "its module: %s" % (d, names))
 
 
 def no_activity():

@@ -402,6 +402,44 @@ static void test_window_default(void)
 	capture__free(c);
 }
 
+/* A long window keeps its memory bounded: the budget applies while spans
+ * are added (never more than 1.5x held), with one warning at the end. */
+static void test_budget_online(void)
+{
+	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s",
+				  .max_spans = 100 };
+	struct capture *c = capture__new(&o);
+	uint64_t held, most = 0;
+	int t;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t = capture__host_track(c, 1, 1);
+	for (int i = 0; i < 1000; i++) {
+		struct capture_span sp = {
+			.start_ns = 1000 + i * 10, .end_ns = 1005 + i * 10 + (i % 7),
+			.track = t, .name = capture__intern(c, "x"),
+			.kind = i % 2 ? SPAN_EXECUTE : SPAN_FILE_READ,
+		};
+
+		ASSERT_OK(capture__add_span(c, &sp), "add");
+		held = capture__span_count(c, SPAN_EXECUTE) +
+		       capture__span_count(c, SPAN_FILE_READ);
+		if (held > most)
+			most = held;
+	}
+	ASSERT_LE(most, 150, "never more than 1.5x the budget held");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	ASSERT_EQ(capture__span_count(c, SPAN_EXECUTE) + capture__span_count(c, SPAN_FILE_READ),
+		  100, "the budget kept");
+	ASSERT_EQ(capture__span_count(c, SPAN_EXECUTE), 100, "executes outrank file reads");
+	ASSERT_EQ(capture__spans_dropped(c, SPAN_FILE_READ), 500, "every file read dropped");
+	ASSERT_EQ(capture__spans_dropped(c, SPAN_EXECUTE), 400, "the shortest executes dropped");
+	ASSERT_EQ(capture__num_warnings(c), 1, "one warning for all the prunes");
+	ASSERT_STRCONTAINS(capture__warning(c, 0), "exceeded by 900", "says how many");
+	capture__free(c);
+}
+
 int main(void)
 {
 	test_opts();
@@ -411,6 +449,7 @@ int main(void)
 	test_sort_large();
 	test_budget();
 	test_budget_ties();
+	test_budget_online();
 	test_warnings_losses();
 	test_window_default();
 	return test_exit();

@@ -46,6 +46,12 @@ static void check_packs(void)
 		bad.ops[0] = (struct at_fetch_op){ .src = FETCH_RET };
 		ASSERT_EQ(rt_pack_entry__validate(&bad, why, sizeof(why)), -EINVAL,
 			  "return value at entry refused");
+		bad.spec_flags = RT_SPEC_RETURN;
+		bad.ops[0] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8,
+			.flags = FETCH_DEREF | FETCH_AT_RETURN, .offset = 48 };
+		ASSERT_EQ(rt_pack_entry__validate(&bad, why, sizeof(why)), -EINVAL,
+			  "argument register at return refused");
+		ASSERT_STRCONTAINS(why, "at return", "reason");
 	}
 }
 
@@ -81,9 +87,16 @@ static void check_library_matching(void)
 		ASSERT_EQ(e->n_ops, V_EXEC_EVENT0 + EXEC_MAX_EVENTS, "execute op count");
 		e = entry_for(pjrt, RT_EV_H2D);
 		ASSERT_EQ(e->ops[V_H2D_DONE_EVENT].offset, 104, "done_with_host_buffer offset");
+		ASSERT_EQ(e->ops[V_H2D_DONE_EVENT].src, FETCH_VAL + V_H2D_ARGS,
+			  "done event read through the Args pointer saved at entry");
 		ASSERT_EQ(e->ops[V_H2D_BUFFER].offset, 112, "buffer offset");
 		e = entry_for(pjrt, RT_EV_D2H);
 		ASSERT_EQ(e->ops[V_D2H_DST_SIZE].offset, 40, "dst_size offset");
+		ASSERT_EQ(e->ops[V_D2H_EVENT].src, FETCH_VAL + V_D2H_ARGS, "event via saved Args");
+		e = entry_for(pjrt, RT_EV_COMPILE);
+		ASSERT_EQ(e->ops[V_COMPILE_EXECUTABLE].offset, 48, "executable offset");
+		ASSERT_EQ(e->ops[V_COMPILE_EXECUTABLE].src, FETCH_VAL + V_COMPILE_ARGS,
+			  "executable via saved Args");
 	}
 	ASSERT_EQ(pjrt_buffer_type_size(11), 4, "F32 is 4 bytes");
 	ASSERT_EQ(pjrt_buffer_type_size(13), 2, "BF16 is 2 bytes");
