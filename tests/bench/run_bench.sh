@@ -24,6 +24,16 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "make bench: the benchmarks load BPF programs; run as root" >&2
 	exit 1
 fi
+# BPF programs other processes have on syscall tracepoints and uprobes:
+# while any syscall tracepoint is attached, every syscall on the machine
+# takes the slow path and runs those programs, baselines included.
+other_tracers() {
+	bpftool prog show 2>/dev/null | awk '
+		/: (tracepoint|raw_tracepoint|tracing|kprobe) / { n[$2]++ }
+		END { printf "%d tracepoint, %d raw/BTF tracepoint, %d kprobe/uprobe programs loaded",
+		      n["tracepoint"], n["raw_tracepoint"] + n["tracing"], n["kprobe"] }'
+}
+
 mkdir -p "$dir"
 "$here/deps.sh" || exit 1
 : >"$results"
@@ -35,6 +45,7 @@ mkdir -p "$dir"
 	echo "INFO kernel $(uname -r)"
 	echo "INFO cpus $(nproc) × $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "INFO load-before $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "INFO other-tracers-before $(other_tracers)"
 	echo "INFO reps ${BENCH_REPS:-5}"
 } >>"$results"
 
@@ -64,6 +75,7 @@ for b in $only; do
 	esac
 done
 echo "INFO load-after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results"
+echo "INFO other-tracers-after $(other_tracers)" >>"$results"
 [[ -r $dir/long.txt ]] && cat "$dir/long.txt" >>"$results"
 
 /usr/bin/python3 "$here/report.py" "$results" >"$dir/results.md"
