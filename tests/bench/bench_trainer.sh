@@ -46,62 +46,70 @@ steps_per_s() {
 	awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.1f", n / s }'
 }
 
-# ---- the probe offsets bpftrace needs, from `acceltrace probes` ----------
-"$trainer" --steps 0 --duration 20s --step-time 1ms --data-dir "$work/data" \
-	2>"$work/probe-trainer.log" &
-bg_pid=$!
-for _ in $(seq 100); do
-	grep -q running "$work/probe-trainer.log" 2>/dev/null && break
-	sleep 0.1
-done
-"$acceltrace" probes --pid "$bg_pid" -j >"$work/probes.json"
-kill "$bg_pid"
-wait "$bg_pid" 2>/dev/null || true
-bg_pid=
+read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched bpftrace}"
 
-# The OnReady callback acceltrace probes at run time is the trainer's
-# pjrt_on_ready_callback, at +4 after its endbr64. bpftrace 0.17 attaches
-# at raw addresses only with --unsafe, and even then refuses an address
-# inside a function it has a symbol for ("Can't check if uprobe is in
-# proper place"): its runs use a stripped copy of the trainer (same code
-# and offsets), given the plugin and libsimtruth.so's directory.
-cb_vaddr=$(nm "$trainer" | awk '$3 == "pjrt_on_ready_callback" { print $1 }')
-strip -o "$work/tpu-trainer" "$trainer"
-/usr/bin/python3 - "$work/probes.json" "$work/tpu-trainer" "$cb_vaddr" >"$work/trainer.bt" <<'EOF'
-import json, sys
+# The probes bpftrace attaches, as a bpftrace program in $work/trainer.bt.
+bpftrace_program() {
+	# ---- the probe offsets bpftrace needs, from `acceltrace probes` ----------
+	"$trainer" --steps 0 --duration 20s --step-time 1ms --data-dir "$work/data" \
+		2>"$work/probe-trainer.log" &
+	bg_pid=$!
+	for _ in $(seq 100); do
+		grep -q running "$work/probe-trainer.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	"$acceltrace" probes --pid "$bg_pid" -j >"$work/probes.json"
+	kill "$bg_pid"
+	wait "$bg_pid" 2>/dev/null || true
+	bg_pid=
 
-probes = json.load(open(sys.argv[1]))["probes"]
-trainer, cb = sys.argv[2], int(sys.argv[3], 16)
-n = 0
+	# The OnReady callback acceltrace probes at run time is the trainer's
+	# pjrt_on_ready_callback, at +4 after its endbr64. bpftrace 0.17 attaches
+	# at raw addresses only with --unsafe, and even then refuses an address
+	# inside a function it has a symbol for ("Can't check if uprobe is in
+	# proper place"): its runs use a stripped copy of the trainer (same code
+	# and offsets), given the plugin and libsimtruth.so's directory.
+	cb_vaddr=$(nm "$trainer" | awk '$3 == "pjrt_on_ready_callback" { print $1 }')
+	strip -o "$work/tpu-trainer" "$trainer"
+	/usr/bin/python3 - "$work/probes.json" "$work/tpu-trainer" "$cb_vaddr" >"$work/trainer.bt" <<-'EOF'
+	import json, sys
 
-def probe(spec):
-    global n
-    n += 1
-    print(f"{spec} /pid == cpid/ {{ @p{n} = count(); }}")
+	probes = json.load(open(sys.argv[1]))["probes"]
+	trainer, cb = sys.argv[2], int(sys.argv[3], 16)
+	n = 0
 
-print("// bpftrace doing what acceltrace's default probes do, each hit counted")
-for p in probes:
-    where = f"{p['library']}:0x{p['attach_offset']:x}"
-    if p["target"].startswith("symbol "):
-        # bpftrace refuses symbol+4 in a library it has the symbol for;
-        # these (GetPjrtApi, the TPU C API feeds) are cold in this load, so
-        # +0 costs nothing.
-        where = f"{p['library']}:{p['target'].split()[1]}"
-    probe(f"uprobe:{where}")
-    if p["return_probe"]:
-        probe(f"uretprobe:{where}")
-# The completion callback, +4 after its endbr64 like acceltrace.
-probe(f"uprobe:{trainer}:0x{cb + 4:x}")
-for sc in ["read", "pread64", "readv", "preadv", "ioctl", "openat", "close",
-           "eventfd2"]:
-    probe(f"tracepoint:syscalls:sys_enter_{sc}")
-    probe(f"tracepoint:syscalls:sys_exit_{sc}")
-for tp in ["task:task_newtask", "task:task_rename", "sched:sched_process_exit",
-           "sched:sched_process_exec", "irq:irq_handler_entry",
-           "irq:irq_handler_exit"]:
-    probe(f"tracepoint:{tp}")
-EOF
-echo "bench_trainer: bpftrace attaches $(grep -c count "$work/trainer.bt") probes" >&2
+	def probe(spec):
+	    global n
+	    n += 1
+	    print(f"{spec} /pid == cpid/ {{ @p{n} = count(); }}")
+
+	print("// bpftrace doing what acceltrace's default probes do, each hit counted")
+	for p in probes:
+	    where = f"{p['library']}:0x{p['attach_offset']:x}"
+	    if p["target"].startswith("symbol "):
+	        # bpftrace refuses symbol+4 in a library it has the symbol for;
+	        # these (GetPjrtApi, the TPU C API feeds) are cold in this load, so
+	        # +0 costs nothing.
+	        where = f"{p['library']}:{p['target'].split()[1]}"
+	    probe(f"uprobe:{where}")
+	    if p["return_probe"]:
+	        probe(f"uretprobe:{where}")
+	# The completion callback, +4 after its endbr64 like acceltrace.
+	probe(f"uprobe:{trainer}:0x{cb + 4:x}")
+	for sc in ["read", "pread64", "readv", "preadv", "ioctl", "openat", "close",
+	           "eventfd2"]:
+	    probe(f"tracepoint:syscalls:sys_enter_{sc}")
+	    probe(f"tracepoint:syscalls:sys_exit_{sc}")
+	for tp in ["task:task_newtask", "task:task_rename", "sched:sched_process_exit",
+	           "sched:sched_process_exec", "irq:irq_handler_entry",
+	           "irq:irq_handler_exit"]:
+	    probe(f"tracepoint:{tp}")
+	EOF
+	echo "bench_trainer: bpftrace attaches $(grep -c count "$work/trainer.bt") probes" >&2
+}
+if [[ " ${configs[*]} " == *" bpftrace "* ]]; then
+	bpftrace_program
+fi
 
 run_off() {
 	"$trainer" "${load[@]}" 2>"$work/t.log"
@@ -123,7 +131,6 @@ run_bpftrace() {
 }
 
 declare -A rate cpu noted
-read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched bpftrace}"
 for ((r = 0; r < reps; r++)); do
 	for ((i = 0; i < ${#configs[@]}; i++)); do
 		c=${configs[(i + r) % ${#configs[@]}]}

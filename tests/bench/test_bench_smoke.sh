@@ -33,10 +33,10 @@ run() {
 }
 
 SECONDS=0
-run probe env BENCH_REPS=2 BENCH_CALLS=10000 "$out/bench/bench_probe"
-run collector env BENCH_COLLECTOR_REPS=1 BENCH_TRIAL_MS=150 BENCH_HOLD_S=1 \
+run probe env BENCH_REPS=1 BENCH_CALLS=5000 "$out/bench/bench_probe"
+run collector env BENCH_COLLECTOR_REPS=1 BENCH_TRIAL_MS=100 BENCH_HOLD_S=1 \
 	"$out/bench/bench_collector"
-run writer env BENCH_REPS=2 BENCH_WRITER_SIZES=100000,400000 BENCH_LINE_SPANS=50000 \
+run writer env BENCH_REPS=1 BENCH_WRITER_SIZES=100000,400000 BENCH_LINE_SPANS=50000 \
 	"$out/bench/bench_writer"
 run trainer env BENCH_REPS=1 BENCH_TRAINER_S=1 BENCH_TRAINER_CONFIGS="off acceltrace" \
 	"$here/bench_trainer.sh" "$out"
