@@ -23,10 +23,15 @@ res=$work/results.txt
 failed=0
 
 run() {
-	local name=$1
+	local name=$1 rc
 	shift
-	if ! "$@" >>"$res" 2>"$work/$name.log"; then
-		echo "FAIL: $name exited non-zero:"
+	"$@" >>"$res" 2>"$work/$name.log"
+	rc=$?
+	if ((rc == 77)); then
+		echo "SKIP: $name cannot run here: $(tail -n 1 "$work/$name.log")"
+		exit 77
+	elif ((rc != 0)); then
+		echo "FAIL: $name exited $rc:"
 		tail -n 20 "$work/$name.log"
 		failed=1
 	fi
