@@ -168,9 +168,9 @@ def build(t):
     t.row("bare sys_enter/exit_pread64 tracepoints", diff("tp.pread64.floor", "tp.pread64.none"), "ns")
     t.row("pread64 of 1 byte, nothing attached (the syscall itself)", get("tp.pread64.none"), "ns")
     t.section("1c. Where the uprobe cost goes (rt_entry variants and pieces, ns per hit)")
-    t.row("rt_entry, no fetch ops, entry only − bare uprobe (lookups, clock, 232-byte record)",
+    t.row("rt_entry, no fetch ops, entry only − bare uprobe (lookups, clock, 248-byte record)",
           diff(up % ("push", "ops0"), up % ("push", "floor")), "ns")
-    t.row("ring-buffer write of a 232-byte record alone (reserve, query, submit) − bare uprobe",
+    t.row("ring-buffer write of a 248-byte record alone (reserve, query, submit) − bare uprobe",
           diff(up % ("push", "piece_ring"), up % ("push", "floor")), "ns")
     t.row("one 8-byte `bpf_probe_read_user`, alone ((8 reads − 0 reads) / 8)",
           diff(up % ("push", "piece_read8"), up % ("push", "piece_read0"), 1 / 8), "ns", 1)
@@ -201,7 +201,7 @@ def build(t):
             ("stats.deref8.entry", "rt_entry, 8 reads"),
             ("stats.execute.entry", "rt_entry, Execute (7 reads at entry)"),
             ("stats.execute.return", "rt_return, Execute (8 reads at return, the record)"),
-            ("stats.piece_ring.entry", "232-byte ring-buffer write alone"),
+            ("stats.piece_ring.entry", "248-byte ring-buffer write alone"),
             ("stats.tp_floor.enter", "empty sys_enter_pread64 program (floor)"),
             ("stats.tp_traced.enter", "sc_enter_pread64, traced"),
             ("stats.tp_traced.exit", "sc_exit_pread64, traced (the record)"),
