@@ -4,10 +4,10 @@
  * are x86-64, from shared/reference/pjrt-and-probe-points.md: gasket (4.1),
  * VFIO (5), Edge TPU apex (6), the mainline accel subsystem (7), NVIDIA (8.2).
  */
-#include <regex.h>
 #include <string.h>
 
 #include "device_nodes.h"
+#include "lazy_regex.h"
 
 #define EXACT 0xffffffffu
 #define TYPE_NR 0x0000ffffu	/* DRM and NVIDIA: the size bits vary */
@@ -178,22 +178,12 @@ const struct device_node_pattern *device_node_pattern(size_t i)
 	return i < N(patterns) ? &patterns[i] : NULL;
 }
 
-static bool regex_match(const char *re_text, const char *s)
-{
-	regex_t re;
-	bool hit;
-
-	if (regcomp(&re, re_text, REG_EXTENDED | REG_NOSUB))
-		return false;
-	hit = !regexec(&re, s, 0, NULL, 0);
-	regfree(&re);
-	return hit;
-}
-
 const struct device_node_pattern *device_node_match(const char *path)
 {
+	static struct lazy_regex path_res[N(patterns)];
+
 	for (size_t i = 0; i < N(patterns); i++)
-		if (regex_match(patterns[i].regex, path))
+		if (lazy_regex__match(&path_res[i], patterns[i].regex, path))
 			return &patterns[i];
 	return NULL;
 }
@@ -267,8 +257,10 @@ bool device_irq_name_match(const char *name)
 		"^nvidia$",
 	};
 
+	static struct lazy_regex name_res[N(res)];
+
 	for (size_t i = 0; i < N(res); i++)
-		if (regex_match(res[i], name))
+		if (lazy_regex__match(&name_res[i], res[i], name))
 			return true;
 	return false;
 }

@@ -5,10 +5,10 @@
  * 2.1 for the TPU C API, 8.1 for libcuda, 10.1 for tf.data).
  */
 #include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lazy_regex.h"
 #include "probe_packs.h"
 
 /* Fetch-op shorthands: where a value comes from, and when. */
@@ -228,18 +228,12 @@ const struct rt_pack *rt_pack_match(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	base = base ? base + 1 : path;
-	for (size_t i = 0; i < N(packs); i++) {
-		regex_t re;
-		bool hit;
+	static struct lazy_regex library_res[N(packs)];
 
-		if (regcomp(&re, packs[i].library, REG_EXTENDED | REG_NOSUB))
-			continue;
-		hit = !regexec(&re, base, 0, NULL, 0);
-		regfree(&re);
-		if (hit)
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < N(packs); i++)
+		if (lazy_regex__match(&library_res[i], packs[i].library, base))
 			return &packs[i];
-	}
 	return NULL;
 }
 
