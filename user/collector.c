@@ -77,6 +77,8 @@ struct off_cpu {
 	int64_t state;
 };
 
+#define RECENT_EXECS 16
+
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
@@ -100,6 +102,10 @@ struct collector {
 	uint64_t watch_after, first_activity;
 	/* Executions started at or after the window's start (--steps). */
 	uint64_t window_executions;
+	/* Start times of the window's latest executions, by count: the
+	 * window's step N + 1 is found here when its records come in a batch
+	 * with step N's. */
+	uint64_t recent_exec_start[RECENT_EXECS];
 
 	/* correlation */
 	struct hashmap *owners;		/* (pid, event) -> owner */
@@ -437,6 +443,12 @@ static void module_of(struct collector *c, uint32_t pid, uint64_t executable,
 		snprintf(name, len, "executable 0x%llx", (unsigned long long)executable);
 }
 
+static void count_window_execution(struct collector *c, uint64_t start_ns)
+{
+	c->window_executions++;
+	c->recent_exec_start[c->window_executions % RECENT_EXECS] = start_ns;
+}
+
 static void on_execute(struct collector *c, const struct ev_rt_call *r,
 		       struct capture_span *s)
 {
@@ -446,7 +458,7 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	c->st.executions++;
 	note_activity(c, r->h.start_ns);
 	if (c->window_open && r->h.start_ns >= c->start_ns)
-		c->window_executions++;
+		count_window_execution(c, r->h.start_ns);
 
 	s->kind = SPAN_EXECUTE;
 	s->correlation_id = r->vals[V_EXEC_LAUNCH_ID];
@@ -1107,6 +1119,16 @@ uint64_t collector__window_executions(const struct collector *c)
 	return c->window_executions;
 }
 
+uint64_t collector__window_step_start(const struct collector *c, uint64_t n)
+{
+	uint64_t want = n + 1;
+
+	if (c->window_executions < want ||
+	    c->window_executions - want >= RECENT_EXECS)
+		return 0;
+	return c->recent_exec_start[want % RECENT_EXECS];
+}
+
 void collector__set_capture(struct collector *c, struct capture *capture)
 {
 	c->cap = capture;
@@ -1155,9 +1177,15 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	c->window_open = true;
 	c->window_executions = 0;
 	c->closing = false;
-	/* Spans held before the window: keep those that reach into it. */
-	for (size_t i = 0; i < c->prearm_len; i++)
-		keep_span(c, &c->prearm[(c->prearm_head + i) % PREARM_MAX]);
+	/* Spans held before the window: keep those that reach into it, and
+	 * count the executions among them as the window's steps. */
+	for (size_t i = 0; i < c->prearm_len; i++) {
+		struct capture_span *s = &c->prearm[(c->prearm_head + i) % PREARM_MAX];
+
+		if (s->kind == SPAN_EXECUTE && s->start_ns >= start_ns)
+			count_window_execution(c, s->start_ns);
+		keep_span(c, s);
+	}
 	c->prearm_len = 0;
 	c->prearm_head = 0;
 	return capture__set_window(c->cap, start_ns, start_ns);

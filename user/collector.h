@@ -82,6 +82,12 @@ uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns)
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
 /* Executions of the target's programs started since the window opened. */
 uint64_t collector__window_executions(const struct collector *c);
+/*
+ * When the window's step @n + 1 began (its Execute call), or 0 if it has
+ * not been seen: `--steps N` stops there, so records that arrive together
+ * do not carry the window past its N steps.
+ */
+uint64_t collector__window_step_start(const struct collector *c, uint64_t n);
 
 /* Switches the capture a new window fills (several windows in one run). */
 void collector__set_capture(struct collector *c, struct capture *capture);

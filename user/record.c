@@ -409,7 +409,11 @@ static int run_window(struct run *r, uint64_t start)
 		}
 		if (r->o->steps &&
 		    collector__window_executions(r->col) >= r->o->steps) {
-			stop = now;
+			uint64_t next = collector__window_step_start(r->col, r->o->steps);
+
+			/* Up to the next step's start, when it came in the same
+			 * batch: the window holds N steps, not N and a few. */
+			stop = next && next - 1 < now ? next - 1 : now;
 			break;
 		}
 		if (!targets__alive(r->targets)) {

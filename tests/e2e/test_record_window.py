@@ -116,7 +116,15 @@ def interrupted():
         s = xspace.record_summary(out)
         check(protoc_decodes(s["path"]) and s["spans"]["execute"] > 0,
               "Ctrl-C: a valid capture with executions")
+    t.stop()
     # A second Ctrl-C while the first one finishes: abort, nothing written.
+    # A device op that runs past the stop keeps the grace period going
+    # (it ends early once nothing is open), so the second one finds it.
+    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
+                "--long-device-op", "40s", "--long-device-op-step", "1500")
+    if not t.wait_running():
+        t.stop()
+        return
     logdir2 = os.path.join(work, "logs2")
     p = subprocess.Popen([ACCELTRACE, "record", "--pid", str(t.pid), "--logdir", logdir2,
                           "--grace", "30s"], stdout=subprocess.PIPE,
