@@ -6,6 +6,10 @@
  * fields to read. Entry and return pair here, in the kernel, so a call costs
  * one ring-buffer record; calls in progress live in rt_pending, which is also
  * the table of open spans user space reads at the window's edges.
+ *
+ * The record is built once, in a per-CPU scratch value (entry-only probes)
+ * or in the rt_pending value (paired ones), and copied into the ring with as
+ * many bytes as the probe fetched.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,11 +29,11 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct rt_pending_key);
-	__type(value, struct rt_pending);
+	__type(value, struct ev_rt_call);
 } rt_pending SEC(".maps");
 
-/* Hits per probe, before any filtering: per CPU, so counting costs no
- * shared cache line. User space sums them. */
+/* Hits per probe by traced processes: per CPU, so counting costs no shared
+ * cache line. User space sums them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, AT_MAX_PROBES);
@@ -37,12 +41,21 @@ struct {
 	__type(value, __u64);
 } rt_hits SEC(".maps");
 
-/* Scratch space: an rt_pending is too big for the 512-byte BPF stack. */
+/* Room for one block read past its last byte: an op of up to 8 bytes may
+ * start at any offset below AT_FETCH_BLOCK_MAX. */
+#define BLOCK_ROOM (AT_FETCH_BLOCK_MAX + 8)
+
+/* Scratch space: a record is too big for the 512-byte BPF stack. */
+struct rt_scratch {
+	struct ev_rt_call rec;
+	__u8 blocks[AT_MAX_FETCH_BLOCKS][BLOCK_ROOM];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct rt_pending);
+	__type(value, struct rt_scratch);
 } rt_scratch SEC(".maps");
 
 /* libbpf 1.1 stops at the fifth argument register; the sixth per arch. */
@@ -67,13 +80,63 @@ static __always_inline int read_sized(__u64 *out, __u32 size, __u64 addr)
 	}
 }
 
+/* A little-endian value of @size bytes at @p (inside a block buffer). */
+static __always_inline __u64 load_sized(const __u8 *p, __u32 size)
+{
+	switch (size) {
+	case 1: return *p;
+	case 2: return *(const __u16 *)p;
+	case 4: return *(const __u32 *)p;
+	default: return *(const __u64 *)p;
+	}
+}
+
+/* Block reads done (bit b: blocks[b] holds its bytes) and failed. */
+struct block_state {
+	__u32 done;
+	__u32 failed;
+};
+
+/*
+ * Op @op's value through its block, or false when the block could not be
+ * read (the op is then read alone). The block is read on its first use,
+ * when its base (perhaps an earlier op's value) is known.
+ */
+static __always_inline bool block_value(const struct rt_probe_spec *spec,
+					const struct at_fetch_op *op,
+					struct rt_scratch *s, struct block_state *bs,
+					__u64 base, __u64 *val)
+{
+	__u32 b = (op->block - 1) & (AT_MAX_FETCH_BLOCKS - 1);
+	const struct at_fetch_block *blk = &spec->blocks[b];
+	__u32 bit = 1u << b, rel;
+
+	if (!(bs->done & bit) && !(bs->failed & bit)) {
+		__u32 len = blk->len;
+
+		if (len > AT_FETCH_BLOCK_MAX)
+			len = AT_FETCH_BLOCK_MAX;
+		if (!bpf_probe_read_user(s->blocks[b], len, (void *)(base + blk->offset)))
+			bs->done |= bit;
+		else
+			bs->failed |= bit;
+	}
+	if (!(bs->done & bit))
+		return false;
+	rel = (__u32)(op->offset - blk->offset) & (AT_FETCH_BLOCK_MAX - 1);
+	*val = load_sized(&s->blocks[b][rel], op->size);
+	return true;
+}
+
 /*
  * Runs the ops of @spec whose FETCH_AT_RETURN flag equals @at_return,
- * storing op i's value in p->vals[i].
+ * storing op i's value in rec->vals[i]. At entry, return-time ops' values
+ * start as 0.
  */
 static __always_inline void run_fetch(struct pt_regs *ctx,
 				      const struct rt_probe_spec *spec,
-				      struct rt_pending *p, bool at_return)
+				      struct ev_rt_call *rec, struct rt_scratch *s,
+				      bool at_return)
 {
 	/*
 	 * Registers are read at constant offsets first: the verifier refuses
@@ -84,6 +147,7 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 		PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), PT_REGS_PARM6(ctx),
 	};
 	__u64 sp = PT_REGS_SP(ctx), rc = PT_REGS_RC(ctx);
+	struct block_state bs = {};
 
 	for (__u32 i = 0; i < AT_MAX_FETCH_OPS; i++) {
 		const struct at_fetch_op *op = &spec->ops[i];
@@ -92,8 +156,11 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 
 		if (i >= spec->n_ops)
 			break;
-		if (!!(op->flags & FETCH_AT_RETURN) != at_return)
+		if (!!(op->flags & FETCH_AT_RETURN) != at_return) {
+			if (!at_return)
+				rec->vals[i & (AT_MAX_FETCH_OPS - 1)] = 0;
 			continue;
+		}
 		if (src >= FETCH_ARG0 && src <= FETCH_ARG0 + 5)
 			base = regs[(src - FETCH_ARG0) & 7];
 		else if (src == FETCH_SP)
@@ -101,43 +168,59 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 		else if (src == FETCH_RET)
 			base = rc;
 		else if (src >= FETCH_VAL)
-			base = p->vals[(src - FETCH_VAL) & (AT_MAX_FETCH_OPS - 1)];
+			base = rec->vals[(src - FETCH_VAL) & (AT_MAX_FETCH_OPS - 1)];
 
 		if (op->flags & (FETCH_PAYLOAD_STR | FETCH_PAYLOAD_BYTES)) {
 			long n;
 
 			if (op->flags & FETCH_PAYLOAD_STR)
-				n = bpf_probe_read_user_str(p->payload, AT_RT_PAYLOAD,
+				n = bpf_probe_read_user_str(rec->payload, AT_RT_PAYLOAD,
 							    (void *)(base + op->offset));
 			else
-				n = bpf_probe_read_user(p->payload, AT_RT_PAYLOAD,
+				n = bpf_probe_read_user(rec->payload, AT_RT_PAYLOAD,
 							(void *)(base + op->offset)) ?
 					-1 : AT_RT_PAYLOAD;
 			if (n < 0) {
-				p->fault_mask |= 1u << i;
+				rec->fault_mask |= 1u << i;
 				n = 0;
 			}
-			p->payload_len = n;
+			rec->payload_len = n;
 			val = n;
 		} else if (op->flags & FETCH_DEREF) {
 			/* A NULL pointer is a value (no events asked for, say),
 			 * not an unreadable argument. */
-			if (base && read_sized(&val, op->size, base + op->offset)) {
-				p->fault_mask |= 1u << i;
+			if (base && !(op->block && block_value(spec, op, s, &bs, base, &val)) &&
+			    read_sized(&val, op->size, base + op->offset)) {
+				rec->fault_mask |= 1u << i;
 				val = 0;
 			}
 		} else {
 			val = base + op->offset;
 		}
-		p->vals[i & (AT_MAX_FETCH_OPS - 1)] = val;
+		rec->vals[i & (AT_MAX_FETCH_OPS - 1)] = val;
 	}
 }
 
-/* Is this call one we trace? Whole-host mode adopts runtime users. */
-static __always_inline bool rt_caller_traced(__u32 pid, const struct rt_probe_spec *spec)
+/* The bytes of @rec worth sending: the values fetched, or up to the end of
+ * the payload when the probe copied one. */
+static __always_inline __u64 record_size(const struct ev_rt_call *rec,
+					 const struct rt_probe_spec *spec)
 {
-	if (pid_traced(pid))
-		return true;
+	__u32 n = spec->n_ops, len = rec->payload_len;
+
+	if (len) {
+		if (len > AT_RT_PAYLOAD)
+			len = AT_RT_PAYLOAD;
+		return offsetof(struct ev_rt_call, payload) + len;
+	}
+	if (n > AT_MAX_FETCH_OPS)
+		n = AT_MAX_FETCH_OPS;
+	return offsetof(struct ev_rt_call, vals) + 8 * n;
+}
+
+/* Whole-host mode: a process calling into a runtime becomes traced. */
+static __always_inline bool adopt_caller(__u32 pid, const struct rt_probe_spec *spec)
+{
 	if (cfg_whole_host && (spec->flags & RT_SPEC_ADOPT) && pid != cfg_self_pid) {
 		trace_pid(pid, TRACED_ADOPTED);
 		return true;
@@ -145,72 +228,58 @@ static __always_inline bool rt_caller_traced(__u32 pid, const struct rt_probe_sp
 	return false;
 }
 
-static __always_inline void emit_call(struct rt_pending *p, __u32 probe_id,
-				      __u64 pid_tgid, __u64 end_ns, __u64 ret,
-				      __u32 flags, bool urgent)
-{
-	struct ev_rt_call *rec;
-	void *ring;
-
-	rec = reserve_record(&ring, sizeof(*rec), EV_RT_CALL);
-	if (!rec)
-		return;
-	fill_ids(&rec->h, pid_tgid);
-	rec->h.start_ns = p->start_ns;
-	rec->h.end_ns = end_ns;
-	rec->probe_id = probe_id;
-	rec->flags = flags | (p->fault_mask ? RT_F_FETCH_FAULT : 0);
-	rec->ret = ret;
-	rec->fault_mask = p->fault_mask;
-	rec->payload_len = p->payload_len;
-	__builtin_memcpy(rec->vals, p->vals, sizeof(rec->vals));
-	__builtin_memcpy(rec->payload, p->payload, sizeof(rec->payload));
-	if (urgent) {
-		__sync_fetch_and_add(&events_emitted[EV_RT_CALL], 1);
-		bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
-		return;
-	}
-	submit_record(ring, rec, EV_RT_CALL);
-}
-
 SEC("uprobe")
 int BPF_KPROBE(rt_entry)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 probe_id = bpf_get_attach_cookie(ctx);
+	__u32 pid = pid_tgid >> 32, probe_id, zero = 0;
 	const struct rt_probe_spec *spec;
-	struct rt_pending *p;
-	__u32 zero = 0;
+	struct ev_rt_call *rec;
+	bool traced = pid_traced(pid);
+	struct rt_scratch *s;
 	__u64 *hits;
 
+	/* Untraced processes leave here, at the cost of one byte load;
+	 * only whole-host mode looks further (it may adopt them). */
+	if (!traced && !cfg_whole_host)
+		return 0;
+	probe_id = bpf_get_attach_cookie(ctx);
+	spec = bpf_map_lookup_elem(&rt_specs, &probe_id);
+	if (!spec || (!traced && !adopt_caller(pid, spec)))
+		return 0;
 	hits = bpf_map_lookup_elem(&rt_hits, &probe_id);
 	if (hits)
 		(*hits)++;
-	spec = bpf_map_lookup_elem(&rt_specs, &probe_id);
-	if (!spec || !rt_caller_traced(pid_tgid >> 32, spec))
+	s = bpf_map_lookup_elem(&rt_scratch, &zero);
+	if (!s)
 		return 0;
-	p = bpf_map_lookup_elem(&rt_scratch, &zero);
-	if (!p)
-		return 0;
-	p->start_ns = bpf_ktime_get_ns();
-	p->pid = pid_tgid >> 32;
-	p->cpu = bpf_get_smp_processor_id();
-	p->payload_len = 0;
-	p->fault_mask = 0;
-	__builtin_memset(p->vals, 0, sizeof(p->vals));
-	run_fetch(ctx, spec, p, false);
-	if (p->fault_mask)
+	rec = &s->rec;
+	rec->h.pid = pid;
+	rec->h.tid = (__u32)pid_tgid;
+	rec->h.start_ns = bpf_ktime_get_ns();
+	rec->probe_id = probe_id;
+	rec->ret = 0;
+	rec->payload_len = 0;
+	rec->fault_mask = 0;
+	run_fetch(ctx, spec, rec, s, false);
+	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
 
 	if (!(spec->flags & RT_SPEC_RETURN)) {
-		emit_call(p, probe_id, pid_tgid, p->start_ns, 0, RT_F_NO_RETURN,
-			  spec->flags & RT_SPEC_URGENT);
+		rec->h.end_ns = rec->h.start_ns;
+		rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0);
+		output_record(&rec->h, record_size(rec, spec),
+			      EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
 		return 0;
 	}
 	{
 		struct rt_pending_key key = { .tid = (__u32)pid_tgid, .probe_id = probe_id };
 
-		if (bpf_map_update_elem(&rt_pending, &key, p, BPF_ANY))
+		rec->h.type = EV_RT_CALL;
+		rec->h.cpu = bpf_get_smp_processor_id();
+		rec->h.end_ns = 0;
+		rec->flags = 0;
+		if (bpf_map_update_elem(&rt_pending, &key, rec, BPF_ANY))
 			count_loss(LOSS_PENDING_FULL);
 	}
 	return 0;
@@ -225,29 +294,36 @@ int BPF_KRETPROBE(rt_return)
 		.probe_id = bpf_get_attach_cookie(ctx),
 	};
 	const struct rt_probe_spec *spec;
-	struct rt_pending *p;
+	struct ev_rt_call *rec;
+	struct rt_scratch *s;
 	__u64 now = bpf_ktime_get_ns();
 	/* Read ctx at a constant offset here: later, clang may fold it into
 	 * pointer arithmetic on ctx, which the verifier refuses. */
 	__u64 rc = PT_REGS_RC(ctx);
-	__u32 before;
+	__u32 before, zero = 0;
 
-	p = bpf_map_lookup_elem(&rt_pending, &key);
-	if (!p) {
+	rec = bpf_map_lookup_elem(&rt_pending, &key);
+	if (!rec) {
 		/* Entered before the probes existed, or the entry was lost. */
 		if (pid_traced(pid_tgid >> 32))
 			count_loss(LOSS_RETURN_UNMATCHED);
 		return 0;
 	}
 	spec = bpf_map_lookup_elem(&rt_specs, &key.probe_id);
-	if (spec) {
-		before = p->fault_mask;
-		run_fetch(ctx, spec, p, true);
-		if (p->fault_mask != before)
-			count_loss(LOSS_FETCH_FAULT);
+	s = bpf_map_lookup_elem(&rt_scratch, &zero);
+	if (!spec || !s) {
+		bpf_map_delete_elem(&rt_pending, &key);
+		return 0;
 	}
-	emit_call(p, key.probe_id, pid_tgid, now, rc, 0,
-		  spec && (spec->flags & RT_SPEC_URGENT));
+	before = rec->fault_mask;
+	run_fetch(ctx, spec, rec, s, true);
+	if (rec->fault_mask != before)
+		count_loss(LOSS_FETCH_FAULT);
+	rec->h.end_ns = now;
+	rec->ret = rc;
+	rec->flags = rec->fault_mask ? RT_F_FETCH_FAULT : 0;
+	output_record(&rec->h, record_size(rec, spec),
+		      EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
 	bpf_map_delete_elem(&rt_pending, &key);
 	return 0;
 }

@@ -37,12 +37,13 @@ struct {
 	__type(value, __u32);
 } sc_by_nr SEC(".maps");
 
-/* One syscall in progress per thread: the open-span table for syscalls. */
+/* One syscall in progress per thread, as the record its exit will send:
+ * the open-span table for syscalls. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, struct sys_pending);
+	__type(value, struct ev_syscall);
 } sys_pending SEC(".maps");
 
 struct io_uring_pending {
@@ -63,7 +64,7 @@ struct {
 } uring_pending SEC(".maps");
 
 struct open_scratch {
-	struct sys_pending p;
+	struct ev_syscall p;
 	char path[AT_PATH_MAX];
 };
 
@@ -113,16 +114,33 @@ static __always_inline bool regular_file(struct file *f, __u64 *dev, __u64 *ino)
 	return true;
 }
 
+/*
+ * The struct file behind @fd in the current task. Through the task's BTF
+ * pointer (Linux 5.11+) the walk to the fd array is plain loads the JIT
+ * guards; older kernels take a bpf_probe_read_kernel() per step, and the
+ * verifier never sees the branch they lack.
+ */
 static __always_inline struct file *current_file(__u32 fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds;
 	struct file *f = NULL;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		struct files_struct *files = task->files;
+		struct fdtable *fdt = files ? files->fdt : NULL;
+
+		if (!fdt || fd >= fdt->max_fds)
+			return NULL;
+		fds = fdt->fd;
+	} else {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+
+		if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+			return NULL;
+		fds = BPF_CORE_READ(fdt, fd);
+	}
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
 }
@@ -156,7 +174,7 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
 	struct open_scratch *s;
-	struct sys_pending *p;
+	struct ev_syscall *p;
 
 	/* Whole-host mode watches every open for device nodes, but never ours. */
 	if (!pid_traced(pid) &&
@@ -165,10 +183,21 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	s = bpf_map_lookup_elem(&sys_scratch, &zero);
 	if (!s)
 		return 0;
+	/* Every field but argbuf is set here: argbuf_len says how much of it
+	 * is this call's. */
 	p = &s->p;
-	__builtin_memset(p, 0, sizeof(*p));
-	p->pid = pid;
+	p->h.type = EV_SYSCALL;
+	p->h.cpu = 0;
+	p->h.pid = pid;
+	p->h.tid = tid;
+	p->h.end_ns = 0;
 	p->sc = sc;
+	p->fd = 0;
+	p->ret = 0;
+	p->args[0] = p->args[1] = p->args[2] = 0;
+	p->dev = p->ino = 0;
+	p->fd_kind = FD_UNKNOWN;
+	p->argbuf_len = 0;
 
 	switch (sc) {
 	case SC_READ:
@@ -202,7 +231,7 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 		break;
 	}
 	case SC_OPENAT:
-		p->path_ptr = a1;
+		p->args[0] = a1;	/* the path, read at exit */
 		break;
 	case SC_CLOSE:
 		p->fd = a0;
@@ -215,39 +244,26 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	default:
 		return 0;
 	}
-	p->start_ns = bpf_ktime_get_ns();
+	p->h.start_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_ANY))
 		count_loss(LOSS_PENDING_FULL);
 	return 0;
 }
 
-static __always_inline void emit_syscall(struct sys_pending *p, __u64 pid_tgid,
-					 __s64 ret, __u64 now)
+/* Sends a finished syscall: its pending record, completed in place. */
+static __always_inline void emit_syscall(struct ev_syscall *p, __s64 ret, __u64 now)
 {
-	struct ev_syscall *rec;
-	void *ring;
+	__u32 len = p->argbuf_len;
 
-	rec = reserve_record(&ring, sizeof(*rec), EV_SYSCALL);
-	if (!rec)
-		return;
-	fill_ids(&rec->h, pid_tgid);
-	rec->h.start_ns = p->start_ns;
-	rec->h.end_ns = now;
-	rec->sc = p->sc;
-	rec->fd = p->fd;
-	rec->ret = ret;
-	rec->args[0] = p->args[0];
-	rec->args[1] = p->args[1];
-	rec->args[2] = p->args[2];
-	rec->dev = p->dev;
-	rec->ino = p->ino;
-	rec->fd_kind = p->fd_kind;
-	rec->argbuf_len = p->argbuf_len;
-	__builtin_memcpy(rec->argbuf, p->argbuf, sizeof(rec->argbuf));
-	submit_record(ring, rec, EV_SYSCALL);
+	if (len > AT_ARGBUF)
+		len = AT_ARGBUF;
+	p->h.end_ns = now;
+	p->ret = ret;
+	output_record(&p->h, offsetof(struct ev_syscall, argbuf) + len, EV_SYSCALL,
+		      false);
 }
 
-static __always_inline void finish_open(struct sys_pending *p, __u64 pid_tgid,
+static __always_inline void finish_open(struct ev_syscall *p, __u64 pid_tgid,
 					__s64 ret, __u64 now)
 {
 	__u32 pid = pid_tgid >> 32, zero = 0;
@@ -263,7 +279,7 @@ static __always_inline void finish_open(struct sys_pending *p, __u64 pid_tgid,
 	s = bpf_map_lookup_elem(&sys_scratch, &zero);
 	if (!s)
 		return;
-	if (bpf_probe_read_user_str(s->path, sizeof(s->path), (void *)p->path_ptr) <= 0)
+	if (bpf_probe_read_user_str(s->path, sizeof(s->path), (void *)p->args[0]) <= 0)
 		return;
 	which = match_dev_prefix(s->path);
 	if (which < 0)
@@ -289,7 +305,7 @@ static __always_inline void finish_open(struct sys_pending *p, __u64 pid_tgid,
 	if (!rec)
 		return;
 	fill_ids(&rec->h, pid_tgid);
-	rec->h.start_ns = p->start_ns;
+	rec->h.start_ns = p->h.start_ns;
 	rec->h.end_ns = now;
 	rec->fd = ret;
 	rec->prefix = which;
@@ -297,14 +313,20 @@ static __always_inline void finish_open(struct sys_pending *p, __u64 pid_tgid,
 	submit_record(ring, rec, EV_DEV_OPEN);
 }
 
-static __always_inline int on_sys_exit(__s64 ret)
+/* @sc: the syscall's class, or 0 where the attach flavour cannot tell. */
+static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
-	__u64 now = bpf_ktime_get_ns();
-	struct sys_pending *p;
 	struct fd_key key = { .pid = pid };
+	struct ev_syscall *p;
+	__u64 now;
 
+	/* Only traced processes have syscalls in progress, and in whole-host
+	 * mode any process's openat: the rest leave before the table lookup. */
+	if (!pid_traced(pid) && (!cfg_whole_host || (sc && sc != SC_OPENAT)))
+		return 0;
+	now = bpf_ktime_get_ns();
 	p = bpf_map_lookup_elem(&sys_pending, &tid);
 	if (!p)
 		return 0;
@@ -321,7 +343,7 @@ static __always_inline int on_sys_exit(__s64 ret)
 			if (bpf_map_update_elem(&fd_kinds, &key, &kind, BPF_ANY))
 				count_loss(LOSS_FD_TABLE_FULL);
 			p->fd = ret;
-			emit_syscall(p, pid_tgid, ret, now);
+			emit_syscall(p, ret, now);
 		}
 		break;
 	case SC_CLOSE:
@@ -329,17 +351,17 @@ static __always_inline int on_sys_exit(__s64 ret)
 			key.fd = p->fd;
 			bpf_map_delete_elem(&fd_kinds, &key);
 		}
-		emit_syscall(p, pid_tgid, ret, now);
+		emit_syscall(p, ret, now);
 		break;
 	case SC_READ:
 		/* The value an eventfd read returned: the completion count. */
 		if (p->fd_kind == FD_EVENTFD && ret == 8 &&
 		    !bpf_probe_read_user(p->argbuf, 8, (void *)p->args[2]))
 			p->argbuf_len = 8;
-		emit_syscall(p, pid_tgid, ret, now);
+		emit_syscall(p, ret, now);
 		break;
 	default:
-		emit_syscall(p, pid_tgid, ret, now);
+		emit_syscall(p, ret, now);
 	}
 	bpf_map_delete_elem(&sys_pending, &tid);
 	return 0;
@@ -365,7 +387,7 @@ int sc_enter_##name(struct trace_event_raw_sys_enter *ctx)		\
 SEC("tp/syscalls/sys_exit_" #name)					\
 int sc_exit_##name(struct trace_event_raw_sys_exit *ctx)		\
 {									\
-	return on_sys_exit(ctx->ret);					\
+	return on_sys_exit(sc, ctx->ret);				\
 }
 
 SYSCALL_TP(read, SC_READ, 3)
@@ -397,7 +419,7 @@ int sc_raw_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int sc_raw_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	return on_sys_exit(ctx->args[1]);
+	return on_sys_exit(0, ctx->args[1]);
 }
 
 /* ---- io_uring read requests: submit to completion ------------------------ */

@@ -89,7 +89,7 @@ static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 	if (group_dead) {
 		emit_task(pid, tid, TASK_PROC_EXIT, 0, code, task->comm, NULL);
 		/* The pid may be reused: forget it here, not later. */
-		bpf_map_delete_elem(&traced_pids, &pid);
+		untrace_pid(pid);
 	}
 	return 0;
 }

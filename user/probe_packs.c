@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fetch_plan.h"
 #include "lazy_regex.h"
 #include "probe_packs.h"
 
@@ -307,6 +308,7 @@ void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *sp
 	spec->flags = e->spec_flags;
 	spec->n_ops = e->n_ops;
 	memcpy(spec->ops, e->ops, sizeof(spec->ops));
+	fetch_plan__blocks(spec);
 }
 
 const char *rt_event_kind_name(enum rt_event_kind kind)

@@ -6,8 +6,10 @@
  * for one; runtime probes are attached one by one as libraries are found.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -41,7 +43,11 @@ struct probe_session {
 	uint32_t n_probes;	/* high-water mark of probe ids */
 	struct bpf_link *kernel_links[MAX_KERNEL_LINKS];
 	uint32_t n_kernel_links;
+	/* The traced-process table (a byte per pid), mapped from BPF. */
+	volatile uint8_t *traced;
 };
+
+#define TRACED_TABLE_BYTES ((size_t)AT_PID_SPACE)
 
 const char *loss_kind_name(enum loss_kind kind)
 {
@@ -56,11 +62,37 @@ const char *loss_kind_name(enum loss_kind kind)
 	}
 }
 
+/*
+ * Runtime-call and syscall records end after what their probe fetched (see
+ * events.h); consumers get them whole, the rest zero, so that only this
+ * file knows. A record too short even for that is passed on as it is, for
+ * the consumer's size check to refuse.
+ */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct probe_session *ps = ctx;
+	const struct ev_header *h = data;
+	union {
+		struct ev_rt_call rt;
+		struct ev_syscall sc;
+	} whole;
+	size_t full = 0;
 
-	return ps->fn ? ps->fn(ps->ctx, data, size) : 0;
+	if (!ps->fn)
+		return 0;
+	if (size >= sizeof(*h) && h->type == EV_RT_CALL &&
+	    size >= offsetof(struct ev_rt_call, vals))
+		full = sizeof(whole.rt);
+	else if (size >= sizeof(*h) && h->type == EV_SYSCALL &&
+		 size >= offsetof(struct ev_syscall, argbuf))
+		full = sizeof(whole.sc);
+	if (full > size) {
+		memcpy(&whole, data, size);
+		memset((char *)&whole + size, 0, full - size);
+		data = &whole;
+		size = full;
+	}
+	return ps->fn(ps->ctx, data, size);
 }
 
 /* Syscall flavour: per-syscall tracepoints, or raw sys_enter/sys_exit. */
@@ -178,6 +210,19 @@ static bool power_of_two(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* The traced-process table is written through a shared mapping: a byte
+ * store, where a map update would be a syscall. */
+static int map_traced_table(struct probe_session *ps)
+{
+	void *mem = mmap(NULL, TRACED_TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(ps->skel->maps.traced_table), 0);
+
+	if (mem == MAP_FAILED)
+		return -errno;
+	ps->traced = mem;
+	return 0;
+}
+
 struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 					  probe_record_fn fn, void *ctx)
 {
@@ -265,7 +310,9 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 			strerror(-err));
 		goto err_out;
 	}
-	err = fill_syscall_numbers(ps);
+	err = map_traced_table(ps);
+	if (!err)
+		err = fill_syscall_numbers(ps);
 	if (!err)
 		err = fill_dev_prefixes(ps, opts);
 	if (err) {
@@ -312,6 +359,8 @@ void probe_session__free(struct probe_session *ps)
 			bpf_links__destroy_all(all, n);
 		free(all);
 	}
+	if (ps->traced)
+		munmap((void *)ps->traced, TRACED_TABLE_BYTES);
 	ring_buffer__free(ps->rb);
 	for (int i = 0; i < AT_MAX_RINGS; i++)
 		if (ps->ring_fds[i] >= 0)
@@ -351,26 +400,23 @@ int probe_session__attach_kernel(struct probe_session *ps)
 
 int probe_session__trace_pid(struct probe_session *ps, uint32_t pid, uint32_t flags)
 {
-	if (bpf_map_update_elem(bpf_map__fd(ps->skel->maps.traced_pids), &pid,
-				&flags, BPF_ANY))
-		return -errno;
+	if (pid >= AT_PID_SPACE || !(flags & 0xff))
+		return -EINVAL;
+	ps->traced[pid] = flags;
 	return 0;
 }
 
 int probe_session__untrace_pid(struct probe_session *ps, uint32_t pid)
 {
-	if (bpf_map_delete_elem(bpf_map__fd(ps->skel->maps.traced_pids), &pid) &&
-	    errno != ENOENT)
-		return -errno;
+	if (pid >= AT_PID_SPACE)
+		return -EINVAL;
+	ps->traced[pid] = 0;
 	return 0;
 }
 
 bool probe_session__pid_traced(struct probe_session *ps, uint32_t pid)
 {
-	__u32 flags;
-
-	return !bpf_map_lookup_elem(bpf_map__fd(ps->skel->maps.traced_pids),
-				    &pid, &flags);
+	return pid < AT_PID_SPACE && ps->traced[pid];
 }
 
 int probe_session__set_fd(struct probe_session *ps, uint32_t pid, uint32_t fd,
@@ -567,33 +613,26 @@ int probe_session__drain(struct probe_session *ps)
 	return ring_buffer__consume(ps->rb);
 }
 
+/* Calls in progress: their pending records, marked open. */
 static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 			      void *ctx)
 {
 	int fd = bpf_map__fd(ps->skel->maps.rt_pending);
 	struct rt_pending_key key, next;
-	struct rt_pending val;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		struct ev_rt_call rec = {};
+		struct ev_rt_call rec;
 		int err;
 
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &val))
+		if (bpf_map_lookup_elem(fd, &key, &rec))
 			continue;	/* returned meanwhile */
-		rec.h.type = EV_RT_CALL;
-		rec.h.cpu = val.cpu;
-		rec.h.pid = val.pid;
-		rec.h.tid = key.tid;
-		rec.h.start_ns = val.start_ns;
-		rec.probe_id = key.probe_id;
-		rec.flags = RT_F_OPEN | (val.fault_mask ? RT_F_FETCH_FAULT : 0);
-		rec.fault_mask = val.fault_mask;
-		rec.payload_len = val.payload_len;
-		memcpy(rec.vals, val.vals, sizeof(rec.vals));
-		memcpy(rec.payload, val.payload, sizeof(rec.payload));
+		rec.flags |= RT_F_OPEN;
+		if (rec.payload_len < sizeof(rec.payload))
+			memset(rec.payload + rec.payload_len, 0,
+			       sizeof(rec.payload) - rec.payload_len);
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
 			return err;
@@ -601,37 +640,27 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	return 0;
 }
 
+/* Syscalls in progress, as their pending records. */
 static int open_syscalls(struct probe_session *ps, probe_record_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(ps->skel->maps.sys_pending);
-	struct sys_pending val;
 	__u32 key, next;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		struct ev_syscall rec = {};
+		struct ev_syscall rec;
 		int err;
 
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &val))
+		if (bpf_map_lookup_elem(fd, &key, &rec))
 			continue;
 		/* openat/eventfd in progress are not spans worth keeping. */
-		if (val.sc == SC_OPENAT || val.sc == SC_EVENTFD)
+		if (rec.sc == SC_OPENAT || rec.sc == SC_EVENTFD)
 			continue;
-		rec.h.type = EV_SYSCALL;
-		rec.h.tid = key;
-		rec.h.pid = val.pid;
-		rec.h.start_ns = val.start_ns;
-		rec.sc = val.sc;
-		rec.fd = val.fd;
-		rec.ret = 0;
-		memcpy(rec.args, val.args, sizeof(rec.args));
-		rec.dev = val.dev;
-		rec.ino = val.ino;
-		rec.fd_kind = val.fd_kind;
-		rec.argbuf_len = val.argbuf_len;
-		memcpy(rec.argbuf, val.argbuf, sizeof(rec.argbuf));
+		if (rec.argbuf_len < sizeof(rec.argbuf))
+			memset(rec.argbuf + rec.argbuf_len, 0,
+			       sizeof(rec.argbuf) - rec.argbuf_len);
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
 			return err;
@@ -651,14 +680,14 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
 {
 	int fd = bpf_map__fd(ps->skel->maps.rt_pending);
 	struct rt_pending_key key, next;
-	struct rt_pending val;
+	struct ev_rt_call val;
 	bool first = true;
 	int deleted = 0;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
-		if (!bpf_map_lookup_elem(fd, &key, &val) && val.pid == pid &&
+		if (!bpf_map_lookup_elem(fd, &key, &val) && val.h.pid == pid &&
 		    !bpf_map_delete_elem(fd, &key)) {
 			deleted++;
 			first = true;

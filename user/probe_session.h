@@ -73,7 +73,7 @@ int probe_session__detach_runtime(struct probe_session *ps, int probe_id);
 void probe_session__detach_runtime_many(struct probe_session *ps,
 					const int *probe_ids, size_t n);
 size_t probe_session__runtime_probes(const struct probe_session *ps);
-/* How often a runtime probe fired, in any process (before filtering). */
+/* How often a runtime probe fired in a traced process. */
 uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_id);
 
 /*

@@ -6,7 +6,10 @@
  *
  * Every ring-buffer record starts with struct ev_header, whose first field is
  * the record type; one struct per type; user space checks the size before
- * reading. Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns).
+ * reading. Runtime-call and syscall records may end early (after the last
+ * value the probe fetched, or the bytes of the argument it copied): the
+ * consumer reads what is missing as zero. Times are CLOCK_MONOTONIC
+ * nanoseconds (bpf_ktime_get_ns).
  */
 #ifndef ACCELTRACE_EVENTS_H
 #define ACCELTRACE_EVENTS_H
@@ -15,6 +18,8 @@
 
 #define AT_MAX_PROBES		1024	/* runtime probe specs (cookie = index) */
 #define AT_MAX_FETCH_OPS	16	/* fetch steps per runtime probe */
+#define AT_MAX_FETCH_BLOCKS	4	/* block reads per runtime probe */
+#define AT_FETCH_BLOCK_MAX	128	/* bytes one block read covers */
 #define AT_RT_PAYLOAD		64	/* bytes of string/bytes one probe may copy */
 #define AT_ARGBUF		64	/* bytes of an ioctl argument struct copied */
 #define AT_PATH_MAX		256	/* device-node path bytes in an open record */
@@ -22,6 +27,10 @@
 #define AT_DEV_PREFIX_LEN	32
 #define AT_MAX_RINGS		64	/* ring buffer shards */
 #define AT_COMM_LEN		16
+/* The traced-process table has a byte per pid (PID_MAX_LIMIT on 64-bit
+ * Linux is 1 << 22), in chunks small enough for one array-map value. */
+#define AT_PID_SPACE		(1u << 22)
+#define AT_PID_CHUNK		(1u << 21)
 
 /* ---- record types ----------------------------------------------------- */
 
@@ -50,6 +59,12 @@ struct ev_header {
  * A fetch program says which values a runtime probe reads, as data: probe
  * packs describe "Execute: launch_id is *(u32 *)(*(args + 24) + 48)" and the
  * BPF side interprets it. Op i stores its result in vals[i].
+ *
+ * Each user-memory read costs more than the rest of a probe together, so
+ * user space groups dereferences of one base into blocks: the first op of a
+ * block reads the whole range once and the others take their bytes from it.
+ * An op whose block could not be read is read alone, so a block never loses
+ * a value a read of its own would have got.
  */
 enum at_fetch_src {
 	FETCH_NONE = 0,
@@ -70,7 +85,16 @@ struct at_fetch_op {
 	__u8 src;		/* enum at_fetch_src */
 	__u8 size;		/* 1, 2, 4 or 8 bytes for FETCH_DEREF */
 	__u8 flags;		/* enum at_fetch_flags */
-	__u8 pad;
+	__u8 block;		/* 0: read alone; b: in blocks[b - 1] */
+	__s32 offset;
+};
+
+/* One read of [base + offset, base + offset + len) shared by several ops
+ * with the same source, phase (FETCH_AT_RETURN) and base. */
+struct at_fetch_block {
+	__u8 src;		/* enum at_fetch_src, as its ops' */
+	__u8 flags;		/* FETCH_AT_RETURN, as its ops' */
+	__u16 len;		/* <= AT_FETCH_BLOCK_MAX */
 	__s32 offset;
 };
 
@@ -85,7 +109,10 @@ enum rt_spec_flags {
 struct rt_probe_spec {
 	__u32 n_ops;
 	__u32 flags;		/* enum rt_spec_flags */
+	__u32 n_blocks;
+	__u32 pad;
 	struct at_fetch_op ops[AT_MAX_FETCH_OPS];
+	struct at_fetch_block blocks[AT_MAX_FETCH_BLOCKS];
 };
 
 enum rt_call_flags {
@@ -94,31 +121,26 @@ enum rt_call_flags {
 	RT_F_OPEN = 1 << 2,		/* still running: read from the pending table */
 };
 
+/*
+ * Ends after vals[n_ops - 1] when the probe copies no payload, else after
+ * payload[payload_len - 1]. A call in progress is the same struct, kept in
+ * the BPF table of open calls (the open-span table) until it returns.
+ */
 struct ev_rt_call {
 	struct ev_header h;
 	__u32 probe_id;		/* index into the probe specs (attach cookie) */
 	__u32 flags;		/* enum rt_call_flags */
 	__u64 ret;		/* return value, when paired */
-	__u64 vals[AT_MAX_FETCH_OPS];
-	__u32 payload_len;
 	__u32 fault_mask;	/* bit i: op i's read failed */
+	__u32 payload_len;
+	__u64 vals[AT_MAX_FETCH_OPS];
 	char payload[AT_RT_PAYLOAD];
 };
 
-/* The per-thread state of a runtime call in progress (the open-span table). */
+/* A runtime call in progress is keyed by its thread and probe. */
 struct rt_pending_key {
 	__u32 tid;
 	__u32 probe_id;
-};
-
-struct rt_pending {
-	__u64 start_ns;
-	__u32 pid;
-	__u32 cpu;
-	__u32 payload_len;
-	__u32 fault_mask;
-	__u64 vals[AT_MAX_FETCH_OPS];
-	char payload[AT_RT_PAYLOAD];
 };
 
 /* ---- syscalls on device nodes, eventfds and files --------------------- */
@@ -149,32 +171,22 @@ struct fd_key {
 	__u32 fd;
 };
 
+/*
+ * Ends after argbuf[argbuf_len - 1]. A syscall in progress is the same
+ * struct, kept per thread in the BPF table of open syscalls.
+ */
 struct ev_syscall {
 	struct ev_header h;
 	__u32 sc;		/* enum sc_class */
 	__u32 fd;
 	__s64 ret;
-	__u64 args[3];		/* ioctl: cmd, argp; reads: count, offset, buf */
+	__u64 args[3];		/* ioctl: cmd, argp; reads: count, offset, buf;
+				 * openat (in progress): the path pointer */
 	__u64 dev;		/* the file's identity: st_dev (stat's encoding) */
 	__u64 ino;
 	__u32 fd_kind;		/* enum fd_kind at entry */
 	__u32 argbuf_len;	/* bytes valid in argbuf */
 	__u8 argbuf[AT_ARGBUF];	/* ioctl: arg struct at entry; eventfd read: value */
-};
-
-struct sys_pending {
-	__u64 start_ns;
-	__u32 pid;
-	__u32 sc;
-	__u32 fd;
-	__u32 pad;
-	__u64 args[3];
-	__u64 dev;
-	__u64 ino;
-	__u32 fd_kind;
-	__u32 argbuf_len;
-	__u8 argbuf[AT_ARGBUF];
-	__u64 path_ptr;		/* openat: the user pointer to the path */
 };
 
 struct ev_dev_open {
@@ -231,6 +243,7 @@ struct ev_irq {
 
 /* ---- traced-process set ------------------------------------------------ */
 
+/* A pid's byte in the traced-process table: 0 untraced, else these. */
 enum traced_flags {
 	TRACED_TARGET = 1 << 0,		/* named by the user (--pid) */
 	TRACED_CHILD = 1 << 1,		/* a descendant, with --children */
@@ -244,7 +257,7 @@ enum loss_kind {
 	LOSS_PENDING_FULL = 1,		/* no room to remember a call in progress */
 	LOSS_FETCH_FAULT = 2,		/* a user-memory read in a fetch failed */
 	LOSS_FD_TABLE_FULL = 3,		/* no room to track a device fd */
-	LOSS_TRACED_FULL = 4,		/* no room to add a traced process */
+	LOSS_TRACED_FULL = 4,		/* a pid beyond the traced-process table */
 	LOSS_RETURN_UNMATCHED = 5,	/* a return without its entry */
 	LOSS_KIND_MAX = 6,
 };

@@ -2,7 +2,9 @@
 /*
  * acceltrace's own BPF object, end to end, through both attach flavours
  * (syscall + BTF tracepoints, then raw tracepoints): a runtime probe with a
- * fetch program on a function of this binary, a call still in progress read
+ * fetch program on a function of this binary (its reads planned into a block
+ * read), a block that cannot be read falling back to reads of its own ops
+ * (one beside an unmapped page), a call still in progress read
  * from the open-span table, a file read with the file's identity, a device
  * node opened and ioctl'ed, an eventfd read with its value, and a thread's
  * life (created, renamed, exited). Every trigger comes from this process.
@@ -12,12 +14,14 @@
 #include <sys/ioctl.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
 #include "test.h"
+#include "fetch_plan.h"
 #include "log.h"
 #include "probe_session.h"
 
@@ -44,6 +48,16 @@ __attribute__((noinline)) uint64_t test_runtime_call(struct fake_args *a)
 	asm volatile("" ::: "memory");
 	return a->executable + 1;
 }
+
+/* Entry only, with two reads of one block: the second crosses into a
+ * page nothing maps. */
+__attribute__((noinline)) int test_fault_call(void *p)
+{
+	asm volatile("" ::: "memory");
+	return p != NULL;
+}
+
+#define FAULT_CALLS 10
 
 static int block_pipe[2];
 
@@ -83,6 +97,8 @@ static uint64_t self_file_offset(void *fn)
 
 struct seen {
 	int calls, calls_bad, opens_seen;
+	int faulted_ok, faulted_bad, fault_probe_id;
+	uint64_t fault_value;
 	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok;
 	int task_new, task_rename, task_exit;
 	uint32_t thread_tid;
@@ -107,15 +123,37 @@ static int on_record(void *ctx, const void *data, size_t size)
 		const struct ev_rt_call *r = data;
 		uint64_t i = r->vals[0];
 
-		if (size < sizeof(*r) || (int)r->probe_id != s->probe_id)
+		if (size < sizeof(*r))
+			break;
+		if ((int)r->probe_id == s->fault_probe_id) {
+			bool rest_zero = true;
+
+			for (int k = 2; k < AT_MAX_FETCH_OPS; k++)
+				rest_zero &= !r->vals[k];
+			if (r->vals[0] == s->fault_value && !r->vals[1] &&
+			    r->fault_mask == 2 && r->flags == (RT_F_NO_RETURN | RT_F_FETCH_FAULT) &&
+			    rest_zero && !r->payload_len)
+				s->faulted_ok++;
+			else
+				s->faulted_bad++;
+			break;
+		}
+		if ((int)r->probe_id != s->probe_id)
 			break;
 		s->calls++;
 		/* vals: executable, options, launch_id, name, out (at return) */
 		if (r->vals[2] != i + 1000 || r->ret != i + 1 || r->vals[4] != i * 3 ||
 		    r->payload_len != 8 || strcmp(r->payload, "module7") ||
 		    r->h.start_ns < s->lo || r->h.end_ns > s->hi ||
-		    r->h.end_ns < r->h.start_ns || r->flags)
+		    r->h.end_ns < r->h.start_ns || r->flags) {
 			s->calls_bad++;
+			if (getenv("TEST_VERBOSE"))
+				fprintf(stderr, "call vals %llu %#llx %llu %#llx %llu ret %llu payload %u [%.8s] flags %#x faults %#x t %llu-%llu in %llu-%llu\n",
+					(unsigned long long)r->vals[0], (unsigned long long)r->vals[1],
+					(unsigned long long)r->vals[2], (unsigned long long)r->vals[3],
+					(unsigned long long)r->vals[4], (unsigned long long)r->ret,
+					r->payload_len, r->payload, r->flags, r->fault_mask, (unsigned long long)r->h.start_ns, (unsigned long long)r->h.end_ns, (unsigned long long)s->lo, (unsigned long long)s->hi);
+		}
 		break;
 	}
 	case EV_SYSCALL: {
@@ -209,7 +247,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	int fd = -1;
 
 	memset(&s, 0, sizeof(s));
-	s.probe_id = -1;
+	s.probe_id = s.fault_probe_id = -1;
 	s.dev_fd = s.efd = -1;
 	fprintf(stderr, "--- %s\n", what);
 	snprintf(dev_dir, sizeof(dev_dir), "%s/dev/", dir);
@@ -241,6 +279,11 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	/* A string through a pointer fetched by op 3: a sixth op. */
 	spec.ops[5] = (struct at_fetch_op){ .src = FETCH_VAL + 3, .flags = FETCH_PAYLOAD_STR, .offset = 0 };
 	spec.n_ops = 6;
+	/* Ops 0, 1 and 3 read 24 bytes of one struct: one block read. */
+	fetch_plan__blocks(&spec);
+	ASSERT_EQ(spec.n_blocks, 1, "one block planned");
+	ASSERT_TRUE(spec.ops[0].block == 1 && spec.ops[1].block == 1 &&
+		    spec.ops[3].block == 1 && !spec.ops[4].block, "block members");
 	s.probe_id = probe_session__attach_runtime(ps, &spec, "/proc/self/exe",
 						   self_file_offset(test_runtime_call), -1);
 	if (!ASSERT_GE(s.probe_id, 0, "attach runtime probe"))
@@ -335,12 +378,44 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	ASSERT_EQ(s.task_new, 1, "thread creation");
 	ASSERT_EQ(s.task_rename, 1, "thread rename");
 	ASSERT_EQ(s.task_exit, 1, "thread exit");
+	/* A block beside an unmapped page: its ops are read alone, and only
+	 * the unreadable one faults. */
+	{
+		struct rt_probe_spec fspec = { .n_ops = 2 };
+		long page = sysconf(_SC_PAGESIZE);
+		char *mem = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint64_t *last;
+
+		fspec.ops[0] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8, .flags = FETCH_DEREF, .offset = 0 };
+		fspec.ops[1] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8, .flags = FETCH_DEREF, .offset = 8 };
+		fetch_plan__blocks(&fspec);
+		ASSERT_EQ(fspec.n_blocks, 1, "fault block planned");
+		if (ASSERT_TRUE(mem != MAP_FAILED, "map two pages") &&
+		    ASSERT_OK(mprotect(mem + page, page, PROT_NONE), "unmap the second")) {
+			s.fault_probe_id = probe_session__attach_runtime(
+				ps, &fspec, "/proc/self/exe", self_file_offset(test_fault_call), -1);
+			ASSERT_GE(s.fault_probe_id, 0, "attach fault probe");
+			last = (uint64_t *)(mem + page - 8);
+			*last = s.fault_value = 0x5eed;
+			for (int i = 0; i < FAULT_CALLS; i++)
+				test_fault_call(last);
+			probe_session__drain(ps);
+			ASSERT_EQ(s.faulted_ok, FAULT_CALLS, "readable op kept, unreadable one faulted");
+			ASSERT_EQ(s.faulted_bad, 0, "fault records as expected");
+			probe_session__detach_runtime(ps, s.fault_probe_id);
+		}
+		if (mem != MAP_FAILED)
+			munmap(mem, 2 * page);
+	}
+
 	{
 		uint64_t losses[LOSS_KIND_MAX];
 
 		probe_session__losses(ps, losses);
 		for (int i = 0; i < LOSS_KIND_MAX; i++)
-			ASSERT_EQ(losses[i], 0, loss_kind_name(i));
+			ASSERT_EQ(losses[i], i == LOSS_FETCH_FAULT ? FAULT_CALLS : 0,
+				  loss_kind_name(i));
 	}
 out:
 	if (s.dev_fd >= 0)

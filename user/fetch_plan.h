@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Planning a runtime probe's fetch program: which of its dereferences share
+ * one user-memory read. Every bpf_probe_read_user() costs about as much as
+ * the rest of a probe hit together (docs/performance.md), and probe packs
+ * read several fields of one Args struct: PJRT Execute reads six at entry
+ * and eight event pointers at return, which become two block reads.
+ */
+#ifndef ACCELTRACE_FETCH_PLAN_H
+#define ACCELTRACE_FETCH_PLAN_H
+
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
+
+/*
+ * Sets spec->blocks and each op's block: dereferences with the same source
+ * and phase whose bytes fit in AT_FETCH_BLOCK_MAX together share a block.
+ * Payload copies and lone dereferences stay single reads, as do ops past
+ * AT_MAX_FETCH_BLOCKS blocks. Ops' values and order do not change.
+ */
+void fetch_plan__blocks(struct rt_probe_spec *spec);
+
+#endif /* ACCELTRACE_FETCH_PLAN_H */
