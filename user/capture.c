@@ -77,6 +77,7 @@ struct capture {
 	size_t slots_cap;	/* power of two */
 	struct str_chunk *chunks;
 	uint64_t strings_lost;
+	struct u64_map static_strs;	/* address of a static string -> id */
 
 	struct track_store *tracks;
 	size_t ntracks, tracks_cap;
@@ -105,6 +106,14 @@ struct capture {
 
 	uint64_t kept[SPAN_KIND__COUNT];
 	uint64_t dropped[SPAN_KIND__COUNT];
+	/*
+	 * After a prune the kept spans fill the budget exactly, all of them
+	 * more useful than a kind it dropped entirely, and at least as long
+	 * as the partly dropped kind's threshold: later spans below that line
+	 * would go at the next prune, so they are refused on arrival.
+	 */
+	bool refuse_kind[SPAN_KIND__COUNT];
+	uint64_t refuse_shorter[SPAN_KIND__COUNT];
 };
 
 static uint64_t pair_key(uint32_t hi, uint32_t lo)
@@ -228,6 +237,7 @@ void capture__free(struct capture *c)
 	for (size_t i = 0; i < c->ntracks; i++)
 		free(c->tracks[i].spans);
 	free(c->tracks);
+	u64_map__free(&c->static_strs);
 	u64_map__free(&c->host_tracks);
 	free(c->devices);
 	free(c->device_tracks);
@@ -355,6 +365,19 @@ nomem:
 uint32_t capture__intern(struct capture *c, const char *s)
 {
 	return capture__intern_len(c, s, s ? strlen(s) : 0);
+}
+
+uint32_t capture__intern_static(struct capture *c, const char *s)
+{
+	uint32_t id = u64_map__get(&c->static_strs, (uintptr_t)s);
+
+	if (id != U64_MAP_NONE)
+		return id;
+	id = capture__intern(c, s);
+	/* Not remembered when it failed (id 0 for a non-empty string). */
+	if ((id || !s || !*s) && u64_map__put(&c->static_strs, (uintptr_t)s, id))
+		errno = ENOMEM;
+	return id;
 }
 
 const char *capture__string(const struct capture *c, uint32_t id)
@@ -618,6 +641,11 @@ int capture__device_track(struct capture *c, uint32_t device,
 
 static int apply_budget(struct capture *c, bool final);
 
+static uint64_t span_dur(const struct capture_span *s)
+{
+	return s->end_ns - s->start_ns;
+}
+
 int capture__add_span(struct capture *c, const struct capture_span *s)
 {
 	struct track_store *t;
@@ -632,6 +660,10 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 	for (uint32_t i = 0; i < s->nargs; i++) {
 		if (s->args[i].type > ARG_STR)
 			return -EINVAL;
+	}
+	if (c->refuse_kind[s->kind] || span_dur(s) < c->refuse_shorter[s->kind]) {
+		c->dropped[s->kind]++;
+		return 0;
 	}
 	t = &c->tracks[s->track];
 	if (GROW(t->spans, t->cap, t->n + 1))
@@ -753,11 +785,6 @@ void capture__count_loss(struct capture *c, const char *what, uint64_t n)
 
 /* ---- finalize -------------------------------------------------------- */
 
-static uint64_t span_dur(const struct capture_span *s)
-{
-	return s->end_ns - s->start_ns;
-}
-
 static void swap_u64(uint64_t *a, uint64_t *b)
 {
 	uint64_t t = *a;
@@ -862,6 +889,12 @@ static int apply_budget(struct capture *c, bool final)
 					durs[n++] = span_dur(s);
 			}
 		}
+		/* n == kept[partial] > partial_n >= 1 (the kind is not dropped
+		 * whole); the check says so to the compiler too. */
+		if (n < partial_n) {
+			free(durs);
+			return -EIO;
+		}
 		threshold = select_kth(durs, n, partial_n - 1);
 		for (size_t i = 0; i < n; i++) {
 			if (durs[i] < threshold)
@@ -918,7 +951,10 @@ static int apply_budget(struct capture *c, bool final)
 		c->dropped[k] += dropped_now[k];
 		c->kept[k] -= dropped_now[k];
 		c->total_kept -= dropped_now[k];
+		c->refuse_kind[k] |= drop_all[k];
 	}
+	if (partial >= 0 && threshold > c->refuse_shorter[partial])
+		c->refuse_shorter[partial] = threshold;
 	if (!final)
 		return 0;
 warn:

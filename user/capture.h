@@ -168,6 +168,12 @@ void capture__free(struct capture *c);
  */
 uint32_t capture__intern(struct capture *c, const char *s);
 uint32_t capture__intern_len(struct capture *c, const char *s, size_t len);
+/*
+ * The same for a string in static storage (a literal, a probe pack's or a
+ * decoder table's name): its id is remembered by address, so the names
+ * spans carry by the hundred thousand a second are not hashed each time.
+ */
+uint32_t capture__intern_static(struct capture *c, const char *s);
 
 /*
  * The window, and realtime-minus-monotonic at its start (for wall clock;

@@ -534,7 +534,7 @@ static void on_runtime(struct collector *c, const struct ev_rt_call *r)
 	track = host_track(c, r->h.pid, r->h.tid);
 	if (track < 0)
 		return;
-	init_span(&s, track, SPAN_HOST_OTHER, capture__intern(c->cap, p->entry->name),
+	init_span(&s, track, SPAN_HOST_OTHER, capture__intern_static(c->cap, p->entry->name),
 		  r->h.start_ns, r->h.end_ns);
 	if (r->flags & RT_F_OPEN)
 		s.flags |= SPAN_F_OPEN_AT_STOP;
@@ -662,7 +662,7 @@ feed:
 		s.kind = SPAN_AWAIT;
 		break;
 	case RT_EV_DATASET_GET_NEXT:
-		s.name = capture__intern(c->cap, "Iterator::GetNext");
+		s.name = capture__intern_static(c->cap, "Iterator::GetNext");
 		break;
 	default:
 		break;
@@ -740,9 +740,9 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 
 	s->kind = SPAN_IOCTL;
 	if (d) {
-		s->name = capture__intern(c->cap, d->name);
-		capture_span__add_str(s, c->k_kind, capture__intern(c->cap,
-							ioctl_kind_name(d->kind)));
+		s->name = capture__intern_static(c->cap, d->name);
+		capture_span__add_str(s, c->k_kind,
+				      capture__intern_static(c->cap, ioctl_kind_name(d->kind)));
 	} else {
 		snprintf(name, sizeof(name), "ioctl 0x%08llx",
 			 (unsigned long long)r->args[0]);
@@ -752,7 +752,7 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 	capture_span__add_i64(s, c->k_ret, r->ret);
 	if (pat)
 		capture_span__add_str(s, c->k_device,
-				      capture__intern(c->cap, pat->family->name));
+				      capture__intern_static(c->cap, pat->family->name));
 	if (r->ret < 0)
 		s->flags |= SPAN_F_ERROR;
 	if (!d)
@@ -765,7 +765,7 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 
 		if (!ioctl_field_value(f, r->argbuf, r->argbuf_len, &v))
 			continue;
-		capture_span__add_u64(s, capture__intern(c->cap, f->name), v);
+		capture_span__add_u64(s, capture__intern_static(c->cap, f->name), v);
 		/* A completion eventfd: its reads are device interrupts. */
 		if (f->role == ROLE_EVENTFD && (int64_t)v >= 0) {
 			struct eventfd_info *e = calloc(1, sizeof(*e)), *old;
@@ -795,7 +795,7 @@ static void on_syscall(struct collector *c, const struct ev_syscall *r)
 
 	if (track < 0)
 		return;
-	init_span(&s, track, SPAN_FILE_READ, capture__intern(c->cap, sc_name(r->sc)),
+	init_span(&s, track, SPAN_FILE_READ, capture__intern_static(c->cap, sc_name(r->sc)),
 		  r->h.start_ns, r->h.end_ns ? r->h.end_ns : r->h.start_ns);
 	if (!r->h.end_ns)
 		s.flags |= SPAN_F_OPEN_AT_STOP;
@@ -810,14 +810,14 @@ static void on_syscall(struct collector *c, const struct ev_syscall *r)
 			struct eventfd_info *e = hashmap__get(c->eventfds, r->h.pid, r->fd);
 
 			s.kind = SPAN_DEVICE_WAIT;
-			s.name = capture__intern(c->cap, "eventfd read (device completion)");
+			s.name = capture__intern_static(c->cap, "eventfd read (device completion)");
 			if (r->argbuf_len == 8)
 				capture_span__add_u64(&s, c->k_value, *(uint64_t *)r->argbuf);
 			if (e && e->interrupt >= 0)
 				capture_span__add_i64(&s, c->k_interrupt, e->interrupt);
 			if (e)
 				capture_span__add_str(&s, c->k_device,
-						      capture__intern(c->cap, e->device));
+						      capture__intern_static(c->cap, e->device));
 			capture_span__add_u64(&s, c->k_fd, r->fd);
 			break;
 		}
@@ -873,7 +873,7 @@ static void on_dev_open(struct collector *c, const struct ev_dev_open *r)
 	init_span(&s, track, SPAN_HOST_OTHER, capture__intern(c->cap, name),
 		  r->h.start_ns, r->h.end_ns);
 	capture_span__add_u64(&s, c->k_fd, r->fd);
-	capture_span__add_str(&s, c->k_device, capture__intern(c->cap, pat->what));
+	capture_span__add_str(&s, c->k_device, capture__intern_static(c->cap, pat->what));
 	keep_span(c, &s);
 }
 

@@ -86,6 +86,15 @@ static void test_interning(void)
 	ASSERT_EQ(a, a2, "intern_len finds the same string");
 	ASSERT_STREQ(capture__string(c, b), "XLA Op", "string by id");
 	ASSERT_TRUE(capture__string(c, 999999) == NULL, "unknown id is NULL");
+	{
+		/* Static strings: the same ids, found by address after the first. */
+		static const char other_copy[] = "XLA Ops";
+
+		ASSERT_EQ(capture__intern_static(c, "XLA Ops"), a, "static: same id");
+		ASSERT_EQ(capture__intern_static(c, "XLA Ops"), a, "static: remembered");
+		ASSERT_EQ(capture__intern_static(c, other_copy), a, "another copy: same id");
+		ASSERT_EQ(capture__intern_static(c, ""), 0, "static empty is 0");
+	}
 
 	/* Growth keeps ids and pointers stable. */
 	const char *first = capture__string(c, a);
@@ -440,6 +449,65 @@ static void test_budget_online(void)
 	capture__free(c);
 }
 
+/*
+ * After a prune, spans the next prune would drop anyway are refused on
+ * arrival (a kind dropped whole; the partly dropped kind below its cut),
+ * and what is kept is what one prune at the end would keep.
+ */
+static void test_budget_refusal(void)
+{
+	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s",
+				  .max_spans = 300 };
+	struct capture *c = capture__new(&o);
+	const struct capture_span *sp;
+	uint64_t durs[800], min_kept = UINT64_MAX;
+	bool reads_held_after_prune = false, pruned = false;
+	size_t n, ne = 0;
+	int t;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t = capture__host_track(c, 1, 1);
+	for (int i = 0; i < 1000; i++) {
+		/* Distinct durations, in no order: (i * 7919) % 1000 + 1. */
+		uint64_t d = (uint64_t)(i * 7919) % 1000 + 1;
+		struct capture_span s = {
+			.start_ns = 10000 + i * 2000, .end_ns = 10000 + i * 2000 + d,
+			.track = t, .name = capture__intern(c, "x"),
+			.kind = i % 5 ? SPAN_EXECUTE : SPAN_FILE_READ,
+		};
+
+		/* The first prune (at 450 held) drops the 90 file reads whole. */
+		if (s.kind == SPAN_EXECUTE)
+			durs[ne++] = d;
+		ASSERT_OK(capture__add_span(c, &s), "add");
+		pruned |= capture__spans_dropped(c, SPAN_FILE_READ) > 0;
+		if (pruned && capture__span_count(c, SPAN_FILE_READ))
+			reads_held_after_prune = true;
+	}
+	ASSERT_TRUE(pruned, "pruned while adding");
+	ASSERT_FALSE(reads_held_after_prune, "file reads refused once dropped whole");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	ASSERT_EQ(capture__span_count(c, SPAN_EXECUTE), 300, "the budget of executes");
+	ASSERT_EQ(capture__spans_dropped(c, SPAN_FILE_READ), 200, "every file read dropped");
+	ASSERT_EQ(capture__spans_dropped(c, SPAN_EXECUTE), 500, "500 executes dropped");
+	sp = capture__track_spans(c, t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (sp[i].end_ns - sp[i].start_ns < min_kept)
+			min_kept = sp[i].end_ns - sp[i].start_ns;
+	/* The 300 longest of the 800 executes: sort descending, take the 300th. */
+	for (size_t i = 0; i < ne; i++)
+		for (size_t j = i + 1; j < ne; j++)
+			if (durs[j] > durs[i]) {
+				uint64_t x = durs[i];
+
+				durs[i] = durs[j];
+				durs[j] = x;
+			}
+	ASSERT_EQ(min_kept, durs[299], "the longest executes kept, as one final prune would");
+	capture__free(c);
+}
+
 int main(void)
 {
 	test_opts();
@@ -450,6 +518,7 @@ int main(void)
 	test_budget();
 	test_budget_ties();
 	test_budget_online();
+	test_budget_refusal();
 	test_warnings_losses();
 	test_window_default();
 	return test_exit();
