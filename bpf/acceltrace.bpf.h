@@ -173,10 +173,19 @@ static __always_inline void submit_record(void *ring, void *rec, enum ev_type ty
 	bpf_ringbuf_submit(rec, flags);
 }
 
+/* Commits a record the consumer must see at once (GetPjrtApi: user space
+ * probes the table it returns before the runtime uses it). */
+static __always_inline void submit_record_now(void *rec, enum ev_type type)
+{
+	if (type < EV_TYPE_MAX)
+		__sync_fetch_and_add(&events_emitted[type], 1);
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+}
+
 /*
- * Copies the first @size bytes of @h (a record built in a map value) into
- * this CPU's ring, filling in the type and CPU: for records whose size
- * depends on what the probe fetched. @urgent wakes the consumer at once.
+ * Copies a finished record kept in a map value (a call or syscall that
+ * waited in a table of open spans for its return) into this CPU's ring,
+ * filling in the type and CPU. @urgent wakes the consumer at once.
  */
 static __always_inline void output_record(struct ev_header *h, __u64 size,
 					  enum ev_type type, bool urgent)

@@ -7,9 +7,9 @@
  * one ring-buffer record; calls in progress live in rt_pending, which is also
  * the table of open spans user space reads at the window's edges.
  *
- * The record is built once, in a per-CPU scratch value (entry-only probes)
- * or in the rt_pending value (paired ones), and copied into the ring with as
- * many bytes as the probe fetched.
+ * An entry-only probe builds its record in ring-buffer space; a paired one
+ * builds it in a per-CPU scratch value, keeps it in rt_pending, completes it
+ * there at return and copies it into the ring once.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -201,23 +201,6 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 	}
 }
 
-/* The bytes of @rec worth sending: the values fetched, or up to the end of
- * the payload when the probe copied one. */
-static __always_inline __u64 record_size(const struct ev_rt_call *rec,
-					 const struct rt_probe_spec *spec)
-{
-	__u32 n = spec->n_ops, len = rec->payload_len;
-
-	if (len) {
-		if (len > AT_RT_PAYLOAD)
-			len = AT_RT_PAYLOAD;
-		return offsetof(struct ev_rt_call, payload) + len;
-	}
-	if (n > AT_MAX_FETCH_OPS)
-		n = AT_MAX_FETCH_OPS;
-	return offsetof(struct ev_rt_call, vals) + 8 * n;
-}
-
 /* Whole-host mode: a process calling into a runtime becomes traced. */
 static __always_inline bool adopt_caller(__u32 pid, const struct rt_probe_spec *spec)
 {
@@ -235,8 +218,9 @@ int BPF_KPROBE(rt_entry)
 	__u32 pid = pid_tgid >> 32, probe_id, zero = 0;
 	const struct rt_probe_spec *spec;
 	struct ev_rt_call *rec;
-	bool traced = pid_traced(pid);
+	bool traced = pid_traced(pid), paired;
 	struct rt_scratch *s;
+	void *ring = NULL;
 	__u64 *hits;
 
 	/* Untraced processes leave here, at the cost of one byte load;
@@ -253,30 +237,41 @@ int BPF_KPROBE(rt_entry)
 	s = bpf_map_lookup_elem(&rt_scratch, &zero);
 	if (!s)
 		return 0;
-	rec = &s->rec;
-	rec->h.pid = pid;
-	rec->h.tid = (__u32)pid_tgid;
-	rec->h.start_ns = bpf_ktime_get_ns();
+	paired = spec->flags & RT_SPEC_RETURN;
+	if (paired) {
+		rec = &s->rec;
+		rec->h.type = EV_RT_CALL;
+		rec->h.cpu = bpf_get_smp_processor_id();
+	} else {
+		rec = reserve_record(&ring, sizeof(*rec), EV_RT_CALL);
+		if (!rec)
+			return 0;
+	}
+	fill_ids(&rec->h, pid_tgid);
+	rec->h.start_ns = rec->h.end_ns = bpf_ktime_get_ns();
 	rec->probe_id = probe_id;
 	rec->ret = 0;
 	rec->payload_len = 0;
 	rec->fault_mask = 0;
+	/* Ring space and scratch hold earlier records: no stale values. */
+	__builtin_memset(rec->vals, 0, sizeof(rec->vals));
 	run_fetch(ctx, spec, rec, s, false);
+	if (!rec->payload_len)
+		__builtin_memset(rec->payload, 0, sizeof(rec->payload));
 	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
 
-	if (!(spec->flags & RT_SPEC_RETURN)) {
-		rec->h.end_ns = rec->h.start_ns;
+	if (!paired) {
 		rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0);
-		output_record(&rec->h, record_size(rec, spec),
-			      EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
+		if (spec->flags & RT_SPEC_URGENT)
+			submit_record_now(rec, EV_RT_CALL);
+		else
+			submit_record(ring, rec, EV_RT_CALL);
 		return 0;
 	}
 	{
 		struct rt_pending_key key = { .tid = (__u32)pid_tgid, .probe_id = probe_id };
 
-		rec->h.type = EV_RT_CALL;
-		rec->h.cpu = bpf_get_smp_processor_id();
 		rec->h.end_ns = 0;
 		rec->flags = 0;
 		if (bpf_map_update_elem(&rt_pending, &key, rec, BPF_ANY))
@@ -322,8 +317,7 @@ int BPF_KRETPROBE(rt_return)
 	rec->h.end_ns = now;
 	rec->ret = rc;
 	rec->flags = rec->fault_mask ? RT_F_FETCH_FAULT : 0;
-	output_record(&rec->h, record_size(rec, spec),
-		      EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
+	output_record(&rec->h, sizeof(*rec), EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
 	bpf_map_delete_elem(&rt_pending, &key);
 	return 0;
 }

@@ -95,10 +95,23 @@ static __always_inline __u64 user_dev(__u32 kdev)
 	       ((minor & 0xffffff00ull) << 12) | (minor & 0xffull);
 }
 
-/* The identity of a regular file behind @fd; false for anything else. */
+/* Bytes of a struct inode read at once: its mode, superblock and number
+ * sit near the start on every kernel acceltrace knows. */
+#define INODE_HEAD 128
+
+/*
+ * The identity of the regular file @f; false for anything else. Reads are
+ * the cost here (one bpf_probe_read_kernel() each), so the inode's first
+ * bytes come in one read and the fields from there, at their CO-RE offsets.
+ */
 static __always_inline bool regular_file(struct file *f, __u64 *dev, __u64 *ino)
 {
+	__u32 o_mode = bpf_core_field_offset(struct inode, i_mode);
+	__u32 o_sb = bpf_core_field_offset(struct inode, i_sb);
+	__u32 o_ino = bpf_core_field_offset(struct inode, i_ino);
+	struct super_block *sb;
 	struct inode *inode;
+	__u8 head[INODE_HEAD];
 	umode_t mode;
 
 	if (!f)
@@ -106,11 +119,25 @@ static __always_inline bool regular_file(struct file *f, __u64 *dev, __u64 *ino)
 	inode = BPF_CORE_READ(f, f_inode);
 	if (!inode)
 		return false;
-	mode = BPF_CORE_READ(inode, i_mode);
+	if (o_mode + sizeof(mode) > INODE_HEAD || o_sb + sizeof(sb) > INODE_HEAD ||
+	    o_ino + sizeof(*ino) > INODE_HEAD ||
+	    bpf_core_field_size(struct inode, i_ino) != sizeof(*ino)) {
+		/* A layout this kernel does not share: field by field. */
+		mode = BPF_CORE_READ(inode, i_mode);
+		if ((mode & S_IFMT) != S_IFREG)
+			return false;
+		*ino = BPF_CORE_READ(inode, i_ino);
+		*dev = user_dev(BPF_CORE_READ(inode, i_sb, s_dev));
+		return true;
+	}
+	if (bpf_probe_read_kernel(head, sizeof(head), inode))
+		return false;
+	mode = *(umode_t *)&head[o_mode & (INODE_HEAD - 1)];
 	if ((mode & S_IFMT) != S_IFREG)
 		return false;
-	*ino = BPF_CORE_READ(inode, i_ino);
-	*dev = user_dev(BPF_CORE_READ(inode, i_sb, s_dev));
+	*ino = *(__u64 *)&head[o_ino & (INODE_HEAD - 1)];
+	sb = *(struct super_block **)&head[o_sb & (INODE_HEAD - 1)];
+	*dev = user_dev(BPF_CORE_READ(sb, s_dev));
 	return true;
 }
 
@@ -183,8 +210,7 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	s = bpf_map_lookup_elem(&sys_scratch, &zero);
 	if (!s)
 		return 0;
-	/* Every field but argbuf is set here: argbuf_len says how much of it
-	 * is this call's. */
+	/* Every field is set here: the scratch holds the last record. */
 	p = &s->p;
 	p->h.type = EV_SYSCALL;
 	p->h.cpu = 0;
@@ -198,6 +224,7 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	p->dev = p->ino = 0;
 	p->fd_kind = FD_UNKNOWN;
 	p->argbuf_len = 0;
+	__builtin_memset(p->argbuf, 0, sizeof(p->argbuf));
 
 	switch (sc) {
 	case SC_READ:
@@ -253,14 +280,9 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 /* Sends a finished syscall: its pending record, completed in place. */
 static __always_inline void emit_syscall(struct ev_syscall *p, __s64 ret, __u64 now)
 {
-	__u32 len = p->argbuf_len;
-
-	if (len > AT_ARGBUF)
-		len = AT_ARGBUF;
 	p->h.end_ns = now;
 	p->ret = ret;
-	output_record(&p->h, offsetof(struct ev_syscall, argbuf) + len, EV_SYSCALL,
-		      false);
+	output_record(&p->h, sizeof(*p), EV_SYSCALL, false);
 }
 
 static __always_inline void finish_open(struct ev_syscall *p, __u64 pid_tgid,

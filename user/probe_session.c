@@ -6,7 +6,6 @@
  * for one; runtime probes are attached one by one as libraries are found.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,37 +61,11 @@ const char *loss_kind_name(enum loss_kind kind)
 	}
 }
 
-/*
- * Runtime-call and syscall records end after what their probe fetched (see
- * events.h); consumers get them whole, the rest zero, so that only this
- * file knows. A record too short even for that is passed on as it is, for
- * the consumer's size check to refuse.
- */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct probe_session *ps = ctx;
-	const struct ev_header *h = data;
-	union {
-		struct ev_rt_call rt;
-		struct ev_syscall sc;
-	} whole;
-	size_t full = 0;
 
-	if (!ps->fn)
-		return 0;
-	if (size >= sizeof(*h) && h->type == EV_RT_CALL &&
-	    size >= offsetof(struct ev_rt_call, vals))
-		full = sizeof(whole.rt);
-	else if (size >= sizeof(*h) && h->type == EV_SYSCALL &&
-		 size >= offsetof(struct ev_syscall, argbuf))
-		full = sizeof(whole.sc);
-	if (full > size) {
-		memcpy(&whole, data, size);
-		memset((char *)&whole + size, 0, full - size);
-		data = &whole;
-		size = full;
-	}
-	return ps->fn(ps->ctx, data, size);
+	return ps->fn ? ps->fn(ps->ctx, data, size) : 0;
 }
 
 /* Syscall flavour: per-syscall tracepoints, or raw sys_enter/sys_exit. */
@@ -630,9 +603,6 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 		if (bpf_map_lookup_elem(fd, &key, &rec))
 			continue;	/* returned meanwhile */
 		rec.flags |= RT_F_OPEN;
-		if (rec.payload_len < sizeof(rec.payload))
-			memset(rec.payload + rec.payload_len, 0,
-			       sizeof(rec.payload) - rec.payload_len);
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
 			return err;
@@ -658,9 +628,6 @@ static int open_syscalls(struct probe_session *ps, probe_record_fn fn, void *ctx
 		/* openat/eventfd in progress are not spans worth keeping. */
 		if (rec.sc == SC_OPENAT || rec.sc == SC_EVENTFD)
 			continue;
-		if (rec.argbuf_len < sizeof(rec.argbuf))
-			memset(rec.argbuf + rec.argbuf_len, 0,
-			       sizeof(rec.argbuf) - rec.argbuf_len);
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
 			return err;

@@ -6,10 +6,7 @@
  *
  * Every ring-buffer record starts with struct ev_header, whose first field is
  * the record type; one struct per type; user space checks the size before
- * reading. Runtime-call and syscall records may end early (after the last
- * value the probe fetched, or the bytes of the argument it copied): the
- * consumer reads what is missing as zero. Times are CLOCK_MONOTONIC
- * nanoseconds (bpf_ktime_get_ns).
+ * reading. Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns).
  */
 #ifndef ACCELTRACE_EVENTS_H
 #define ACCELTRACE_EVENTS_H
@@ -122,9 +119,9 @@ enum rt_call_flags {
 };
 
 /*
- * Ends after vals[n_ops - 1] when the probe copies no payload, else after
- * payload[payload_len - 1]. A call in progress is the same struct, kept in
- * the BPF table of open calls (the open-span table) until it returns.
+ * Values past the probe's ops, and payload bytes past payload_len, are 0.
+ * A call in progress is the same struct, kept in the BPF table of open
+ * calls (the open-span table) until it returns.
  */
 struct ev_rt_call {
 	struct ev_header h;
@@ -171,10 +168,8 @@ struct fd_key {
 	__u32 fd;
 };
 
-/*
- * Ends after argbuf[argbuf_len - 1]. A syscall in progress is the same
- * struct, kept per thread in the BPF table of open syscalls.
- */
+/* A syscall in progress is the same struct, kept per thread in the BPF
+ * table of open syscalls. */
 struct ev_syscall {
 	struct ev_header h;
 	__u32 sc;		/* enum sc_class */
