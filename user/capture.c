@@ -678,6 +678,34 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 	return 0;
 }
 
+uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns)
+{
+	uint64_t gone = 0;
+
+	if (c->finalized)
+		return 0;
+	for (size_t t = 0; t < c->ntracks; t++) {
+		struct track_store *ts = &c->tracks[t];
+		size_t w = 0;
+
+		for (size_t i = 0; i < ts->n; i++) {
+			const struct capture_span *s = &ts->spans[i];
+
+			if (s->start_ns > stop_ns) {
+				c->kept[s->kind]--;
+				c->total_kept--;
+				gone++;
+				continue;
+			}
+			if (w != i)
+				ts->spans[w] = *s;
+			w++;
+		}
+		ts->n = w;
+	}
+	return gone;
+}
+
 static int span_add_arg(struct capture_span *s, uint32_t key, uint32_t type,
 			struct capture_arg *arg)
 {

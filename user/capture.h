@@ -207,6 +207,13 @@ int capture__device_track(struct capture *c, uint32_t device,
  * -EINVAL for end < start, an unknown kind or arg type, or nargs too big.
  */
 int capture__add_span(struct capture *c, const struct capture_span *s);
+/*
+ * Removes the spans that begin after @stop_ns, for a window whose stop was
+ * placed before records already taken (`--steps` ends where step N + 1
+ * began, seen in a batch with later work); returns how many went. Not a
+ * loss: they are outside the window.
+ */
+uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns);
 /* Appends an arg (key interned by the caller); -E2BIG when full. */
 int capture_span__add_u64(struct capture_span *s, uint32_t key, uint64_t v);
 int capture_span__add_i64(struct capture_span *s, uint32_t key, int64_t v);

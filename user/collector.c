@@ -19,6 +19,7 @@
 #include "hashmap.h"
 #include "probe_session.h"
 #include "runtime_attach.h"
+#include "smallest_k.h"
 
 #define PREARM_MAX 65536
 /* Device executions remembered for step detection: as many as the default
@@ -77,8 +78,6 @@ struct off_cpu {
 	int64_t state;
 };
 
-#define RECENT_EXECS 16
-
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
@@ -100,12 +99,9 @@ struct collector {
 	uint64_t completions_probed_ns;
 	/* activity, for arming and --steps */
 	uint64_t watch_after, first_activity;
-	/* Executions started at or after the window's start (--steps). */
-	uint64_t window_executions;
-	/* Start times of the window's latest executions, by count: the
-	 * window's step N + 1 is found here when its records come in a batch
-	 * with step N's. */
-	uint64_t recent_exec_start[RECENT_EXECS];
+	/* --steps N: the N + 1 earliest starts of the window's executions. */
+	uint64_t steps;
+	struct smallest_k step_starts;
 
 	/* correlation */
 	struct hashmap *owners;		/* (pid, event) -> owner */
@@ -443,10 +439,11 @@ static void module_of(struct collector *c, uint32_t pid, uint64_t executable,
 		snprintf(name, len, "executable 0x%llx", (unsigned long long)executable);
 }
 
+/* An execution that started in the window: a step, for --steps. */
 static void count_window_execution(struct collector *c, uint64_t start_ns)
 {
-	c->window_executions++;
-	c->recent_exec_start[c->window_executions % RECENT_EXECS] = start_ns;
+	if (smallest_k__add(&c->step_starts, start_ns) && !c->st.steps_lost++)
+		log_warn("out of memory counting steps: --steps may end late");
 }
 
 static void on_execute(struct collector *c, const struct ev_rt_call *r,
@@ -1114,19 +1111,9 @@ void collector__watch_activity(struct collector *c, uint64_t after_ns)
 		c->first_activity = 0;
 }
 
-uint64_t collector__window_executions(const struct collector *c)
+uint64_t collector__window_steps_end(const struct collector *c)
 {
-	return c->window_executions;
-}
-
-uint64_t collector__window_step_start(const struct collector *c, uint64_t n)
-{
-	uint64_t want = n + 1;
-
-	if (c->window_executions < want ||
-	    c->window_executions - want >= RECENT_EXECS)
-		return 0;
-	return c->recent_exec_start[want % RECENT_EXECS];
+	return smallest_k__full(&c->step_starts) ? smallest_k__top(&c->step_starts) : 0;
 }
 
 void collector__set_capture(struct collector *c, struct capture *capture)
@@ -1175,7 +1162,7 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 {
 	c->start_ns = start_ns;
 	c->window_open = true;
-	c->window_executions = 0;
+	smallest_k__reset(&c->step_starts, c->steps ? c->steps + 1 : 0);
 	c->closing = false;
 	/* Spans held before the window: keep those that reach into it, and
 	 * count the executions among them as the window's steps. */
@@ -1231,6 +1218,8 @@ static int add_open_call(void *ctx, const void *data, size_t size)
 	if (size > sizeof(rec) || h->start_ns > c->stop_ns)
 		return 0;
 	memcpy(&rec, data, size);
+	/* A return running now may have half-written the entry (end, ret,
+	 * flags): the end is set here, and a ret so read is the call's own. */
 	rec.rt.h.end_ns = c->stop_ns;
 	c->st.open_at_stop++;
 	if (h->type == EV_RT_CALL) {
@@ -1347,9 +1336,10 @@ int collector__finish(struct collector *c)
 		return -EINVAL;
 	if (!c->closing)
 		collector__begin_close(c, c->start_ns);
-	if (c->ps) {
+	/* A stop placed in the past (--steps) leaves later records' spans. */
+	c->st.spans_outside += capture__drop_after(c->cap, c->stop_ns);
+	if (c->ps)
 		probe_session__for_each_open(c->ps, add_open_call, c);
-	}
 	if (c->ps) {
 		uint64_t rt_skipped, k_skipped;
 
@@ -1399,6 +1389,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 	if (!c)
 		return NULL;
 	c->sched_switch = opts->sched_switch;
+	c->steps = opts->steps;
 	c->owners = hashmap__new();
 	c->user_args = hashmap__new();
 	c->devices = hashmap__new();
@@ -1452,6 +1443,7 @@ void collector__free(struct collector *c)
 	hashmap__free(c->exited, NULL);
 	free(c->mods);
 	free(c->prearm);
+	smallest_k__free(&c->step_starts);
 	free(c);
 }
 

@@ -32,8 +32,9 @@ struct collector_opts {
 	size_t sz;
 	struct capture *capture;
 	bool sched_switch;		/* turn on/off-CPU records into spans */
+	uint64_t steps;			/* --steps: find where step N + 1 begins */
 };
-#define collector_opts__last_field sched_switch
+#define collector_opts__last_field steps
 
 struct collector_stats {
 	uint64_t records[EV_TYPE_MAX];
@@ -54,6 +55,7 @@ struct collector_stats {
 	uint64_t ended_in_grace;
 	uint64_t target_exits;
 	uint64_t steps_unexamined;	/* device executions past the step list's cap */
+	uint64_t steps_lost;		/* execution starts --steps could not keep */
 };
 
 struct collector *collector__new(const struct collector_opts *opts);
@@ -80,14 +82,13 @@ bool collector__completions_probed(const struct collector *c);
  * @after_ns, by a traced process; 0 when none yet. */
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
-/* Executions of the target's programs started since the window opened. */
-uint64_t collector__window_executions(const struct collector *c);
 /*
- * When the window's step @n + 1 began (its Execute call), or 0 if it has
- * not been seen: `--steps N` stops there, so records that arrive together
- * do not carry the window past its N steps.
+ * With opts.steps N: when the window's step N + 1 began (the start of its
+ * (N + 1)-th earliest execution), or 0 until it has been seen. `--steps N`
+ * ends the window just before it: N whole steps, each with the host work
+ * that led to the next.
  */
-uint64_t collector__window_step_start(const struct collector *c, uint64_t n);
+uint64_t collector__window_steps_end(const struct collector *c);
 
 /* Switches the capture a new window fills (several windows in one run). */
 void collector__set_capture(struct collector *c, struct capture *capture);

@@ -35,6 +35,7 @@
 
 #define MAX_PIDS 64
 #define MAX_LIBRARIES 16
+#define MAX_STEPS 10000000ull	/* --steps: 80 MB of step start times at most */
 #define POLL_MS 5
 #define RESCAN_NS (250 * 1000000ull)
 #define FULL_RESCAN_NS (1000 * 1000000ull)
@@ -72,7 +73,8 @@ void usage_record(FILE *out)
 		"\n"
 		"Window (the clock starts at the target's first device activity):\n"
 		"  -d, --duration TIME    window length, e.g. 10s, 500ms, 2m\n"
-		"      --steps N          until N device steps (executions) of the target\n"
+		"      --steps N          N device steps (executions): ends where step N+1\n"
+		"                         begins (N at most 10000000)\n"
 		"      --delay TIME       open the window TIME after the first activity\n"
 		"      --grace TIME       after the stop, wait up to TIME for open spans to end\n"
 		"      --arm-timeout TIME give up when no device activity comes (default 30s)\n"
@@ -193,9 +195,11 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 						     "a time such as 10s, 500ms or 2m");
 			break;
 		case OPT_STEPS:
-			if (cli_parse_uint(optarg, &o->steps) || !o->steps)
+			/* The window keeps a start time per step, up to N + 1. */
+			if (cli_parse_uint(optarg, &o->steps) || !o->steps ||
+			    o->steps > MAX_STEPS)
 				return cli_bad_value("record", "--steps", optarg,
-						     "a positive number of steps");
+						     "a number of steps from 1 to 10000000");
 			break;
 		case OPT_DELAY:
 			if (cli_parse_duration(optarg, &o->delay_ns))
@@ -407,14 +411,15 @@ static int run_window(struct run *r, uint64_t start)
 			stop = end_at;
 			break;
 		}
-		if (r->o->steps &&
-		    collector__window_executions(r->col) >= r->o->steps) {
-			uint64_t next = collector__window_step_start(r->col, r->o->steps);
+		if (r->o->steps) {
+			uint64_t next = collector__window_steps_end(r->col);
 
-			/* Up to the next step's start, when it came in the same
-			 * batch: the window holds N steps, not N and a few. */
-			stop = next && next - 1 < now ? next - 1 : now;
-			break;
+			/* Step N + 1 began: the window holds N whole steps,
+			 * each with the host work that led to the next. */
+			if (next) {
+				stop = next - 1 > start ? next - 1 : start;
+				break;
+			}
 		}
 		if (!targets__alive(r->targets)) {
 			stop = now;
@@ -646,6 +651,7 @@ static int setup(struct run *r)
 	popts.n_dev_prefixes = device_node_prefixes(prefixes, AT_MAX_DEV_PREFIXES);
 	copts.capture = r->cap;
 	copts.sched_switch = r->o->sched;
+	copts.steps = r->o->steps;
 	/* The session delivers records to the collector, which then needs the
 	 * session and the attach manager: connect them once all exist. */
 	r->col = collector__new(&copts);

@@ -56,6 +56,10 @@ expect_exit 2 "record bad ring size" -- "$ACCELTRACE" record --pid 1 --ringbuf-s
 contains "$err" "power of two" "ring size must be a power of two"
 expect_exit 2 "record bad pid" -- "$ACCELTRACE" record --pid abc
 contains "$err" "bad value 'abc' for --pid" "bad pid named"
+expect_exit 2 "record --steps 0" -- "$ACCELTRACE" record --pid 1 --steps 0
+contains "$err" "bad value '0' for --steps" "--steps 0 named"
+expect_exit 2 "record --steps too many" -- "$ACCELTRACE" record --pid 1 --steps 10000001
+contains "$err" "from 1 to 10000000" "--steps says its range"
 expect_exit 2 "record --children alone" -- "$ACCELTRACE" record -a --children
 contains "$err" "--children needs" "--children needs a pid or command"
 expect_exit 2 "record --windows without an end" -- "$ACCELTRACE" record --pid 1 --windows 2

@@ -411,6 +411,40 @@ static void test_window_default(void)
 	capture__free(c);
 }
 
+/* A stop placed before records already taken: later spans go, with their
+ * counts, and are no loss; spans that only end later stay. */
+static void test_drop_after(void)
+{
+	struct capture *c = new_capture(0);
+	size_t n;
+	int t, u;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t = capture__host_track(c, 1, 1);
+	u = capture__host_track(c, 1, 2);
+	add(c, t, SPAN_EXECUTE, 100, 200);
+	add(c, t, SPAN_EXECUTE, 300, 900);	/* ends after the stop: stays */
+	add(c, t, SPAN_EXECUTE, 501, 600);	/* begins after it: goes */
+	add(c, u, SPAN_H2D, 500, 510);	/* begins at it: stays */
+	add(c, u, SPAN_H2D, 700, 710);
+	ASSERT_EQ(capture__drop_after(c, 500), 2, "two spans begin after the stop");
+	ASSERT_EQ(capture__span_count(c, SPAN_EXECUTE), 2, "executions kept");
+	ASSERT_EQ(capture__span_count(c, SPAN_H2D), 1, "transfers kept");
+	ASSERT_EQ(capture__spans_dropped(c, SPAN_EXECUTE), 0, "not counted as budget drops");
+	ASSERT_EQ(capture__drop_after(c, 500), 0, "again: nothing more");
+	ASSERT_OK(capture__set_window(c, 100, 500), "window");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	capture__track_spans(c, t, &n);
+	ASSERT_EQ(n, 2, "track t holds two");
+	capture__track_spans(c, u, &n);
+	ASSERT_EQ(n, 1, "track u holds one");
+	ASSERT_EQ(capture__num_losses(c), 0, "no loss recorded");
+	ASSERT_EQ(capture__drop_after(c, 0), 0, "after finalize: nothing changes");
+	ASSERT_EQ(capture__span_count(c, SPAN_EXECUTE), 2, "still two");
+	capture__free(c);
+}
+
 /* A long window keeps its memory bounded: the budget applies while spans
  * are added (never more than 1.5x held), with one warning at the end. */
 static void test_budget_online(void)
@@ -521,5 +555,6 @@ int main(void)
 	test_budget_refusal();
 	test_warnings_losses();
 	test_window_default();
+	test_drop_after();
 	return test_exit();
 }
