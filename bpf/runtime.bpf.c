@@ -130,8 +130,8 @@ static __always_inline bool block_value(const struct rt_probe_spec *spec,
 
 /*
  * Runs the ops of @spec whose FETCH_AT_RETURN flag equals @at_return,
- * storing op i's value in rec->vals[i]. At entry, return-time ops' values
- * start as 0.
+ * storing op i's value in rec->vals[i]; the others' values are left as
+ * they are (0 from rt_entry until the return runs them).
  */
 static __always_inline void run_fetch(struct pt_regs *ctx,
 				      const struct rt_probe_spec *spec,
@@ -156,11 +156,8 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 
 		if (i >= spec->n_ops)
 			break;
-		if (!!(op->flags & FETCH_AT_RETURN) != at_return) {
-			if (!at_return)
-				rec->vals[i & (AT_MAX_FETCH_OPS - 1)] = 0;
+		if (!!(op->flags & FETCH_AT_RETURN) != at_return)
 			continue;
-		}
 		if (src >= FETCH_ARG0 && src <= FETCH_ARG0 + 5)
 			base = regs[(src - FETCH_ARG0) & 7];
 		else if (src == FETCH_SP)
@@ -253,11 +250,12 @@ int BPF_KPROBE(rt_entry)
 	rec->ret = 0;
 	rec->payload_len = 0;
 	rec->fault_mask = 0;
-	/* Ring space and scratch hold earlier records: no stale values. */
+	/* Ring space and scratch hold earlier records, perhaps another
+	 * process's: no stale values, and no bytes past a short string (the
+	 * string read stops at its NUL). */
 	__builtin_memset(rec->vals, 0, sizeof(rec->vals));
+	__builtin_memset(rec->payload, 0, sizeof(rec->payload));
 	run_fetch(ctx, spec, rec, s, false);
-	if (!rec->payload_len)
-		__builtin_memset(rec->payload, 0, sizeof(rec->payload));
 	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
 

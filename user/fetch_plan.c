@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Block reads for runtime probes' fetch programs. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -82,4 +83,26 @@ void fetch_plan__blocks(struct rt_probe_spec *spec)
 		}
 		close_block(spec, members, m, lo, hi);
 	}
+}
+
+int fetch_plan__check(const struct rt_probe_spec *spec)
+{
+	if (spec->n_ops > AT_MAX_FETCH_OPS || spec->n_blocks > AT_MAX_FETCH_BLOCKS)
+		return -EINVAL;
+	for (__u32 i = 0; i < spec->n_ops; i++) {
+		const struct at_fetch_op *op = &spec->ops[i];
+		const struct at_fetch_block *blk;
+
+		if (!op->block)
+			continue;
+		if (op->block > spec->n_blocks || !plain_deref(op))
+			return -EINVAL;
+		blk = &spec->blocks[op->block - 1];
+		if (!blk->len || blk->len > AT_FETCH_BLOCK_MAX || blk->src != op->src ||
+		    blk->flags != (op->flags & FETCH_AT_RETURN) ||
+		    op->offset < blk->offset ||
+		    (__s64)op->offset + op->size > (__s64)blk->offset + blk->len)
+			return -EINVAL;
+	}
+	return 0;
 }

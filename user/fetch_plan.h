@@ -21,4 +21,11 @@
  */
 void fetch_plan__blocks(struct rt_probe_spec *spec);
 
+/*
+ * 0 when every op's block exists and covers the op's bytes from the same
+ * source and phase, else -EINVAL: the BPF side trusts the plan, and a
+ * block that was never read would hand an op another probe's bytes.
+ */
+int fetch_plan__check(const struct rt_probe_spec *spec);
+
 #endif /* ACCELTRACE_FETCH_PLAN_H */

@@ -17,6 +17,7 @@
 #define LOG_CONTEXT "probes"
 #include "log.h"
 #include "bpf_links.h"
+#include "fetch_plan.h"
 #include "probe_session.h"
 #include "acceltrace.skel.h"
 
@@ -461,6 +462,11 @@ int probe_session__attach_runtime(struct probe_session *ps,
 			break;
 	if (id == AT_MAX_PROBES)
 		return -E2BIG;
+	if (fetch_plan__check(spec)) {
+		log_debug("uprobe %s+0x%llx: its fetch program's blocks are malformed",
+			  path, (unsigned long long)offset);
+		return -EINVAL;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(ps->skel->maps.rt_specs), &id, spec,
 				BPF_ANY))
 		return -errno;

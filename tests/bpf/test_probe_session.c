@@ -111,6 +111,20 @@ struct seen {
 	int dev_fd, efd;
 };
 
+/* Call i's module name: long and short names alternate. */
+static const char *call_name(uint64_t i)
+{
+	return i % 2 ? "a_module_name_much_longer_than_the_other_one" : "module7";
+}
+
+static bool zero_from(const char *buf, size_t from, size_t len)
+{
+	for (size_t k = from; k < len; k++)
+		if (buf[k])
+			return false;
+	return true;
+}
+
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct seen *s = ctx;
@@ -141,9 +155,13 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if ((int)r->probe_id != s->probe_id)
 			break;
 		s->calls++;
-		/* vals: executable, options, launch_id, name, out (at return) */
+		/* vals: executable, options, launch_id, name, out (at return);
+		 * the payload, a name whose bytes past its NUL read 0 although
+		 * a longer name came before it. */
 		if (r->vals[2] != i + 1000 || r->ret != i + 1 || r->vals[4] != i * 3 ||
-		    r->payload_len != 8 || strcmp(r->payload, "module7") ||
+		    r->payload_len != strlen(call_name(i)) + 1 ||
+		    strcmp(r->payload, call_name(i)) ||
+		    !zero_from(r->payload, r->payload_len, AT_RT_PAYLOAD) ||
 		    r->h.start_ns < s->lo || r->h.end_ns > s->hi ||
 		    r->h.end_ns < r->h.start_ns || r->flags) {
 			s->calls_bad++;
@@ -293,7 +311,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	for (int i = 0; i < CALLS; i++) {
 		struct fake_options o = { .launch_id = i + 1000 };
 		struct fake_args a = { .struct_size = sizeof(a), .executable = i,
-				       .options = &o, .name = "module7" };
+				       .options = &o, .name = call_name(i) };
 
 		test_runtime_call(&a);
 	}

@@ -106,9 +106,40 @@ static void check_rules(void)
 	ASSERT_EQ(spec.n_blocks, AT_MAX_FETCH_BLOCKS, "replanned");
 }
 
+/* What attach refuses: a plan the BPF side would misread. */
+static void check_validation(void)
+{
+	const struct rt_pack_entry *e = pack_entry(RT_EV_EXECUTE);
+	struct rt_probe_spec spec, bad;
+
+	if (!ASSERT_OK_PTR(e, "Execute in the PJRT pack"))
+		return;
+	rt_pack_entry__spec(e, &spec);
+	ASSERT_OK(fetch_plan__check(&spec), "a planned spec passes");
+	bad = spec;
+	bad.ops[V_EXEC_OPTIONS].block = spec.n_blocks + 1;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "a block past n_blocks");
+	bad = spec;
+	bad.blocks[0].len = 0;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "an empty block");
+	bad = spec;
+	bad.ops[V_EXEC_OPTIONS].offset = spec.blocks[0].offset + spec.blocks[0].len - 4;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "an op past its block's end");
+	bad = spec;
+	bad.ops[V_EXEC_OPTIONS].flags |= FETCH_AT_RETURN;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "an op of the other phase");
+	bad = spec;
+	bad.ops[V_EXEC_OPTIONS].src = FETCH_ARG0 + 1;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "an op on another base");
+	bad = spec;
+	bad.n_blocks = AT_MAX_FETCH_BLOCKS + 1;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "too many blocks");
+}
+
 int main(void)
 {
 	check_execute();
 	check_rules();
+	check_validation();
 	return test_exit();
 }
