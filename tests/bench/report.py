@@ -182,12 +182,12 @@ def build(t):
           pairwise(lambda a, b, c, d: (a - b) - (c - d),
                    up % ("push", "ops0_ret"), up % ("push", "floor_ret"),
                    up % ("push", "ops0"), up % ("push", "floor")), "ns")
-    t.row("filter path for an untraced process (hits counter, spec lookup, traced_pids lookup)",
+    t.row("filter path for an untraced process (one load from the traced-process table)",
           diff(up % ("push", "untraced"), up % ("push", "floor")), "ns")
     t.section("1d. Where the syscall cost goes (ns per call)")
-    t.row("fd → file → inode lookup as syscalls.bpf.c does it (BPF_CORE_READ chain) − bare enter tracepoint",
+    t.row("fd → file → inode lookup, BPF_CORE_READ chain (syscalls.bpf.c before BTF task access) − bare enter tracepoint",
           diff("tp.pread64.piece_fileid_core", "tp.pread64.floor_enter"), "ns")
-    t.row("the same lookup with bpf_get_current_task_btf() and direct loads − bare enter tracepoint",
+    t.row("the same lookup with bpf_get_current_task_btf() and direct loads (syscalls.bpf.c now) − bare enter tracepoint",
           diff("tp.pread64.piece_fileid_btf", "tp.pread64.floor_enter"), "ns")
 
     t.section("1e. Cross-check: the kernel's run time per program run (bpf_stats; one pass; "
@@ -201,7 +201,7 @@ def build(t):
             ("stats.deref8.entry", "rt_entry, 8 reads"),
             ("stats.execute.entry", "rt_entry, Execute (7 reads at entry)"),
             ("stats.execute.return", "rt_return, Execute (8 reads at return, the record)"),
-            ("stats.piece_ring.entry", "248-byte ring-buffer write alone"),
+            ("stats.piece_ring.entry", "ring-buffer write of one record alone"),
             ("stats.tp_floor.enter", "empty sys_enter_pread64 program (floor)"),
             ("stats.tp_traced.enter", "sc_enter_pread64, traced"),
             ("stats.tp_traced.exit", "sc_exit_pread64, traced (the record)"),
