@@ -36,7 +36,9 @@ ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(WERROR) -std=gnu11 -D_GNU_SOURCE \
 ALL_LDFLAGS := $(LDFLAGS)
 LIBS := -lbpf -lelf -lz -luring -lprotobuf-c -lpthread -lm
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
+# -mcpu=v3: atomic exchange and compare-and-swap (Linux 5.12; acceltrace
+# already needs 5.15 for bpf_get_attach_cookie).
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 	-Wno-unused-function -Iinclude -Ibpf -I$(OUTPUT) -MMD -MP
 
 .DELETE_ON_ERROR:

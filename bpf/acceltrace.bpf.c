@@ -16,6 +16,7 @@ const volatile __u32 cfg_cpus_per_ring = 4;
 const volatile __u32 cfg_nr_rings = 1;
 const volatile __u64 cfg_wakeup_bytes = 64 * 1024;
 const volatile __u32 cfg_self_pid;
+const volatile __u32 cfg_slot_mask = AT_CALL_SLOTS - 1;
 
 __u64 losses[LOSS_KIND_MAX];
 __u64 events_emitted[EV_TYPE_MAX];

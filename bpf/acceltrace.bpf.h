@@ -23,6 +23,8 @@ extern const volatile __u32 cfg_nr_rings;
 extern const volatile __u64 cfg_wakeup_bytes;
 /* The collector's own tgid: never traced, even in whole-host mode. */
 extern const volatile __u32 cfg_self_pid;
+/* Slots for calls in progress, less one (sys_slots, rt_slots). */
+extern const volatile __u32 cfg_slot_mask;
 
 extern __u64 losses[LOSS_KIND_MAX];
 extern __u64 events_emitted[EV_TYPE_MAX];
@@ -60,6 +62,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pid_chunk);
 } traced_table SEC(".maps") __weak;
+
+/* Syscalls in progress, a slot per tid modulo their number (struct
+ * sys_slot; user space may size the map down): written by syscalls.bpf.c,
+ * freed by task.bpf.c when a thread dies in one, read by user space
+ * through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, AT_CALL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sys_slot);
+} sys_slots SEC(".maps") __weak;
 
 /* Device-node and eventfd fds of traced processes. */
 struct {
@@ -118,6 +132,24 @@ static __always_inline void untrace_pid(__u32 pid)
 
 	if (slot)
 		*slot = 0;
+}
+
+/* The slot of @tid's syscalls, whoever holds it now. */
+static __always_inline struct sys_slot *sys_slot_of(__u32 tid)
+{
+	__u32 idx = tid & cfg_slot_mask;
+
+	return bpf_map_lookup_elem(&sys_slots, &idx);
+}
+
+/*
+ * Gives @slot back. The exchanges are full barriers: a reader never sees
+ * the slot ready with a record that is not whole, or free while ready.
+ */
+static __always_inline void sys_slot_release(struct sys_slot *slot)
+{
+	__sync_lock_test_and_set(&slot->ready, 0);
+	__sync_lock_test_and_set(&slot->tid, 0);
 }
 
 /* The ring buffer shard for this CPU. */

@@ -4,11 +4,12 @@
  * and one uretprobe body for every probe. The attach cookie names the probe;
  * its fetch program (probe-pack data from user space) says which argument
  * fields to read. Entry and return pair here, in the kernel, so a call costs
- * one ring-buffer record; calls in progress live in rt_pending, which is also
- * the table of open spans user space reads at the window's edges.
+ * one ring-buffer record; calls in progress live in rt_slots (or, when
+ * their slot is taken, rt_pending), which are also the table of open spans
+ * user space reads at the window's edges.
  *
  * An entry-only probe builds its record in ring-buffer space; a paired one
- * builds it in a per-CPU scratch value, keeps it in rt_pending, completes it
+ * builds it in a per-CPU scratch value, keeps it in its slot, completes it
  * there at return and copies it into the ring once.
  */
 #include "vmlinux.h"
@@ -25,6 +26,17 @@ struct {
 	__type(value, struct rt_probe_spec);
 } rt_specs SEC(".maps");
 
+/* Calls in progress: a slot per hash of (thread, probe), claimed with a
+ * compare-and-swap; user space reads and frees them through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, AT_CALL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rt_slot);
+} rt_slots SEC(".maps");
+
+/* Calls in progress whose slot another call holds. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -198,6 +210,60 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 	}
 }
 
+/* The slot a (thread, probe) hashes to, whoever holds it now. */
+static __always_inline struct rt_slot *rt_slot_of(const struct rt_pending_key *key)
+{
+	__u32 idx = at_rt_slot_index(key->tid, key->probe_id, cfg_slot_mask);
+
+	return bpf_map_lookup_elem(&rt_slots, &idx);
+}
+
+/* Keeps the paired call @rec until its return: in its slot when free (or
+ * its own, left by a return never seen), else in rt_pending. */
+static __always_inline void keep_call(const struct rt_pending_key *key,
+				      const struct ev_rt_call *rec)
+{
+	__u64 skey = (__u64)key->tid << 32 | key->probe_id;
+	struct rt_slot *slot = rt_slot_of(key);
+
+	if (slot && (slot->key == skey ||
+		     __sync_val_compare_and_swap(&slot->key, 0, skey) == 0)) {
+		__sync_lock_test_and_set(&slot->ready, 0);
+		__builtin_memcpy(&slot->rec, rec, sizeof(*rec));
+		__sync_lock_test_and_set(&slot->ready, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&rt_pending, key, rec, BPF_ANY))
+		count_loss(LOSS_PENDING_FULL);
+}
+
+/* The call @key keeps, and its slot (NULL when it is in rt_pending). */
+static __always_inline struct ev_rt_call *kept_call(const struct rt_pending_key *key,
+						    struct rt_slot **slotp)
+{
+	__u64 skey = (__u64)key->tid << 32 | key->probe_id;
+	struct rt_slot *slot = rt_slot_of(key);
+
+	if (slot && slot->key == skey && slot->ready) {
+		*slotp = slot;
+		return &slot->rec;
+	}
+	*slotp = NULL;
+	return bpf_map_lookup_elem(&rt_pending, key);
+}
+
+/* Ends the keeping: readers see the slot unready before it is free. */
+static __always_inline void forget_call(const struct rt_pending_key *key,
+					struct rt_slot *slot)
+{
+	if (slot) {
+		__sync_lock_test_and_set(&slot->ready, 0);
+		__sync_lock_test_and_set(&slot->key, 0);
+	} else {
+		bpf_map_delete_elem(&rt_pending, key);
+	}
+}
+
 /* Whole-host mode: a process calling into a runtime becomes traced. */
 static __always_inline bool adopt_caller(__u32 pid, const struct rt_probe_spec *spec)
 {
@@ -272,8 +338,7 @@ int BPF_KPROBE(rt_entry)
 
 		rec->h.end_ns = 0;
 		rec->flags = 0;
-		if (bpf_map_update_elem(&rt_pending, &key, rec, BPF_ANY))
-			count_loss(LOSS_PENDING_FULL);
+		keep_call(&key, rec);
 	}
 	return 0;
 }
@@ -287,6 +352,7 @@ int BPF_KRETPROBE(rt_return)
 		.probe_id = bpf_get_attach_cookie(ctx),
 	};
 	const struct rt_probe_spec *spec;
+	struct rt_slot *slot;
 	struct ev_rt_call *rec;
 	struct rt_scratch *s;
 	__u64 now = bpf_ktime_get_ns();
@@ -295,7 +361,7 @@ int BPF_KRETPROBE(rt_return)
 	__u64 rc = PT_REGS_RC(ctx);
 	__u32 before, zero = 0;
 
-	rec = bpf_map_lookup_elem(&rt_pending, &key);
+	rec = kept_call(&key, &slot);
 	if (!rec) {
 		/* Entered before the probes existed, or the entry was lost. */
 		if (pid_traced(pid_tgid >> 32))
@@ -305,7 +371,7 @@ int BPF_KRETPROBE(rt_return)
 	spec = bpf_map_lookup_elem(&rt_specs, &key.probe_id);
 	s = bpf_map_lookup_elem(&rt_scratch, &zero);
 	if (!spec || !s) {
-		bpf_map_delete_elem(&rt_pending, &key);
+		forget_call(&key, slot);
 		return 0;
 	}
 	before = rec->fault_mask;
@@ -316,6 +382,6 @@ int BPF_KRETPROBE(rt_return)
 	rec->ret = rc;
 	rec->flags = rec->fault_mask ? RT_F_FETCH_FAULT : 0;
 	output_record(&rec->h, sizeof(*rec), EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
-	bpf_map_delete_elem(&rt_pending, &key);
+	forget_call(&key, slot);
 	return 0;
 }

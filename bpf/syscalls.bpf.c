@@ -37,8 +37,9 @@ struct {
 	__type(value, __u32);
 } sc_by_nr SEC(".maps");
 
-/* One syscall in progress per thread, as the record its exit will send:
- * the open-span table for syscalls. */
+/* One syscall in progress per thread, as the record its exit will send,
+ * for threads whose slot in sys_slots another thread holds. With the
+ * slots, the open-span table for syscalls. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -195,6 +196,26 @@ static __always_inline int match_dev_prefix(const char *path)
 	return -1;
 }
 
+/*
+ * Keeps @p until its exit: in the thread's slot when it is free (or the
+ * thread's own, left by a syscall whose exit never came), else in
+ * sys_pending.
+ */
+static __always_inline void keep_pending(__u32 tid, const struct ev_syscall *p)
+{
+	struct sys_slot *slot = sys_slot_of(tid);
+
+	if (slot && (slot->tid == tid ||
+		     __sync_val_compare_and_swap(&slot->tid, 0, tid) == 0)) {
+		__sync_lock_test_and_set(&slot->ready, 0);
+		__builtin_memcpy(&slot->rec, p, sizeof(*p));
+		__sync_lock_test_and_set(&slot->ready, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_ANY))
+		count_loss(LOSS_PENDING_FULL);
+}
+
 static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 					__u64 a3)
 {
@@ -272,8 +293,7 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 		return 0;
 	}
 	p->h.start_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_ANY))
-		count_loss(LOSS_PENDING_FULL);
+	keep_pending(tid, p);
 	return 0;
 }
 
@@ -341,6 +361,7 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
 	struct fd_key key = { .pid = pid };
+	struct sys_slot *slot;
 	struct ev_syscall *p;
 	__u64 now;
 
@@ -349,9 +370,15 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	if (!pid_traced(pid) && (!cfg_whole_host || (sc && sc != SC_OPENAT)))
 		return 0;
 	now = bpf_ktime_get_ns();
-	p = bpf_map_lookup_elem(&sys_pending, &tid);
-	if (!p)
-		return 0;
+	slot = sys_slot_of(tid);
+	if (slot && slot->tid == tid && slot->ready) {
+		p = &slot->rec;
+	} else {
+		slot = NULL;
+		p = bpf_map_lookup_elem(&sys_pending, &tid);
+		if (!p)
+			return 0;
+	}
 
 	switch (p->sc) {
 	case SC_OPENAT:
@@ -385,7 +412,10 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	default:
 		emit_syscall(p, ret, now);
 	}
-	bpf_map_delete_elem(&sys_pending, &tid);
+	if (slot)
+		sys_slot_release(slot);
+	else
+		bpf_map_delete_elem(&sys_pending, &tid);
 	return 0;
 }
 

@@ -82,7 +82,12 @@ static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
 	__s32 code = BPF_CORE_READ(task, exit_code);
+	struct sys_slot *slot = sys_slot_of(tid);
 
+	/* A thread that dies in a syscall never sees its exit: free its
+	 * slot, traced or not (user space may have untraced its process). */
+	if (slot && slot->tid == tid)
+		sys_slot_release(slot);
 	if (!pid_traced(pid))
 		return 0;
 	emit_task(pid, tid, TASK_EXIT, 0, code, task->comm, NULL);

@@ -45,6 +45,12 @@ struct probe_session {
 	uint32_t n_kernel_links;
 	/* The traced-process table (a byte per pid), mapped from BPF. */
 	volatile uint8_t *traced;
+	/* The syscall slots, mapped read-only from BPF. */
+	const volatile struct sys_slot *sys_slots;
+	/* The runtime-call slots, mapped from BPF (freed here for processes
+	 * that exit mid-call). */
+	volatile struct rt_slot *rt_slots;
+	uint32_t n_slots;
 };
 
 #define TRACED_TABLE_BYTES ((size_t)AT_PID_SPACE)
@@ -186,7 +192,7 @@ static bool power_of_two(uint64_t v)
 
 /* The traced-process table is written through a shared mapping: a byte
  * store, where a map update would be a syscall. */
-static int map_traced_table(struct probe_session *ps)
+static int map_shared_tables(struct probe_session *ps)
 {
 	void *mem = mmap(NULL, TRACED_TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 bpf_map__fd(ps->skel->maps.traced_table), 0);
@@ -194,6 +200,19 @@ static int map_traced_table(struct probe_session *ps)
 	if (mem == MAP_FAILED)
 		return -errno;
 	ps->traced = mem;
+	/* The calls in progress, read at window edges: a scan of a few MB,
+	 * where reading the elements through the maps would be a syscall
+	 * each. */
+	mem = mmap(NULL, ps->n_slots * sizeof(struct sys_slot), PROT_READ, MAP_SHARED,
+		   bpf_map__fd(ps->skel->maps.sys_slots), 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	ps->sys_slots = mem;
+	mem = mmap(NULL, ps->n_slots * sizeof(struct rt_slot), PROT_READ | PROT_WRITE,
+		   MAP_SHARED, bpf_map__fd(ps->skel->maps.rt_slots), 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	ps->rt_slots = mem;
 	return 0;
 }
 
@@ -239,6 +258,16 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 		log_err("opening the BPF object failed: %s", strerror(-err));
 		goto err_out;
 	}
+	ps->n_slots = opts->call_slots ? opts->call_slots : AT_CALL_SLOTS;
+	if (!power_of_two(ps->n_slots) || ps->n_slots > AT_CALL_SLOTS) {
+		log_err("%u call slots: not a power of two up to %u", ps->n_slots,
+			AT_CALL_SLOTS);
+		err = -EINVAL;
+		goto err_out;
+	}
+	ps->skel->rodata->cfg_slot_mask = ps->n_slots - 1;
+	bpf_map__set_max_entries(ps->skel->maps.sys_slots, ps->n_slots);
+	bpf_map__set_max_entries(ps->skel->maps.rt_slots, ps->n_slots);
 	ps->skel->rodata->cfg_whole_host = opts->whole_host;
 	ps->skel->rodata->cfg_children = opts->children;
 	ps->skel->rodata->cfg_self_pid = getpid();
@@ -284,7 +313,7 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 			strerror(-err));
 		goto err_out;
 	}
-	err = map_traced_table(ps);
+	err = map_shared_tables(ps);
 	if (!err)
 		err = fill_syscall_numbers(ps);
 	if (!err)
@@ -335,6 +364,10 @@ void probe_session__free(struct probe_session *ps)
 	}
 	if (ps->traced)
 		munmap((void *)ps->traced, TRACED_TABLE_BYTES);
+	if (ps->sys_slots)
+		munmap((void *)ps->sys_slots, ps->n_slots * sizeof(struct sys_slot));
+	if (ps->rt_slots)
+		munmap((void *)ps->rt_slots, ps->n_slots * sizeof(struct rt_slot));
 	ring_buffer__free(ps->rb);
 	for (int i = 0; i < AT_MAX_RINGS; i++)
 		if (ps->ring_fds[i] >= 0)
@@ -592,18 +625,45 @@ int probe_session__drain(struct probe_session *ps)
 	return ring_buffer__consume(ps->rb);
 }
 
+/*
+ * Copies slot @i's call into @rec when one is kept there: it was ready, and
+ * still held by the same call after the copy (a call that returned
+ * meanwhile sends its record through the ring). Returns its key, or 0.
+ */
+static uint64_t read_rt_slot(const struct probe_session *ps, uint32_t i,
+			     struct ev_rt_call *rec)
+{
+	const volatile struct rt_slot *slot = &ps->rt_slots[i];
+	uint64_t key = slot->key;
+
+	if (!key || !__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+		return 0;
+	memcpy(rec, (const void *)&slot->rec, sizeof(*rec));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!slot->ready || slot->key != key || rec->h.tid != key >> 32)
+		return 0;
+	return key;
+}
+
 /* Calls in progress: their pending records, marked open. */
 static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 			      void *ctx)
 {
 	int fd = bpf_map__fd(ps->skel->maps.rt_pending);
 	struct rt_pending_key key, next;
+	struct ev_rt_call rec;
 	bool first = true;
+	int err;
 
+	for (uint32_t i = 0; i < ps->n_slots; i++) {
+		if (!read_rt_slot(ps, i, &rec))
+			continue;
+		rec.flags |= RT_F_OPEN;
+		err = fn(ctx, &rec, sizeof(rec));
+		if (err)
+			return err;
+	}
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		struct ev_rt_call rec;
-		int err;
-
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &rec))
@@ -616,23 +676,56 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	return 0;
 }
 
-/* Syscalls in progress, as their pending records. */
+/* openat/eventfd in progress are not spans worth keeping. */
+static bool open_syscall_wanted(const struct ev_syscall *rec)
+{
+	return rec->sc != SC_OPENAT && rec->sc != SC_EVENTFD;
+}
+
+/*
+ * Syscalls in progress in their threads' slots. A slot's record is taken
+ * when it was ready, and still held by the same thread after the copy: a
+ * syscall that ended meanwhile sends its record through the ring.
+ */
+static int open_syscalls_in_slots(struct probe_session *ps, probe_record_fn fn,
+				  void *ctx)
+{
+	for (uint32_t i = 0; i < ps->n_slots; i++) {
+		const volatile struct sys_slot *slot = &ps->sys_slots[i];
+		struct ev_syscall rec;
+		uint32_t tid = slot->tid;
+		int err;
+
+		if (!tid || !__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+			continue;
+		memcpy(&rec, (const void *)&slot->rec, sizeof(rec));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!slot->ready || slot->tid != tid || rec.h.tid != tid ||
+		    !open_syscall_wanted(&rec))
+			continue;
+		err = fn(ctx, &rec, sizeof(rec));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Syscalls in progress: in the slots, then the threads' whose slot was taken. */
 static int open_syscalls(struct probe_session *ps, probe_record_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(ps->skel->maps.sys_pending);
 	__u32 key, next;
 	bool first = true;
+	int err = open_syscalls_in_slots(ps, fn, ctx);
 
+	if (err)
+		return err;
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		struct ev_syscall rec;
-		int err;
 
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &rec))
-			continue;
-		/* openat/eventfd in progress are not spans worth keeping. */
-		if (rec.sc == SC_OPENAT || rec.sc == SC_EVENTFD)
+		if (bpf_map_lookup_elem(fd, &key, &rec) || !open_syscall_wanted(&rec))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
@@ -656,6 +749,19 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
 	struct ev_rt_call val;
 	bool first = true;
 	int deleted = 0;
+
+	/* Its threads are gone: nothing of theirs writes these slots now. */
+	for (uint32_t i = 0; i < ps->n_slots; i++) {
+		volatile struct rt_slot *slot = &ps->rt_slots[i];
+		uint64_t skey = read_rt_slot(ps, i, &val);
+
+		if (!skey || val.h.pid != pid)
+			continue;
+		__atomic_store_n(&slot->ready, 0, __ATOMIC_SEQ_CST);
+		if (__atomic_compare_exchange_n(&slot->key, &skey, 0, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			deleted++;
+	}
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;

@@ -34,8 +34,12 @@ struct probe_session_opts {
 	/* Device-node path prefixes matched in the kernel on open. */
 	const char *const *dev_prefixes;
 	size_t n_dev_prefixes;
+	/* Slots for calls in progress, each kind (power of two up to
+	 * AT_CALL_SLOTS; 0: that). Calls whose slot is taken use a hash map:
+	 * tests make them share slots with a small number. */
+	uint32_t call_slots;
 };
-#define probe_session_opts__last_field n_dev_prefixes
+#define probe_session_opts__last_field call_slots
 
 /* Called for every record, in ring order per shard. Nonzero stops a poll. */
 typedef int (*probe_record_fn)(void *ctx, const void *data, size_t size);

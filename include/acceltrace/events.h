@@ -28,6 +28,9 @@
  * Linux is 1 << 22), in chunks small enough for one array-map value. */
 #define AT_PID_SPACE		(1u << 22)
 #define AT_PID_CHUNK		(1u << 21)
+/* Slots for calls in progress (syscalls by tid, runtime calls by a hash of
+ * tid and probe): the default and largest number, a power of two. */
+#define AT_CALL_SLOTS		(1u << 14)
 
 /* ---- record types ----------------------------------------------------- */
 
@@ -140,6 +143,28 @@ struct rt_pending_key {
 	__u32 probe_id;
 };
 
+/*
+ * A runtime call in progress, in the slot its (thread, probe) hashes to,
+ * as struct sys_slot is for syscalls: a compare-and-swap on @key claims
+ * it, and a call whose slot another holds uses the rt_pending hash table
+ * instead.
+ */
+struct rt_slot {
+	__u64 key;		/* tid << 32 | probe id; 0: free */
+	__u32 ready;		/* @rec is whole */
+	__u32 pad;
+	struct ev_rt_call rec;
+};
+
+/* The slot of a runtime call: probe ids spread by a multiplicative hash, so
+ * a thread's calls of different probes rarely share one. */
+static inline __attribute__((always_inline)) __u32 at_rt_slot_index(__u32 tid,
+								   __u32 probe_id,
+								   __u32 slot_mask)
+{
+	return (tid ^ (probe_id * 0x9e3779b1u)) & slot_mask;
+}
+
 /* ---- syscalls on device nodes, eventfds and files --------------------- */
 
 enum sc_class {
@@ -182,6 +207,20 @@ struct ev_syscall {
 	__u32 fd_kind;		/* enum fd_kind at entry */
 	__u32 argbuf_len;	/* bytes valid in argbuf */
 	__u8 argbuf[AT_ARGBUF];	/* ioctl: arg struct at entry; eventfd read: value */
+};
+
+/*
+ * A syscall in progress, in the slot of its thread (tid modulo the number
+ * of slots): the common case costs an array element and a compare-and-swap
+ * where a hash map cost an insert, a lookup and a delete. A thread whose
+ * slot another holds uses the hash table instead. @ready is set once @rec
+ * is whole and cleared before the slot is given back, for readers of the
+ * open-syscall table in user space.
+ */
+struct sys_slot {
+	__u32 tid;		/* owner; 0: free */
+	__u32 ready;
+	struct ev_syscall rec;
 };
 
 struct ev_dev_open {

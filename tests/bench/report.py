@@ -178,7 +178,7 @@ def build(t):
           diff(up % ("push", "deref8"), up % ("push", "ops0"), 1 / 8), "ns", 1)
     t.row("two register fetch ops (callback − no ops)",
           diff(up % ("push", "callback"), up % ("push", "ops0")), "ns")
-    t.row("pairing a return (rt_pending update/lookup/delete, rt_return) beyond the bare uretprobe",
+    t.row("pairing a return (the call kept in its slot, found and freed; rt_return) beyond the bare uretprobe",
           pairwise(lambda a, b, c, d: (a - b) - (c - d),
                    up % ("push", "ops0_ret"), up % ("push", "floor_ret"),
                    up % ("push", "ops0"), up % ("push", "floor")), "ns")

@@ -58,6 +58,7 @@ __attribute__((noinline)) int test_fault_call(void *p)
 }
 
 #define FAULT_CALLS 10
+#define TEST_SLOTS 2
 
 static int block_pipe[2];
 
@@ -101,6 +102,13 @@ struct seen {
 	uint64_t fault_value;
 	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok;
 	int task_new, task_rename, task_exit;
+	/* syscalls in progress: a blocked eventfd read in its slot, and a
+	 * pread by a thread whose slot the blocked one holds */
+	uint32_t blocker_tid, collider_tid;
+	/* a runtime call whose slot the blocked call holds */
+	uint32_t rt_collider_slot, rt_collider_tid;
+	int blocker_efd, data_fd;
+	int open_read_seen, blocker_read_ok, collider_read_ok;
 	uint32_t thread_tid;
 	uint64_t lo, hi;
 	int probe_id;
@@ -162,7 +170,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 		    r->payload_len != strlen(call_name(i)) + 1 ||
 		    strcmp(r->payload, call_name(i)) ||
 		    !zero_from(r->payload, r->payload_len, AT_RT_PAYLOAD) ||
-		    r->h.start_ns < s->lo || r->h.end_ns > s->hi ||
+		    r->h.start_ns < s->lo || r->h.end_ns > (s->hi ? s->hi : mono_ns()) ||
 		    r->h.end_ns < r->h.start_ns || r->flags) {
 			s->calls_bad++;
 			if (getenv("TEST_VERBOSE"))
@@ -200,6 +208,14 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if (r->sc == SC_READ && r->fd_kind == FD_EVENTFD && r->ret == 8 &&
 		    r->argbuf_len == 8 && *(uint64_t *)r->argbuf == 3)
 			s->eventfd_ok++;
+		if (r->h.tid == s->blocker_tid && r->sc == SC_READ &&
+		    r->fd == (uint32_t)s->blocker_efd && r->ret == 8 &&
+		    r->argbuf_len == 8 && *(uint64_t *)r->argbuf == 5)
+			s->blocker_read_ok++;
+		if (r->h.tid == s->collider_tid && r->sc == SC_PREAD64 && r->ret == 4096 &&
+		    r->args[1] == 4096 && r->ino == s->file_st.st_ino &&
+		    r->h.end_ns >= r->h.start_ns)
+			s->collider_read_ok++;
 		break;
 	}
 	case EV_DEV_OPEN: {
@@ -240,6 +256,128 @@ static int on_open(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* Syscalls in progress, seen open: an eventfd read, blocked. */
+static int on_open_syscall(void *ctx, const void *data, size_t size)
+{
+	struct seen *s = ctx;
+	const struct ev_syscall *r = data;
+
+	if (r->h.type == EV_SYSCALL && size >= sizeof(*r) && r->h.tid == s->blocker_tid &&
+	    r->sc == SC_READ && r->fd_kind == FD_EVENTFD && r->fd == (uint32_t)s->blocker_efd &&
+	    !r->h.end_ns && r->h.start_ns >= s->lo)
+		s->open_read_seen++;
+	return 0;
+}
+
+static void *blocker_fn(void *arg)
+{
+	struct seen *s = arg;
+	uint64_t v;
+
+	s->blocker_tid = syscall(SYS_gettid);
+	if (read(s->blocker_efd, &v, sizeof(v)) != sizeof(v))
+		return NULL;
+	return NULL;
+}
+
+/* Reads when its tid shares the blocked thread's syscall slot. */
+static void *collider_fn(void *arg)
+{
+	struct seen *s = arg;
+	uint32_t tid = syscall(SYS_gettid);
+	char buf[4096];
+
+	if ((tid & (TEST_SLOTS - 1)) != (s->blocker_tid & (TEST_SLOTS - 1)))
+		return NULL;
+	s->collider_tid = tid;
+	if (pread(s->data_fd, buf, sizeof(buf), 4096) != sizeof(buf))
+		s->collider_tid = 0;
+	return NULL;
+}
+
+/*
+ * A thread blocked in a syscall holds its slot, and the open-syscall table
+ * shows it; a thread whose tid maps to the same slot meanwhile goes through
+ * the hash table, and both records arrive whole.
+ */
+static void check_syscall_slots(struct probe_session *ps, struct seen *s,
+				const char *data_path)
+{
+	pthread_t blocker, t;
+	uint64_t v = 5;
+
+	s->data_fd = -1;
+	s->blocker_efd = eventfd(0, 0);
+	if (!ASSERT_GE(s->blocker_efd, 0, "eventfd for the blocked read"))
+		goto out;
+	s->data_fd = open(data_path, O_RDONLY);
+	if (!ASSERT_GE(s->data_fd, 0, "open the data file"))
+		goto out;
+	pthread_create(&blocker, NULL, blocker_fn, s);
+	usleep(200 * 1000);
+	probe_session__for_each_open(ps, on_open_syscall, s);
+	ASSERT_EQ(s->open_read_seen, 1, "a blocked eventfd read is seen in progress");
+	/* New threads' tids mostly count up: one of the next few shares the
+	 * blocked thread's slot. */
+	for (uint32_t i = 0; i < 64 && !s->collider_tid; i++) {
+		if (pthread_create(&t, NULL, collider_fn, s))
+			break;
+		pthread_join(t, NULL);
+	}
+	if (ASSERT_TRUE(s->collider_tid != 0, "a thread sharing the slot read the file")) {
+		usleep(10 * 1000);
+		probe_session__drain(ps);
+		ASSERT_EQ(s->collider_read_ok, 1, "its read recorded through the hash table");
+	}
+	s->open_read_seen = 0;
+	probe_session__for_each_open(ps, on_open_syscall, s);
+	ASSERT_EQ(s->open_read_seen, 1, "the blocked read still holds its slot");
+	ASSERT_EQ(write(s->blocker_efd, &v, 8), 8, "unblock the read");
+	pthread_join(blocker, NULL);
+	usleep(10 * 1000);
+	probe_session__drain(ps);
+	ASSERT_EQ(s->blocker_read_ok, 1, "the blocked read recorded with its value");
+	s->open_read_seen = 0;
+	probe_session__for_each_open(ps, on_open_syscall, s);
+	ASSERT_EQ(s->open_read_seen, 0, "its slot free once it returned");
+out:
+	if (s->blocker_efd >= 0)
+		close(s->blocker_efd);
+	if (s->data_fd >= 0)
+		close(s->data_fd);
+}
+
+/* Makes call number CALLS (one more than the loop's) when its tid puts
+ * it in the slot the blocked call holds. */
+static void *rt_collider_fn(void *arg)
+{
+	struct seen *s = arg;
+	uint32_t tid = syscall(SYS_gettid);
+	struct fake_options o = { .launch_id = CALLS + 1000 };
+	struct fake_args a = { .struct_size = sizeof(a), .executable = CALLS,
+			       .options = &o, .name = call_name(CALLS) };
+
+	if (at_rt_slot_index(tid, s->probe_id, TEST_SLOTS - 1) != s->rt_collider_slot)
+		return NULL;
+	s->rt_collider_tid = tid;
+	test_runtime_call(&a);
+	return NULL;
+}
+
+/* A paired call whose slot another call holds goes through rt_pending. */
+static void check_rt_slot_collision(struct seen *s, int blocked_probe)
+{
+	pthread_t t;
+
+	s->rt_collider_slot = at_rt_slot_index(s->thread_tid, blocked_probe, TEST_SLOTS - 1);
+	for (uint32_t i = 0; i < 64 && !s->rt_collider_tid; i++) {
+		if (pthread_create(&t, NULL, rt_collider_fn, s))
+			break;
+		pthread_join(t, NULL);
+	}
+	ASSERT_TRUE(s->rt_collider_tid != 0, "a call sharing the blocked call's slot");
+}
+
 static void *thread_fn(void *arg)
 {
 	struct seen *s = arg;
@@ -255,7 +393,9 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 {
 	static const char *prefixes[1];
 	static char dev_dir[128];
-	struct probe_session_opts opts = { .sz = sizeof(opts) };
+	/* Two call slots: threads share them, so a call whose slot is held
+	 * (the hash-map path) is easy to make. */
+	struct probe_session_opts opts = { .sz = sizeof(opts), .call_slots = TEST_SLOTS };
 	struct rt_probe_spec spec = {};
 	struct probe_session *ps = NULL;
 	static struct seen s;
@@ -329,6 +469,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 		usleep(200 * 1000);
 		probe_session__for_each_open(ps, on_open, &s);
 		ASSERT_EQ(s.opens_seen, 1, "call in progress seen in the open table");
+		check_rt_slot_collision(&s, bid);
 		ASSERT_EQ(write(block_pipe[1], "x", 1), 1, "unblock");
 		pthread_join(th, NULL);
 	}
@@ -385,7 +526,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	usleep(10 * 1000);
 	ASSERT_GE(probe_session__drain(ps), 0, "drain");
 
-	ASSERT_EQ(s.calls, CALLS + 0, "runtime calls recorded");
+	ASSERT_EQ(s.calls, CALLS + 1, "runtime calls recorded (the loop's and the colliding one)");
 	ASSERT_EQ(s.calls_bad, 0, "runtime call values, times and return");
 	ASSERT_EQ(s.pread_ok, 1, "pread with bytes, offset and file identity");
 	if (uring)
@@ -396,6 +537,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	ASSERT_EQ(s.task_new, 1, "thread creation");
 	ASSERT_EQ(s.task_rename, 1, "thread rename");
 	ASSERT_EQ(s.task_exit, 1, "thread exit");
+	check_syscall_slots(ps, &s, path);
 	/* A block beside an unmapped page: its ops are read alone, and only
 	 * the unreadable one faults. */
 	{
