@@ -28,6 +28,10 @@ extern const volatile __u32 cfg_slot_mask;
 
 extern __u64 losses[LOSS_KIND_MAX];
 extern __u64 events_emitted[EV_TYPE_MAX];
+/* Calls kept in the hash maps (their slot was taken), or more: while
+ * zero, a call that takes its slot need not look for a stale entry of
+ * its own there. */
+extern __u64 rt_in_hash, sys_in_hash;
 
 /* ---- maps ---------------------------------------------------------------- */
 
@@ -74,6 +78,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sys_slot);
 } sys_slots SEC(".maps") __weak;
+
+/* Syscalls in progress whose thread's slot another thread holds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct ev_syscall);
+} sys_pending SEC(".maps") __weak;
 
 /* Device-node and eventfd fds of traced processes. */
 struct {
@@ -143,13 +155,33 @@ static __always_inline struct sys_slot *sys_slot_of(__u32 tid)
 }
 
 /*
- * Gives @slot back. The exchanges are full barriers: a reader never sees
- * the slot ready with a record that is not whole, or free while ready.
+ * Copies @src (@size bytes) into the record of a slot just claimed, its
+ * seq odd meanwhile. Atomic operations are full barriers, so user space
+ * never takes a record half written (struct sys_slot).
  */
-static __always_inline void sys_slot_release(struct sys_slot *slot)
+#define SLOT_FILL(slot, src, size) do {					\
+	__sync_fetch_and_add(&(slot)->seq, 1);				\
+	__builtin_memcpy(&(slot)->rec, (src), (size));			\
+	__sync_fetch_and_add(&(slot)->seq, 1);				\
+} while (0)
+
+/* Gives a slot back: its record loses its start, then the slot its owner
+ * (@owner_field: tid or key). */
+#define SLOT_RELEASE(slot, owner_field) do {				\
+	__sync_fetch_and_add(&(slot)->seq, 1);				\
+	(slot)->rec.h.start_ns = 0;					\
+	__sync_lock_test_and_set(&(slot)->owner_field, 0);		\
+	__sync_fetch_and_add(&(slot)->seq, 1);				\
+} while (0)
+
+/*
+ * Forgets @tid's syscall in sys_pending, if it may have one there: a
+ * thread that took its slot again, or died, leaves no stale entry.
+ */
+static __always_inline void sys_forget_hashed(__u32 tid)
 {
-	__sync_lock_test_and_set(&slot->ready, 0);
-	__sync_lock_test_and_set(&slot->tid, 0);
+	if (sys_in_hash && !bpf_map_delete_elem(&sys_pending, &tid))
+		__sync_fetch_and_add(&sys_in_hash, -1);
 }
 
 /* The ring buffer shard for this CPU. */

@@ -228,12 +228,17 @@ static __always_inline void keep_call(const struct rt_pending_key *key,
 
 	if (slot && (slot->key == skey ||
 		     __sync_val_compare_and_swap(&slot->key, 0, skey) == 0)) {
-		__sync_lock_test_and_set(&slot->ready, 0);
-		__builtin_memcpy(&slot->rec, rec, sizeof(*rec));
-		__sync_lock_test_and_set(&slot->ready, 1);
+		SLOT_FILL(slot, rec, sizeof(*rec));
+		/* An older call of this (thread, probe) whose return was never
+		 * seen may sit in the hash map: it would read as open forever. */
+		if (rt_in_hash && !bpf_map_delete_elem(&rt_pending, key))
+			__sync_fetch_and_add(&rt_in_hash, -1);
 		return;
 	}
-	if (bpf_map_update_elem(&rt_pending, key, rec, BPF_ANY))
+	/* A new entry is counted; one replaced (its return never came) is not. */
+	if (!bpf_map_update_elem(&rt_pending, key, rec, BPF_NOEXIST))
+		__sync_fetch_and_add(&rt_in_hash, 1);
+	else if (bpf_map_update_elem(&rt_pending, key, rec, BPF_EXIST))
 		count_loss(LOSS_PENDING_FULL);
 }
 
@@ -244,7 +249,7 @@ static __always_inline struct ev_rt_call *kept_call(const struct rt_pending_key 
 	__u64 skey = (__u64)key->tid << 32 | key->probe_id;
 	struct rt_slot *slot = rt_slot_of(key);
 
-	if (slot && slot->key == skey && slot->ready) {
+	if (slot && slot->key == skey) {
 		*slotp = slot;
 		return &slot->rec;
 	}
@@ -252,16 +257,14 @@ static __always_inline struct ev_rt_call *kept_call(const struct rt_pending_key 
 	return bpf_map_lookup_elem(&rt_pending, key);
 }
 
-/* Ends the keeping: readers see the slot unready before it is free. */
+/* Ends the keeping, in the slot or the hash map. */
 static __always_inline void forget_call(const struct rt_pending_key *key,
 					struct rt_slot *slot)
 {
-	if (slot) {
-		__sync_lock_test_and_set(&slot->ready, 0);
-		__sync_lock_test_and_set(&slot->key, 0);
-	} else {
-		bpf_map_delete_elem(&rt_pending, key);
-	}
+	if (slot)
+		SLOT_RELEASE(slot, key);
+	else if (!bpf_map_delete_elem(&rt_pending, key))
+		__sync_fetch_and_add(&rt_in_hash, -1);
 }
 
 /* Whole-host mode: a process calling into a runtime becomes traced. */

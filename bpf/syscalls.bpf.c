@@ -37,16 +37,6 @@ struct {
 	__type(value, __u32);
 } sc_by_nr SEC(".maps");
 
-/* One syscall in progress per thread, as the record its exit will send,
- * for threads whose slot in sys_slots another thread holds. With the
- * slots, the open-span table for syscalls. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct ev_syscall);
-} sys_pending SEC(".maps");
-
 struct io_uring_pending {
 	__u64 start_ns;
 	__u32 pid;
@@ -207,12 +197,14 @@ static __always_inline void keep_pending(__u32 tid, const struct ev_syscall *p)
 
 	if (slot && (slot->tid == tid ||
 		     __sync_val_compare_and_swap(&slot->tid, 0, tid) == 0)) {
-		__sync_lock_test_and_set(&slot->ready, 0);
-		__builtin_memcpy(&slot->rec, p, sizeof(*p));
-		__sync_lock_test_and_set(&slot->ready, 1);
+		SLOT_FILL(slot, p, sizeof(*p));
+		sys_forget_hashed(tid);
 		return;
 	}
-	if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_ANY))
+	/* A new entry is counted; one replaced (its exit never came) is not. */
+	if (!bpf_map_update_elem(&sys_pending, &tid, p, BPF_NOEXIST))
+		__sync_fetch_and_add(&sys_in_hash, 1);
+	else if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_EXIST))
 		count_loss(LOSS_PENDING_FULL);
 }
 
@@ -371,7 +363,7 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 		return 0;
 	now = bpf_ktime_get_ns();
 	slot = sys_slot_of(tid);
-	if (slot && slot->tid == tid && slot->ready) {
+	if (slot && slot->tid == tid) {
 		p = &slot->rec;
 	} else {
 		slot = NULL;
@@ -413,9 +405,9 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 		emit_syscall(p, ret, now);
 	}
 	if (slot)
-		sys_slot_release(slot);
-	else
-		bpf_map_delete_elem(&sys_pending, &tid);
+		SLOT_RELEASE(slot, tid);
+	else if (!bpf_map_delete_elem(&sys_pending, &tid))
+		__sync_fetch_and_add(&sys_in_hash, -1);
 	return 0;
 }
 

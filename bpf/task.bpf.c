@@ -87,7 +87,8 @@ static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 	/* A thread that dies in a syscall never sees its exit: free its
 	 * slot, traced or not (user space may have untraced its process). */
 	if (slot && slot->tid == tid)
-		sys_slot_release(slot);
+		SLOT_RELEASE(slot, tid);
+	sys_forget_hashed(tid);
 	if (!pid_traced(pid))
 		return 0;
 	emit_task(pid, tid, TASK_EXIT, 0, code, task->comm, NULL);

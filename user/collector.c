@@ -1337,7 +1337,12 @@ int collector__finish(struct collector *c)
 	if (!c->closing)
 		collector__begin_close(c, c->start_ns);
 	/* A stop placed in the past (--steps) leaves later records' spans. */
-	c->st.spans_outside += capture__drop_after(c->cap, c->stop_ns);
+	{
+		uint64_t gone = capture__drop_after(c->cap, c->stop_ns);
+
+		c->st.spans_outside += gone;
+		c->st.spans_kept -= gone < c->st.spans_kept ? gone : c->st.spans_kept;
+	}
 	if (c->ps)
 		probe_session__for_each_open(c->ps, add_open_call, c);
 	if (c->ps) {
@@ -1365,6 +1370,9 @@ int collector__finish(struct collector *c)
 				    c->st.unknown_probes);
 	if (c->st.bad_records)
 		capture__count_loss(c->cap, "malformed records", c->st.bad_records);
+	if (c->st.steps_lost)
+		capture__warn(c->cap, "%llu execution starts not kept for --steps (out of memory): "
+			      "the window may hold more steps", (unsigned long long)c->st.steps_lost);
 	if (c->st.steps_unexamined)
 		capture__warn(c->cap, "steps were found among the first %d device executions "
 			      "only; %llu more were not examined", MAX_STEP_CANDIDATES,

@@ -95,7 +95,8 @@ int fetch_plan__check(const struct rt_probe_spec *spec)
 
 		if (!op->block)
 			continue;
-		if (op->block > spec->n_blocks || !plain_deref(op))
+		if (op->block > spec->n_blocks || !plain_deref(op) ||
+		    (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8))
 			return -EINVAL;
 		blk = &spec->blocks[op->block - 1];
 		if (!blk->len || blk->len > AT_FETCH_BLOCK_MAX || blk->src != op->src ||

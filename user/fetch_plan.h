@@ -22,9 +22,10 @@
 void fetch_plan__blocks(struct rt_probe_spec *spec);
 
 /*
- * 0 when every op's block exists and covers the op's bytes from the same
- * source and phase, else -EINVAL: the BPF side trusts the plan, and a
- * block that was never read would hand an op another probe's bytes.
+ * 0 when every op in a block reads 1, 2, 4 or 8 bytes and its block exists
+ * and covers them, from the same source and phase; else -EINVAL. The BPF
+ * side trusts the plan: a block never read, or bytes past it, would hand
+ * an op another probe's data.
  */
 int fetch_plan__check(const struct rt_probe_spec *spec);
 

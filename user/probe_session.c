@@ -626,22 +626,27 @@ int probe_session__drain(struct probe_session *ps)
 }
 
 /*
- * Copies slot @i's call into @rec when one is kept there: it was ready, and
- * still held by the same call after the copy (a call that returned
- * meanwhile sends its record through the ring). Returns its key, or 0.
+ * Copies slot @i's call into @rec when one is kept there: the record is
+ * taken between two equal, even reads of the slot's sequence, with the same
+ * owner and a start (struct sys_slot); a call that returned meanwhile sends
+ * its record through the ring. Returns its key, or 0.
  */
 static uint64_t read_rt_slot(const struct probe_session *ps, uint32_t i,
-			     struct ev_rt_call *rec)
+			     struct ev_rt_call *rec, uint32_t *seqp)
 {
 	const volatile struct rt_slot *slot = &ps->rt_slots[i];
-	uint64_t key = slot->key;
+	uint32_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+	uint64_t key = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
 
-	if (!key || !__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+	if (!key || (seq & 1))
 		return 0;
 	memcpy(rec, (const void *)&slot->rec, sizeof(*rec));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!slot->ready || slot->key != key || rec->h.tid != key >> 32)
+	if (slot->seq != seq || slot->key != key || !rec->h.start_ns ||
+	    rec->h.tid != key >> 32)
 		return 0;
+	if (seqp)
+		*seqp = seq;
 	return key;
 }
 
@@ -656,7 +661,7 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	int err;
 
 	for (uint32_t i = 0; i < ps->n_slots; i++) {
-		if (!read_rt_slot(ps, i, &rec))
+		if (!read_rt_slot(ps, i, &rec, NULL))
 			continue;
 		rec.flags |= RT_F_OPEN;
 		err = fn(ctx, &rec, sizeof(rec));
@@ -682,26 +687,24 @@ static bool open_syscall_wanted(const struct ev_syscall *rec)
 	return rec->sc != SC_OPENAT && rec->sc != SC_EVENTFD;
 }
 
-/*
- * Syscalls in progress in their threads' slots. A slot's record is taken
- * when it was ready, and still held by the same thread after the copy: a
- * syscall that ended meanwhile sends its record through the ring.
- */
+/* Syscalls in progress in their threads' slots, read as read_rt_slot()
+ * reads runtime calls. */
 static int open_syscalls_in_slots(struct probe_session *ps, probe_record_fn fn,
 				  void *ctx)
 {
 	for (uint32_t i = 0; i < ps->n_slots; i++) {
 		const volatile struct sys_slot *slot = &ps->sys_slots[i];
+		uint32_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+		uint32_t tid = __atomic_load_n(&slot->tid, __ATOMIC_ACQUIRE);
 		struct ev_syscall rec;
-		uint32_t tid = slot->tid;
 		int err;
 
-		if (!tid || !__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+		if (!tid || (seq & 1))
 			continue;
 		memcpy(&rec, (const void *)&slot->rec, sizeof(rec));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (!slot->ready || slot->tid != tid || rec.h.tid != tid ||
-		    !open_syscall_wanted(&rec))
+		if (slot->seq != seq || slot->tid != tid || !rec.h.start_ns ||
+		    rec.h.tid != tid || !open_syscall_wanted(&rec))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
@@ -742,37 +745,72 @@ int probe_session__for_each_open(struct probe_session *ps, probe_record_fn fn,
 	return err ? err : open_syscalls(ps, fn, ctx);
 }
 
-int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
+/* Deletes @pid's entries from a hash map of calls (ev_header values),
+ * counting them off @in_hash. */
+static int forget_hashed(int fd, size_t key_size, size_t val_size, uint32_t pid,
+			 __u64 *in_hash)
 {
-	int fd = bpf_map__fd(ps->skel->maps.rt_pending);
-	struct rt_pending_key key, next;
-	struct ev_rt_call val;
+	char key[16], next[16];
+	union {
+		struct ev_header h;
+		struct ev_rt_call rt;
+		struct ev_syscall sc;
+	} val;
 	bool first = true;
 	int deleted = 0;
 
-	/* Its threads are gone: nothing of theirs writes these slots now. */
-	for (uint32_t i = 0; i < ps->n_slots; i++) {
-		volatile struct rt_slot *slot = &ps->rt_slots[i];
-		uint64_t skey = read_rt_slot(ps, i, &val);
-
-		if (!skey || val.h.pid != pid)
-			continue;
-		__atomic_store_n(&slot->ready, 0, __ATOMIC_SEQ_CST);
-		if (__atomic_compare_exchange_n(&slot->key, &skey, 0, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			deleted++;
-	}
-
-	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+	if (key_size > sizeof(key) || val_size > sizeof(val))
+		return 0;
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
 		first = false;
-		key = next;
-		if (!bpf_map_lookup_elem(fd, &key, &val) && val.h.pid == pid &&
-		    !bpf_map_delete_elem(fd, &key)) {
+		memcpy(key, next, key_size);
+		if (!bpf_map_lookup_elem(fd, key, &val) && val.h.pid == pid &&
+		    !bpf_map_delete_elem(fd, key)) {
+			__atomic_fetch_sub(in_hash, 1, __ATOMIC_SEQ_CST);
 			deleted++;
 			first = true;
 		}
 	}
 	return deleted;
+}
+
+int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
+{
+	int deleted = 0;
+
+	/* Its threads are gone, so nothing of theirs writes these slots; a
+	 * new thread that reused a tid could, and the owner check keeps its
+	 * call. The release mirrors SLOT_RELEASE in the BPF side. */
+	for (uint32_t i = 0; i < ps->n_slots; i++) {
+		volatile struct rt_slot *slot = &ps->rt_slots[i];
+		struct ev_rt_call val;
+		uint32_t seq;
+		uint64_t skey = read_rt_slot(ps, i, &val, &seq);
+
+		if (!skey || val.h.pid != pid ||
+		    !__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			continue;
+		slot->rec.h.start_ns = 0;
+		if (__atomic_compare_exchange_n(&slot->key, &skey, 0, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			deleted++;
+		__atomic_fetch_add(&slot->seq, 1, __ATOMIC_SEQ_CST);
+	}
+	deleted += forget_hashed(bpf_map__fd(ps->skel->maps.rt_pending),
+				 sizeof(struct rt_pending_key), sizeof(struct ev_rt_call),
+				 pid, &ps->skel->bss->rt_in_hash);
+	deleted += forget_hashed(bpf_map__fd(ps->skel->maps.sys_pending), sizeof(__u32),
+				 sizeof(struct ev_syscall), pid,
+				 &ps->skel->bss->sys_in_hash);
+	return deleted;
+}
+
+void probe_session__calls_in_hash(const struct probe_session *ps, uint64_t *rt,
+				  uint64_t *sys)
+{
+	*rt = __atomic_load_n(&ps->skel->bss->rt_in_hash, __ATOMIC_RELAXED);
+	*sys = __atomic_load_n(&ps->skel->bss->sys_in_hash, __ATOMIC_RELAXED);
 }
 
 void probe_session__losses(const struct probe_session *ps,

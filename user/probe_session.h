@@ -98,6 +98,9 @@ int probe_session__for_each_open(struct probe_session *ps, probe_record_fn fn,
 				 void *ctx);
 /* Drops open-span entries of a dead process. */
 int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid);
+/* Calls in progress kept in the hash maps, their slot being taken. */
+void probe_session__calls_in_hash(const struct probe_session *ps, uint64_t *rt,
+				  uint64_t *sys);
 
 /* Loss counters and per-type totals from the BPF side. */
 void probe_session__losses(const struct probe_session *ps,

@@ -35,7 +35,9 @@
 
 #define MAX_PIDS 64
 #define MAX_LIBRARIES 16
-#define MAX_STEPS 10000000ull	/* --steps: 80 MB of step start times at most */
+/* --steps: a start time per step, 8 bytes each (up to twice that while
+ * the array doubles). */
+#define MAX_STEPS 10000000ull
 #define POLL_MS 5
 #define RESCAN_NS (250 * 1000000ull)
 #define FULL_RESCAN_NS (1000 * 1000000ull)
@@ -389,6 +391,7 @@ static int run_window(struct run *r, uint64_t start)
 {
 	uint64_t stop = 0, now, end_at = start + r->o->duration_ns;
 	int interrupts_at_start = interrupts;
+	bool steps_seen_once = false;
 
 	/* With --delay the window opens later than the activity that armed it. */
 	while (now_ns() < start && !interrupts)
@@ -415,11 +418,14 @@ static int run_window(struct run *r, uint64_t start)
 			uint64_t next = collector__window_steps_end(r->col);
 
 			/* Step N + 1 began: the window holds N whole steps,
-			 * each with the host work that led to the next. */
-			if (next) {
+			 * each with the host work that led to the next. Records
+			 * of earlier executions may still sit in other shards:
+			 * one more drain, and the stop is where it says. */
+			if (next && steps_seen_once) {
 				stop = next - 1 > start ? next - 1 : start;
 				break;
 			}
+			steps_seen_once = next != 0;
 		}
 		if (!targets__alive(r->targets)) {
 			stop = now;

@@ -151,7 +151,7 @@ struct rt_pending_key {
  */
 struct rt_slot {
 	__u64 key;		/* tid << 32 | probe id; 0: free */
-	__u32 ready;		/* @rec is whole */
+	__u32 seq;		/* see struct sys_slot */
 	__u32 pad;
 	struct ev_rt_call rec;
 };
@@ -211,15 +211,18 @@ struct ev_syscall {
 
 /*
  * A syscall in progress, in the slot of its thread (tid modulo the number
- * of slots): the common case costs an array element and a compare-and-swap
- * where a hash map cost an insert, a lookup and a delete. A thread whose
- * slot another holds uses the hash table instead. @ready is set once @rec
- * is whole and cleared before the slot is given back, for readers of the
- * open-syscall table in user space.
+ * of slots): the common case costs an array element and a few atomic
+ * operations where a hash map cost an insert, a lookup and a delete. A
+ * thread whose slot another holds uses the hash table instead.
+ *
+ * For readers of the open-call table in user space, @seq is odd while
+ * @rec is written and changes with every claim and release, and a freed
+ * slot's record has start 0: a record copied between two equal, even
+ * reads of @seq, with its owner unchanged and a start, is one call's.
  */
 struct sys_slot {
 	__u32 tid;		/* owner; 0: free */
-	__u32 ready;
+	__u32 seq;
 	struct ev_syscall rec;
 };
 

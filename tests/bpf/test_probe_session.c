@@ -105,10 +105,11 @@ struct seen {
 	/* syscalls in progress: a blocked eventfd read in its slot, and a
 	 * pread by a thread whose slot the blocked one holds */
 	uint32_t blocker_tid, collider_tid;
-	/* a runtime call whose slot the blocked call holds */
-	uint32_t rt_collider_slot, rt_collider_tid;
-	int blocker_efd, data_fd;
-	int open_read_seen, blocker_read_ok, collider_read_ok;
+	/* runtime calls whose slot the blocked call holds: one that returns,
+	 * one that blocks too */
+	uint32_t rt_collider_slot, rt_collider_tid, rt_blocked_collider_tid;
+	int blocker_efd, collider_efd;
+	int open_read_seen, open_collider_read_seen, blocker_read_ok, collider_read_ok;
 	uint32_t thread_tid;
 	uint64_t lo, hi;
 	int probe_id;
@@ -212,9 +213,9 @@ static int on_record(void *ctx, const void *data, size_t size)
 		    r->fd == (uint32_t)s->blocker_efd && r->ret == 8 &&
 		    r->argbuf_len == 8 && *(uint64_t *)r->argbuf == 5)
 			s->blocker_read_ok++;
-		if (r->h.tid == s->collider_tid && r->sc == SC_PREAD64 && r->ret == 4096 &&
-		    r->args[1] == 4096 && r->ino == s->file_st.st_ino &&
-		    r->h.end_ns >= r->h.start_ns)
+		if (r->h.tid == s->collider_tid && r->sc == SC_READ &&
+		    r->fd == (uint32_t)s->collider_efd && r->ret == 8 &&
+		    r->argbuf_len == 8 && *(uint64_t *)r->argbuf == 7)
 			s->collider_read_ok++;
 		break;
 	}
@@ -251,7 +252,9 @@ static int on_open(void *ctx, const void *data, size_t size)
 	const struct ev_rt_call *r = data;
 
 	if (r->h.type == EV_RT_CALL && size >= sizeof(*r) && (r->flags & RT_F_OPEN) &&
-	    r->h.tid == s->thread_tid && r->h.start_ns >= s->lo && r->h.end_ns == 0)
+	    r->h.start_ns >= s->lo && r->h.end_ns == 0 &&
+	    (r->h.tid == s->thread_tid ||
+	     (s->rt_blocked_collider_tid && r->h.tid == s->rt_blocked_collider_tid)))
 		s->opens_seen++;
 	return 0;
 }
@@ -262,10 +265,14 @@ static int on_open_syscall(void *ctx, const void *data, size_t size)
 	struct seen *s = ctx;
 	const struct ev_syscall *r = data;
 
-	if (r->h.type == EV_SYSCALL && size >= sizeof(*r) && r->h.tid == s->blocker_tid &&
-	    r->sc == SC_READ && r->fd_kind == FD_EVENTFD && r->fd == (uint32_t)s->blocker_efd &&
-	    !r->h.end_ns && r->h.start_ns >= s->lo)
+	if (r->h.type != EV_SYSCALL || size < sizeof(*r) || r->sc != SC_READ ||
+	    r->fd_kind != FD_EVENTFD || r->h.end_ns || r->h.start_ns < s->lo)
+		return 0;
+	if (r->h.tid == s->blocker_tid && r->fd == (uint32_t)s->blocker_efd)
 		s->open_read_seen++;
+	if (s->collider_tid && r->h.tid == s->collider_tid &&
+	    r->fd == (uint32_t)s->collider_efd)
+		s->open_collider_read_seen++;
 	return 0;
 }
 
@@ -280,71 +287,100 @@ static void *blocker_fn(void *arg)
 	return NULL;
 }
 
-/* Reads when its tid shares the blocked thread's syscall slot. */
+/* Blocks in an eventfd read too when its tid shares the blocked thread's
+ * syscall slot. */
 static void *collider_fn(void *arg)
 {
 	struct seen *s = arg;
 	uint32_t tid = syscall(SYS_gettid);
-	char buf[4096];
+	uint64_t v;
 
 	if ((tid & (TEST_SLOTS - 1)) != (s->blocker_tid & (TEST_SLOTS - 1)))
 		return NULL;
-	s->collider_tid = tid;
-	if (pread(s->data_fd, buf, sizeof(buf), 4096) != sizeof(buf))
-		s->collider_tid = 0;
+	__atomic_store_n(&s->collider_tid, tid, __ATOMIC_SEQ_CST);
+	if (read(s->collider_efd, &v, sizeof(v)) != sizeof(v))
+		return NULL;
 	return NULL;
+}
+
+/*
+ * Starts threads running @fn until one sets *@found (it then blocks, and
+ * is left running in *@t): each either returns at once or is the one.
+ */
+static bool start_collider(void *(*fn)(void *), struct seen *s, uint32_t *found,
+			   pthread_t *t)
+{
+	for (int i = 0; i < 64; i++) {
+		if (pthread_create(t, NULL, fn, s))
+			return false;
+		for (int w = 0; w < 1000; w++) {
+			if (__atomic_load_n(found, __ATOMIC_SEQ_CST))
+				return true;
+			if (!pthread_tryjoin_np(*t, NULL))
+				break;
+			usleep(1000);
+		}
+	}
+	return false;
 }
 
 /*
  * A thread blocked in a syscall holds its slot, and the open-syscall table
  * shows it; a thread whose tid maps to the same slot meanwhile goes through
- * the hash table, and both records arrive whole.
+ * the hash table (counted there) and is seen open too; both records arrive
+ * whole, and slots and hash table are empty after.
  */
-static void check_syscall_slots(struct probe_session *ps, struct seen *s,
-				const char *data_path)
+static void check_syscall_slots(struct probe_session *ps, struct seen *s)
 {
-	pthread_t blocker, t;
-	uint64_t v = 5;
+	pthread_t blocker, collider;
+	uint64_t v, rt_hashed, sys_hashed;
 
-	s->data_fd = -1;
+	s->collider_efd = -1;
 	s->blocker_efd = eventfd(0, 0);
 	if (!ASSERT_GE(s->blocker_efd, 0, "eventfd for the blocked read"))
 		goto out;
-	s->data_fd = open(data_path, O_RDONLY);
-	if (!ASSERT_GE(s->data_fd, 0, "open the data file"))
+	s->collider_efd = eventfd(0, 0);
+	if (!ASSERT_GE(s->collider_efd, 0, "eventfd for the colliding read"))
 		goto out;
 	pthread_create(&blocker, NULL, blocker_fn, s);
 	usleep(200 * 1000);
+	probe_session__calls_in_hash(ps, &rt_hashed, &sys_hashed);
+	ASSERT_EQ(sys_hashed, 0, "the blocked read in its slot, not the hash table");
 	probe_session__for_each_open(ps, on_open_syscall, s);
 	ASSERT_EQ(s->open_read_seen, 1, "a blocked eventfd read is seen in progress");
-	/* New threads' tids mostly count up: one of the next few shares the
-	 * blocked thread's slot. */
-	for (uint32_t i = 0; i < 64 && !s->collider_tid; i++) {
-		if (pthread_create(&t, NULL, collider_fn, s))
-			break;
-		pthread_join(t, NULL);
-	}
-	if (ASSERT_TRUE(s->collider_tid != 0, "a thread sharing the slot read the file")) {
+	if (ASSERT_TRUE(start_collider(collider_fn, s, &s->collider_tid, &collider),
+			"a thread sharing the slot blocks in a read")) {
+		usleep(100 * 1000);
+		probe_session__calls_in_hash(ps, &rt_hashed, &sys_hashed);
+		ASSERT_EQ(sys_hashed, 1, "its read kept in the hash table");
+		s->open_read_seen = 0;
+		probe_session__for_each_open(ps, on_open_syscall, s);
+		ASSERT_EQ(s->open_read_seen, 1, "the blocked read still in its slot");
+		ASSERT_EQ(s->open_collider_read_seen, 1, "the colliding read seen in progress");
+		v = 7;
+		ASSERT_EQ(write(s->collider_efd, &v, 8), 8, "unblock the colliding read");
+		pthread_join(collider, NULL);
 		usleep(10 * 1000);
 		probe_session__drain(ps);
-		ASSERT_EQ(s->collider_read_ok, 1, "its read recorded through the hash table");
+		ASSERT_EQ(s->collider_read_ok, 1, "the colliding read recorded with its value");
 	}
-	s->open_read_seen = 0;
-	probe_session__for_each_open(ps, on_open_syscall, s);
-	ASSERT_EQ(s->open_read_seen, 1, "the blocked read still holds its slot");
+	v = 5;
 	ASSERT_EQ(write(s->blocker_efd, &v, 8), 8, "unblock the read");
 	pthread_join(blocker, NULL);
 	usleep(10 * 1000);
 	probe_session__drain(ps);
 	ASSERT_EQ(s->blocker_read_ok, 1, "the blocked read recorded with its value");
-	s->open_read_seen = 0;
+	s->open_read_seen = s->open_collider_read_seen = 0;
 	probe_session__for_each_open(ps, on_open_syscall, s);
-	ASSERT_EQ(s->open_read_seen, 0, "its slot free once it returned");
+	ASSERT_TRUE(!s->open_read_seen && !s->open_collider_read_seen,
+		    "nothing open once both returned");
+	probe_session__calls_in_hash(ps, &rt_hashed, &sys_hashed);
+	ASSERT_EQ(sys_hashed, 0, "the hash table empty again");
 out:
 	if (s->blocker_efd >= 0)
 		close(s->blocker_efd);
-	if (s->data_fd >= 0)
-		close(s->data_fd);
+	if (s->collider_efd >= 0)
+		close(s->collider_efd);
 }
 
 /* Makes call number CALLS (one more than the loop's) when its tid puts
@@ -364,18 +400,63 @@ static void *rt_collider_fn(void *arg)
 	return NULL;
 }
 
-/* A paired call whose slot another call holds goes through rt_pending. */
-static void check_rt_slot_collision(struct seen *s, int blocked_probe)
+static int collider_pipe[2];
+static int blocked_probe_id;
+
+/* Blocks in the blocking probe too when its tid puts it in the slot the
+ * blocked call holds. */
+static void *rt_blocked_collider_fn(void *arg)
 {
+	struct seen *s = arg;
+	uint32_t tid = syscall(SYS_gettid);
+
+	if (at_rt_slot_index(tid, blocked_probe_id, TEST_SLOTS - 1) != s->rt_collider_slot)
+		return NULL;
+	__atomic_store_n(&s->rt_blocked_collider_tid, tid, __ATOMIC_SEQ_CST);
+	test_blocking_call(collider_pipe[0]);
+	return NULL;
+}
+
+/*
+ * Paired calls whose slot another call holds go through rt_pending: one
+ * that returns (its record checked with the loop's), and one that blocks,
+ * counted in the hash table and seen open beside the slot's call.
+ */
+static void check_rt_slot_collision(struct probe_session *ps, struct seen *s,
+				    int blocked_probe)
+{
+	uint64_t rt_hashed, sys_hashed;
 	pthread_t t;
 
 	s->rt_collider_slot = at_rt_slot_index(s->thread_tid, blocked_probe, TEST_SLOTS - 1);
+	probe_session__calls_in_hash(ps, &rt_hashed, &sys_hashed);
+	ASSERT_EQ(rt_hashed, 0, "the blocked call in its slot, not the hash table");
 	for (uint32_t i = 0; i < 64 && !s->rt_collider_tid; i++) {
 		if (pthread_create(&t, NULL, rt_collider_fn, s))
 			break;
 		pthread_join(t, NULL);
 	}
 	ASSERT_TRUE(s->rt_collider_tid != 0, "a call sharing the blocked call's slot");
+
+	blocked_probe_id = blocked_probe;
+	if (!ASSERT_OK(pipe(collider_pipe), "pipe for the blocked collider"))
+		return;
+	if (ASSERT_TRUE(start_collider(rt_blocked_collider_fn, s,
+				       &s->rt_blocked_collider_tid, &t),
+			"a call sharing the slot blocks")) {
+		usleep(100 * 1000);
+		probe_session__calls_in_hash(ps, &rt_hashed, &sys_hashed);
+		ASSERT_EQ(rt_hashed, 1, "the blocked colliding call in the hash table");
+		s->opens_seen = 0;
+		probe_session__for_each_open(ps, on_open, s);
+		ASSERT_EQ(s->opens_seen, 2, "both blocked calls seen open");
+		ASSERT_EQ(write(collider_pipe[1], "x", 1), 1, "unblock the colliding call");
+		pthread_join(t, NULL);
+		probe_session__calls_in_hash(ps, &rt_hashed, &sys_hashed);
+		ASSERT_EQ(rt_hashed, 0, "the hash table empty again");
+	}
+	close(collider_pipe[0]);
+	close(collider_pipe[1]);
 }
 
 static void *thread_fn(void *arg)
@@ -469,7 +550,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 		usleep(200 * 1000);
 		probe_session__for_each_open(ps, on_open, &s);
 		ASSERT_EQ(s.opens_seen, 1, "call in progress seen in the open table");
-		check_rt_slot_collision(&s, bid);
+		check_rt_slot_collision(ps, &s, bid);
 		ASSERT_EQ(write(block_pipe[1], "x", 1), 1, "unblock");
 		pthread_join(th, NULL);
 	}
@@ -537,7 +618,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 	ASSERT_EQ(s.task_new, 1, "thread creation");
 	ASSERT_EQ(s.task_rename, 1, "thread rename");
 	ASSERT_EQ(s.task_exit, 1, "thread exit");
-	check_syscall_slots(ps, &s, path);
+	check_syscall_slots(ps, &s);
 	/* A block beside an unmapped page: its ops are read alone, and only
 	 * the unreadable one faults. */
 	{

@@ -132,6 +132,9 @@ static void check_validation(void)
 	bad.ops[V_EXEC_OPTIONS].src = FETCH_ARG0 + 1;
 	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "an op on another base");
 	bad = spec;
+	bad.ops[V_EXEC_OPTIONS].size = 3;
+	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "an op of 3 bytes");
+	bad = spec;
 	bad.n_blocks = AT_MAX_FETCH_BLOCKS + 1;
 	ASSERT_EQ(fetch_plan__check(&bad), -EINVAL, "too many blocks");
 }
