@@ -155,34 +155,56 @@ static __always_inline struct sys_slot *sys_slot_of(__u32 tid)
 }
 
 /*
- * Copies @src (@size bytes) into the record of a slot just claimed, its
- * seq odd meanwhile. Atomic operations are full barriers, so user space
- * never takes a record half written (struct sys_slot).
+ * Calls in progress, syscalls (sys_slots, sys_pending) and runtime calls
+ * (rt_slots, rt_pending) alike: a slot (struct sys_slot, struct rt_slot)
+ * whose @owner_field is the tid or (tid, probe) key, or a hash-map entry
+ * counted in @in_hash. Atomic operations are full barriers, so user space
+ * never takes a record half written.
  */
+
+/* Whether @slot is now @owner's: it was free, or its own already (left by
+ * a call whose return never came). */
+#define SLOT_CLAIM(slot, owner_field, owner)					\
+	((slot) && ((slot)->owner_field == (owner) ||				\
+		    __sync_val_compare_and_swap(&(slot)->owner_field, 0, (owner)) == 0))
+
+/* Copies @src (@size bytes) into a slot just claimed, its seq odd meanwhile. */
 #define SLOT_FILL(slot, src, size) do {					\
 	__sync_fetch_and_add(&(slot)->seq, 1);				\
 	__builtin_memcpy(&(slot)->rec, (src), (size));			\
 	__sync_fetch_and_add(&(slot)->seq, 1);				\
 } while (0)
 
-/* Gives a slot back: its record loses its start, then the slot its owner
- * (@owner_field: tid or key). */
-#define SLOT_RELEASE(slot, owner_field) do {				\
-	__sync_fetch_and_add(&(slot)->seq, 1);				\
+/* Before a kept call's record is completed in its slot: readers skip it
+ * from here on. */
+#define SLOT_BEGIN_RELEASE(slot) __sync_fetch_and_add(&(slot)->seq, 1)
+
+/* Gives the slot back: its record loses its start, the slot its owner. */
+#define SLOT_END_RELEASE(slot, owner_field) do {			\
 	(slot)->rec.h.start_ns = 0;					\
 	__sync_lock_test_and_set(&(slot)->owner_field, 0);		\
 	__sync_fetch_and_add(&(slot)->seq, 1);				\
 } while (0)
 
-/*
- * Forgets @tid's syscall in sys_pending, if it may have one there: a
- * thread that took its slot again, or died, leaves no stale entry.
- */
-static __always_inline void sys_forget_hashed(__u32 tid)
-{
-	if (sys_in_hash && !bpf_map_delete_elem(&sys_pending, &tid))
-		__sync_fetch_and_add(&sys_in_hash, -1);
-}
+/* Keeps @rec under @key in a hash map (its slot being taken); a new entry
+ * is counted, one replaced (its return never came) is not. */
+#define HASH_KEEP(map, key, rec, in_hash) do {				\
+	if (!bpf_map_update_elem(map, key, rec, BPF_NOEXIST))		\
+		__sync_fetch_and_add(&(in_hash), 1);			\
+	else if (bpf_map_update_elem(map, key, rec, BPF_EXIST))		\
+		count_loss(LOSS_PENDING_FULL);				\
+} while (0)
+
+/* The call kept under @key in a hash map, or NULL; no lookup while the
+ * map holds none. */
+#define HASH_KEPT(map, key, in_hash)					\
+	((in_hash) ? bpf_map_lookup_elem(map, key) : NULL)
+
+/* Forgets the call kept under @key in a hash map, if there is one. */
+#define HASH_FORGET(map, key, in_hash) do {				\
+	if ((in_hash) && !bpf_map_delete_elem(map, key))		\
+		__sync_fetch_and_add(&(in_hash), -1);			\
+} while (0)
 
 /* The ring buffer shard for this CPU. */
 static __always_inline void *ring_for_cpu(__u32 cpu)

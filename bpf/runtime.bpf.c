@@ -226,23 +226,18 @@ static __always_inline void keep_call(const struct rt_pending_key *key,
 	__u64 skey = (__u64)key->tid << 32 | key->probe_id;
 	struct rt_slot *slot = rt_slot_of(key);
 
-	if (slot && (slot->key == skey ||
-		     __sync_val_compare_and_swap(&slot->key, 0, skey) == 0)) {
+	if (SLOT_CLAIM(slot, key, skey)) {
 		SLOT_FILL(slot, rec, sizeof(*rec));
 		/* An older call of this (thread, probe) whose return was never
-		 * seen may sit in the hash map: it would read as open forever. */
-		if (rt_in_hash && !bpf_map_delete_elem(&rt_pending, key))
-			__sync_fetch_and_add(&rt_in_hash, -1);
+		 * seen would read as open forever. */
+		HASH_FORGET(&rt_pending, key, rt_in_hash);
 		return;
 	}
-	/* A new entry is counted; one replaced (its return never came) is not. */
-	if (!bpf_map_update_elem(&rt_pending, key, rec, BPF_NOEXIST))
-		__sync_fetch_and_add(&rt_in_hash, 1);
-	else if (bpf_map_update_elem(&rt_pending, key, rec, BPF_EXIST))
-		count_loss(LOSS_PENDING_FULL);
+	HASH_KEEP(&rt_pending, key, rec, rt_in_hash);
 }
 
-/* The call @key keeps, and its slot (NULL when it is in rt_pending). */
+/* The call @key keeps, and its slot (NULL when it is in rt_pending); a
+ * slot's record is being completed from here on. */
 static __always_inline struct ev_rt_call *kept_call(const struct rt_pending_key *key,
 						    struct rt_slot **slotp)
 {
@@ -250,11 +245,12 @@ static __always_inline struct ev_rt_call *kept_call(const struct rt_pending_key 
 	struct rt_slot *slot = rt_slot_of(key);
 
 	if (slot && slot->key == skey) {
+		SLOT_BEGIN_RELEASE(slot);
 		*slotp = slot;
 		return &slot->rec;
 	}
 	*slotp = NULL;
-	return bpf_map_lookup_elem(&rt_pending, key);
+	return HASH_KEPT(&rt_pending, key, rt_in_hash);
 }
 
 /* Ends the keeping, in the slot or the hash map. */
@@ -262,9 +258,9 @@ static __always_inline void forget_call(const struct rt_pending_key *key,
 					struct rt_slot *slot)
 {
 	if (slot)
-		SLOT_RELEASE(slot, key);
-	else if (!bpf_map_delete_elem(&rt_pending, key))
-		__sync_fetch_and_add(&rt_in_hash, -1);
+		SLOT_END_RELEASE(slot, key);
+	else
+		HASH_FORGET(&rt_pending, key, rt_in_hash);
 }
 
 /* Whole-host mode: a process calling into a runtime becomes traced. */
@@ -314,7 +310,8 @@ int BPF_KPROBE(rt_entry)
 			return 0;
 	}
 	fill_ids(&rec->h, pid_tgid);
-	rec->h.start_ns = rec->h.end_ns = bpf_ktime_get_ns();
+	rec->h.start_ns = bpf_ktime_get_ns();
+	rec->h.end_ns = paired ? 0 : rec->h.start_ns;
 	rec->probe_id = probe_id;
 	rec->ret = 0;
 	rec->payload_len = 0;
@@ -339,7 +336,6 @@ int BPF_KPROBE(rt_entry)
 	{
 		struct rt_pending_key key = { .tid = (__u32)pid_tgid, .probe_id = probe_id };
 
-		rec->h.end_ns = 0;
 		rec->flags = 0;
 		keep_call(&key, rec);
 	}
@@ -350,25 +346,27 @@ SEC("uretprobe")
 int BPF_KRETPROBE(rt_return)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct rt_pending_key key = {
-		.tid = (__u32)pid_tgid,
-		.probe_id = bpf_get_attach_cookie(ctx),
-	};
+	/* Read ctx at a constant offset here: later, clang may fold it into
+	 * pointer arithmetic on ctx, which the verifier refuses. */
+	__u64 rc = PT_REGS_RC(ctx), now;
+	struct rt_pending_key key = { .tid = (__u32)pid_tgid };
 	const struct rt_probe_spec *spec;
 	struct rt_slot *slot;
 	struct ev_rt_call *rec;
 	struct rt_scratch *s;
-	__u64 now = bpf_ktime_get_ns();
-	/* Read ctx at a constant offset here: later, clang may fold it into
-	 * pointer arithmetic on ctx, which the verifier refuses. */
-	__u64 rc = PT_REGS_RC(ctx);
 	__u32 before, zero = 0;
 
+	/* Every process mapping the library hits this; only traced ones have
+	 * calls kept (whole-host mode adopts a process at entry), and the
+	 * others leave before the clock and the cookie are read. */
+	if (!pid_traced(pid_tgid >> 32))
+		return 0;
+	now = bpf_ktime_get_ns();
+	key.probe_id = bpf_get_attach_cookie(ctx);
 	rec = kept_call(&key, &slot);
 	if (!rec) {
 		/* Entered before the probes existed, or the entry was lost. */
-		if (pid_traced(pid_tgid >> 32))
-			count_loss(LOSS_RETURN_UNMATCHED);
+		count_loss(LOSS_RETURN_UNMATCHED);
 		return 0;
 	}
 	spec = bpf_map_lookup_elem(&rt_specs, &key.probe_id);

@@ -195,17 +195,13 @@ static __always_inline void keep_pending(__u32 tid, const struct ev_syscall *p)
 {
 	struct sys_slot *slot = sys_slot_of(tid);
 
-	if (slot && (slot->tid == tid ||
-		     __sync_val_compare_and_swap(&slot->tid, 0, tid) == 0)) {
+	if (SLOT_CLAIM(slot, tid, tid)) {
 		SLOT_FILL(slot, p, sizeof(*p));
-		sys_forget_hashed(tid);
+		/* An older entry of this thread's would read as open forever. */
+		HASH_FORGET(&sys_pending, &tid, sys_in_hash);
 		return;
 	}
-	/* A new entry is counted; one replaced (its exit never came) is not. */
-	if (!bpf_map_update_elem(&sys_pending, &tid, p, BPF_NOEXIST))
-		__sync_fetch_and_add(&sys_in_hash, 1);
-	else if (bpf_map_update_elem(&sys_pending, &tid, p, BPF_EXIST))
-		count_loss(LOSS_PENDING_FULL);
+	HASH_KEEP(&sys_pending, &tid, p, sys_in_hash);
 }
 
 static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
@@ -364,10 +360,11 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	now = bpf_ktime_get_ns();
 	slot = sys_slot_of(tid);
 	if (slot && slot->tid == tid) {
+		SLOT_BEGIN_RELEASE(slot);
 		p = &slot->rec;
 	} else {
 		slot = NULL;
-		p = bpf_map_lookup_elem(&sys_pending, &tid);
+		p = HASH_KEPT(&sys_pending, &tid, sys_in_hash);
 		if (!p)
 			return 0;
 	}
@@ -405,9 +402,9 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 		emit_syscall(p, ret, now);
 	}
 	if (slot)
-		SLOT_RELEASE(slot, tid);
-	else if (!bpf_map_delete_elem(&sys_pending, &tid))
-		__sync_fetch_and_add(&sys_in_hash, -1);
+		SLOT_END_RELEASE(slot, tid);
+	else
+		HASH_FORGET(&sys_pending, &tid, sys_in_hash);
 	return 0;
 }
 

@@ -51,8 +51,8 @@ static __always_inline void emit_task(__u32 pid, __u32 tid, enum task_event ev,
 static __always_inline int on_newtask(struct task_struct *task, __u64 clone_flags)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
-	__u32 creator = (__u32)bpf_get_current_pid_tgid();
-	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	__u64 current = bpf_get_current_pid_tgid();
+	__u32 creator = (__u32)current, parent = current >> 32;
 
 	if (clone_flags & CLONE_THREAD) {
 		if (pid_traced(pid))
@@ -81,16 +81,19 @@ static __always_inline int on_rename(struct task_struct *task, const char *comm)
 static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
-	__s32 code = BPF_CORE_READ(task, exit_code);
 	struct sys_slot *slot = sys_slot_of(tid);
+	__s32 code;
 
 	/* A thread that dies in a syscall never sees its exit: free its
 	 * slot, traced or not (user space may have untraced its process). */
-	if (slot && slot->tid == tid)
-		SLOT_RELEASE(slot, tid);
-	sys_forget_hashed(tid);
+	if (slot && slot->tid == tid) {
+		SLOT_BEGIN_RELEASE(slot);
+		SLOT_END_RELEASE(slot, tid);
+	}
+	HASH_FORGET(&sys_pending, &tid, sys_in_hash);
 	if (!pid_traced(pid))
 		return 0;
+	code = BPF_CORE_READ(task, exit_code);
 	emit_task(pid, tid, TASK_EXIT, 0, code, task->comm, NULL);
 	if (group_dead) {
 		emit_task(pid, tid, TASK_PROC_EXIT, 0, code, task->comm, NULL);

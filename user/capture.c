@@ -1271,6 +1271,11 @@ const char *capture__loss(const struct capture *c, size_t i, uint64_t *n)
 	return c->strs[c->losses[i].name];
 }
 
+uint64_t capture__spans_kept(const struct capture *c)
+{
+	return c->total_kept;
+}
+
 uint64_t capture__span_count(const struct capture *c, enum span_kind kind)
 {
 	return kind < SPAN_KIND__COUNT ? c->kept[kind] : 0;

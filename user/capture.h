@@ -273,6 +273,8 @@ const char *capture__loss(const struct capture *c, size_t i, uint64_t *n);
 
 /* Total spans kept, and dropped by the budget, per kind. */
 uint64_t capture__span_count(const struct capture *c, enum span_kind kind);
+/* Spans the capture holds, of every kind. */
+uint64_t capture__spans_kept(const struct capture *c);
 uint64_t capture__spans_dropped(const struct capture *c, enum span_kind kind);
 
 const char *span_kind_name(enum span_kind kind);

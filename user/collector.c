@@ -28,7 +28,6 @@
 
 /* One Execute call: its per-device work completes one device at a time. */
 struct launch {
-	uint32_t pid, tid;
 	uint64_t launch_id;
 	uint64_t enqueue_end;
 	char module[64];	/* a string: captures (windows) come and go */
@@ -269,7 +268,6 @@ static void keep_span(struct collector *c, struct capture_span *s)
 		log_debug("span refused by the capture: %s", strerror(-err));
 		return;
 	}
-	c->st.spans_kept++;
 	/* Device work in the window: the candidates for steps. */
 	if (s->kind == SPAN_DEVICE_MODULE) {
 		remember_module_exec(c, s);
@@ -376,6 +374,16 @@ static void owner_unlink(struct collector *c, struct owner *o)
 		hashmap__remove(c->user_args, o->pid, o->user_arg);
 }
 
+/* Frees @o, and its launch with the last of the launch's devices. */
+static void free_owner(void *v)
+{
+	struct owner *o = v;
+
+	if (o->launch && --o->launch->pending == 0)
+		free(o->launch);
+	free(o);
+}
+
 /* Registers @o's completion callback argument, replacing an older one. */
 static void set_user_arg(struct collector *c, struct owner *o, uint64_t ua);
 
@@ -385,9 +393,7 @@ static void owner_discard(struct collector *c, struct owner *o)
 {
 	owner_unlink(c, o);
 	c->st.unobserved_completions++;
-	if (o->launch && --o->launch->pending == 0)
-		free(o->launch);
-	free(o);
+	free_owner(o);
 }
 
 static void set_user_arg(struct collector *c, struct owner *o, uint64_t ua)
@@ -411,12 +417,9 @@ static void owner_done(struct collector *c, struct owner *o, uint64_t t,
 		       uint16_t flags)
 {
 	owner_unlink(c, o);
-	if (o->kind == OWN_EXEC) {
+	if (o->kind == OWN_EXEC)
 		device_execution(c, o, t, flags);
-		if (o->launch && --o->launch->pending == 0)
-			free(o->launch);
-	}
-	free(o);
+	free_owner(o);
 }
 
 /* ---------------------------------------------------------------- runtime */
@@ -451,6 +454,7 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 {
 	uint64_t ndev = r->vals[V_EXEC_NUM_DEVICES];
 	struct launch *l;
+	char module[64];
 
 	c->st.executions++;
 	note_activity(c, r->h.start_ns);
@@ -461,22 +465,16 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	s->correlation_id = r->vals[V_EXEC_LAUNCH_ID];
 	capture_span__add_u64(s, c->k_launch_id, r->vals[V_EXEC_LAUNCH_ID]);
 	capture_span__add_u64(s, c->k_num_devices, ndev);
-	{
-		char module[64];
-
-		module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], module, sizeof(module));
-		capture_span__add_str(s, c->k_module, capture__intern(c->cap, module));
-	}
+	module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], module, sizeof(module));
+	capture_span__add_str(s, c->k_module, capture__intern(c->cap, module));
 	if (!r->vals[V_EXEC_EVENTS] || !ndev)
 		return;		/* no completion events asked for */
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return;
-	l->pid = r->h.pid;
-	l->tid = r->h.tid;
 	l->launch_id = r->vals[V_EXEC_LAUNCH_ID];
 	l->enqueue_end = r->h.end_ns;
-	module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], l->module, sizeof(l->module));
+	memcpy(l->module, module, sizeof(l->module));
 	for (uint32_t i = 0; i < ndev && i < EXEC_MAX_EVENTS; i++) {
 		uint64_t ev = r->vals[V_EXEC_EVENT0 + i];
 		struct owner *o, *old;
@@ -892,12 +890,9 @@ static int close_exited_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 		return 0;
 	if (o->user_arg && hashmap__get(x->c->user_args, o->pid, o->user_arg) == o)
 		hashmap__remove(x->c->user_args, o->pid, o->user_arg);
-	if (o->kind == OWN_EXEC) {
+	if (o->kind == OWN_EXEC)
 		device_execution(x->c, o, x->ts, SPAN_F_TARGET_EXITED);
-		if (o->launch && --o->launch->pending == 0)
-			free(o->launch);
-	}
-	free(o);
+	free_owner(o);
 	return 1;
 }
 
@@ -1002,16 +997,15 @@ static void on_switch(struct collector *c, const struct ev_sched_switch *r)
 		o->since = r->h.start_ns;
 		o->state = r->prev_state;
 	}
-	if (r->next_pid && hashmap__get(c->off_cpu, r->next_pid, r->next_tid)) {
+	if (r->next_pid && (o = hashmap__remove(c->off_cpu, r->next_pid, r->next_tid))) {
 		struct capture_span s;
 		int track;
 
-		o = hashmap__remove(c->off_cpu, r->next_pid, r->next_tid);
 		track = host_track(c, r->next_pid, r->next_tid);
 		if (track >= 0) {
 			init_span(&s, track, SPAN_HOST_OTHER,
-				  capture__intern(c->cap, o->state ? "off CPU (blocked)" :
-								     "off CPU (preempted)"),
+				  capture__intern_static(c->cap, o->state ? "off CPU (blocked)" :
+									    "off CPU (preempted)"),
 				  o->since, r->h.start_ns);
 			capture_span__add_i64(&s, c->k_state, o->state);
 			keep_span(c, &s);
@@ -1337,17 +1331,11 @@ int collector__finish(struct collector *c)
 	if (!c->closing)
 		collector__begin_close(c, c->start_ns);
 	/* A stop placed in the past (--steps) leaves later records' spans. */
-	{
-		uint64_t gone = capture__drop_after(c->cap, c->stop_ns);
-
-		c->st.spans_outside += gone;
-		c->st.spans_kept -= gone < c->st.spans_kept ? gone : c->st.spans_kept;
-	}
-	if (c->ps)
-		probe_session__for_each_open(c->ps, add_open_call, c);
+	c->st.spans_outside += capture__drop_after(c->cap, c->stop_ns);
 	if (c->ps) {
 		uint64_t rt_skipped, k_skipped;
 
+		probe_session__for_each_open(c->ps, add_open_call, c);
 		probe_session__losses(c->ps, losses);
 		for (int i = 0; i < LOSS_KIND_MAX; i++)
 			if (losses[i])
@@ -1424,15 +1412,6 @@ void collector__connect(struct collector *c, struct probe_session *ps,
 	c->ra = ra;
 }
 
-static void free_owner(void *v)
-{
-	struct owner *o = v;
-
-	if (o->launch && --o->launch->pending == 0)
-		free(o->launch);
-	free(o);
-}
-
 void collector__free(struct collector *c)
 {
 	if (!c)
@@ -1458,9 +1437,4 @@ void collector__free(struct collector *c)
 const struct collector_stats *collector__stats(const struct collector *c)
 {
 	return &c->st;
-}
-
-bool collector__pid_exited(const struct collector *c, uint32_t pid)
-{
-	return hashmap__get(c->exited, pid, 0) != NULL;
 }

@@ -42,7 +42,6 @@ struct collector_stats {
 	uint64_t rt_faults[RT_EV__COUNT];	/* calls with an unreadable argument */
 	uint64_t bad_records;		/* too short, or unknown type */
 	uint64_t unknown_probes;	/* probe id no attached probe has */
-	uint64_t spans_kept;
 	uint64_t spans_refused;		/* the capture model refused them */
 	uint64_t spans_outside;		/* ended before or began after the window */
 	uint64_t prearm_dropped;	/* the pre-window buffer overflowed */
@@ -99,8 +98,6 @@ bool collector__all_closed(struct collector *c);
 int collector__finish(struct collector *c);
 
 const struct collector_stats *collector__stats(const struct collector *c);
-/* Pids whose process exited (target died), for the record loop. */
-bool collector__pid_exited(const struct collector *c, uint32_t pid);
 
 /* The module name in the first bytes of a PJRT program (HLO text, MLIR,
  * HloModuleProto); false when none can be read. */

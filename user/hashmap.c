@@ -164,25 +164,25 @@ void hashmap__filter(struct hashmap *h,
 		     int (*fn)(uint64_t a, uint64_t b, void *value, void *ctx),
 		     void *ctx)
 {
-	struct { uint64_t a, b; } *keys;
-	size_t n = 0;
+	size_t mask = h->cap - 1, start = 0, n;
 
-	/* A snapshot of the keys: removals shift entries around, and each
-	 * entry must be seen exactly once. */
-	keys = malloc((h->count + 1) * sizeof(*keys));
-	if (!keys)
-		return;
-	for (size_t i = 0; i < h->cap; i++)
-		if (h->slots[i].used) {
-			keys[n].a = h->slots[i].a;
-			keys[n].b = h->slots[i].b;
-			n++;
+	/*
+	 * Scan from just past an empty slot (the load stays under 3/4, so
+	 * there is one) once around. A removal shifts entries of the same
+	 * cluster back into the hole, never past it: they come from slots not
+	 * visited yet and land on the slot being visited or later, so the slot
+	 * is looked at again and every entry is seen exactly once.
+	 */
+	while (h->slots[start].used)
+		start++;
+	for (n = 1; n < h->cap; ) {
+		size_t i = (start + n) & mask;
+		struct slot *s = &h->slots[i];
+
+		if (s->used && fn(s->a, s->b, s->value, ctx)) {
+			remove_slot(h, i);
+			continue;
 		}
-	for (size_t i = 0; i < n; i++) {
-		struct slot *s = find(h, keys[i].a, keys[i].b);
-
-		if (s && fn(s->a, s->b, s->value, ctx))
-			remove_slot(h, s - h->slots);
+		n++;
 	}
-	free(keys);
 }

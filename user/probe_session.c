@@ -439,37 +439,60 @@ int probe_session__set_fd(struct probe_session *ps, uint32_t pid, uint32_t fd,
 }
 
 /* Deletes every key of @map_fd for which @match says yes. */
-static int delete_matching(int map_fd, size_t key_size,
-			   bool (*match)(const void *key, uint32_t pid),
-			   uint32_t pid)
+/* Values of the maps delete_matching() walks, as read for @match. */
+union map_value {
+	struct ev_header h;
+	struct ev_rt_call rt;
+	struct ev_syscall sc;
+};
+
+/*
+ * Deletes every entry of @map_fd for which @match(key, value, pid) says yes
+ * (the value is read only when @val_size is not 0), counting each off
+ * *@in_hash when set. The next key is taken before a delete: a deleted key
+ * cannot be a cursor.
+ */
+static int delete_matching(int map_fd, size_t key_size, size_t val_size,
+			   bool (*match)(const void *key, const union map_value *val,
+					 uint32_t pid),
+			   uint32_t pid, __u64 *in_hash)
 {
 	char key[64], next[64];
-	bool first = true;
+	union map_value val;
+	bool have, have_next;
 	int deleted = 0;
 
-	if (key_size > sizeof(key))
+	if (key_size > sizeof(key) || val_size > sizeof(val))
 		return -EINVAL;
-	while (!bpf_map_get_next_key(map_fd, first ? NULL : key, next)) {
-		first = false;
-		memcpy(key, next, key_size);
-		if (match(key, pid) && !bpf_map_delete_elem(map_fd, key)) {
+	have = !bpf_map_get_next_key(map_fd, NULL, key);
+	while (have) {
+		have_next = !bpf_map_get_next_key(map_fd, key, next);
+		if ((!val_size || !bpf_map_lookup_elem(map_fd, key, &val)) &&
+		    match(key, &val, pid) && !bpf_map_delete_elem(map_fd, key)) {
 			deleted++;
-			/* Restart: the deleted key cannot be a cursor. */
-			first = true;
+			if (in_hash)
+				__atomic_fetch_sub(in_hash, 1, __ATOMIC_SEQ_CST);
 		}
+		memcpy(key, next, key_size);
+		have = have_next;
 	}
 	return deleted;
 }
 
-static bool fd_key_of(const void *key, uint32_t pid)
+static bool fd_key_of(const void *key, const union map_value *val, uint32_t pid)
 {
 	return ((const struct fd_key *)key)->pid == pid;
 }
 
+static bool call_of(const void *key, const union map_value *val, uint32_t pid)
+{
+	return val->h.pid == pid;
+}
+
 int probe_session__forget_pid_fds(struct probe_session *ps, uint32_t pid)
 {
-	return delete_matching(bpf_map__fd(ps->skel->maps.fd_kinds),
-			       sizeof(struct fd_key), fd_key_of, pid);
+	return delete_matching(bpf_map__fd(ps->skel->maps.fd_kinds), sizeof(struct fd_key),
+			       0, fd_key_of, pid, NULL);
 }
 
 int probe_session__trace_irq(struct probe_session *ps, uint32_t irq, uint32_t idx)
@@ -625,29 +648,49 @@ int probe_session__drain(struct probe_session *ps)
 	return ring_buffer__consume(ps->rb);
 }
 
+/* A slot's owner field: a tid (4 bytes) or a runtime call's key (8). */
+static uint64_t load_owner(const volatile void *owner, size_t size)
+{
+	if (size == sizeof(uint64_t))
+		return __atomic_load_n((const volatile uint64_t *)owner, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const volatile uint32_t *)owner, __ATOMIC_ACQUIRE);
+}
+
 /*
- * Copies slot @i's call into @rec when one is kept there: the record is
- * taken between two equal, even reads of the slot's sequence, with the same
- * owner and a start (struct sys_slot); a call that returned meanwhile sends
- * its record through the ring. Returns its key, or 0.
+ * Copies a slot's record (@size bytes at @src) into @dst when a call is
+ * kept there: taken between two equal, even reads of the slot's sequence
+ * @seq, with the same owner and a start (struct sys_slot); a call that
+ * returned meanwhile sends its record through the ring. Returns the owner,
+ * or 0; *@seqp (if set) gets the sequence read.
  */
+static uint64_t read_slot(const volatile void *owner, size_t owner_size,
+			  const volatile uint32_t *seq, const volatile void *src,
+			  void *dst, size_t size, uint32_t *seqp)
+{
+	uint32_t s0 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	uint64_t who = load_owner(owner, owner_size);
+	const struct ev_header *h = dst;
+
+	if (!who || (s0 & 1))
+		return 0;
+	memcpy(dst, (const void *)src, size);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (*seq != s0 || load_owner(owner, owner_size) != who || !h->start_ns)
+		return 0;
+	if (seqp)
+		*seqp = s0;
+	return who;
+}
+
+/* Slot @i's runtime call into @rec, as read_slot(); its key, or 0. */
 static uint64_t read_rt_slot(const struct probe_session *ps, uint32_t i,
 			     struct ev_rt_call *rec, uint32_t *seqp)
 {
 	const volatile struct rt_slot *slot = &ps->rt_slots[i];
-	uint32_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-	uint64_t key = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
+	uint64_t key = read_slot(&slot->key, sizeof(slot->key), &slot->seq, &slot->rec,
+				 rec, sizeof(*rec), seqp);
 
-	if (!key || (seq & 1))
-		return 0;
-	memcpy(rec, (const void *)&slot->rec, sizeof(*rec));
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (slot->seq != seq || slot->key != key || !rec->h.start_ns ||
-	    rec->h.tid != key >> 32)
-		return 0;
-	if (seqp)
-		*seqp = seq;
-	return key;
+	return key && rec->h.tid == key >> 32 ? key : 0;
 }
 
 /* Calls in progress: their pending records, marked open. */
@@ -687,24 +730,18 @@ static bool open_syscall_wanted(const struct ev_syscall *rec)
 	return rec->sc != SC_OPENAT && rec->sc != SC_EVENTFD;
 }
 
-/* Syscalls in progress in their threads' slots, read as read_rt_slot()
- * reads runtime calls. */
+/* Syscalls in progress in their threads' slots. */
 static int open_syscalls_in_slots(struct probe_session *ps, probe_record_fn fn,
 				  void *ctx)
 {
 	for (uint32_t i = 0; i < ps->n_slots; i++) {
 		const volatile struct sys_slot *slot = &ps->sys_slots[i];
-		uint32_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-		uint32_t tid = __atomic_load_n(&slot->tid, __ATOMIC_ACQUIRE);
 		struct ev_syscall rec;
+		uint64_t tid = read_slot(&slot->tid, sizeof(slot->tid), &slot->seq,
+					 &slot->rec, &rec, sizeof(rec), NULL);
 		int err;
 
-		if (!tid || (seq & 1))
-			continue;
-		memcpy(&rec, (const void *)&slot->rec, sizeof(rec));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (slot->seq != seq || slot->tid != tid || !rec.h.start_ns ||
-		    rec.h.tid != tid || !open_syscall_wanted(&rec))
+		if (!tid || rec.h.tid != tid || !open_syscall_wanted(&rec))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
@@ -745,42 +782,13 @@ int probe_session__for_each_open(struct probe_session *ps, probe_record_fn fn,
 	return err ? err : open_syscalls(ps, fn, ctx);
 }
 
-/* Deletes @pid's entries from a hash map of calls (ev_header values),
- * counting them off @in_hash. */
-static int forget_hashed(int fd, size_t key_size, size_t val_size, uint32_t pid,
-			 __u64 *in_hash)
-{
-	char key[16], next[16];
-	union {
-		struct ev_header h;
-		struct ev_rt_call rt;
-		struct ev_syscall sc;
-	} val;
-	bool first = true;
-	int deleted = 0;
-
-	if (key_size > sizeof(key) || val_size > sizeof(val))
-		return 0;
-	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
-		first = false;
-		memcpy(key, next, key_size);
-		if (!bpf_map_lookup_elem(fd, key, &val) && val.h.pid == pid &&
-		    !bpf_map_delete_elem(fd, key)) {
-			__atomic_fetch_sub(in_hash, 1, __ATOMIC_SEQ_CST);
-			deleted++;
-			first = true;
-		}
-	}
-	return deleted;
-}
-
 int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
 {
 	int deleted = 0;
 
 	/* Its threads are gone, so nothing of theirs writes these slots; a
 	 * new thread that reused a tid could, and the owner check keeps its
-	 * call. The release mirrors SLOT_RELEASE in the BPF side. */
+	 * call. The release mirrors SLOT_BEGIN/END_RELEASE in the BPF side. */
 	for (uint32_t i = 0; i < ps->n_slots; i++) {
 		volatile struct rt_slot *slot = &ps->rt_slots[i];
 		struct ev_rt_call val;
@@ -797,12 +805,12 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
 			deleted++;
 		__atomic_fetch_add(&slot->seq, 1, __ATOMIC_SEQ_CST);
 	}
-	deleted += forget_hashed(bpf_map__fd(ps->skel->maps.rt_pending),
-				 sizeof(struct rt_pending_key), sizeof(struct ev_rt_call),
-				 pid, &ps->skel->bss->rt_in_hash);
-	deleted += forget_hashed(bpf_map__fd(ps->skel->maps.sys_pending), sizeof(__u32),
-				 sizeof(struct ev_syscall), pid,
-				 &ps->skel->bss->sys_in_hash);
+	deleted += delete_matching(bpf_map__fd(ps->skel->maps.rt_pending),
+				   sizeof(struct rt_pending_key), sizeof(struct ev_rt_call),
+				   call_of, pid, &ps->skel->bss->rt_in_hash);
+	deleted += delete_matching(bpf_map__fd(ps->skel->maps.sys_pending), sizeof(__u32),
+				   sizeof(struct ev_syscall), call_of, pid,
+				   &ps->skel->bss->sys_in_hash);
 	return deleted;
 }
 

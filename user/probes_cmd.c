@@ -239,10 +239,12 @@ int cmd_probes(int argc, char **argv)
 						     "at most 16 libraries");
 			libraries[n_libs++] = optarg;
 			break;
-		default:
-			rc = cli_common_or_exit("probes", opt, argv, usage_probes);
-			if (rc >= 0)
-				return rc;
+		default: {
+			int done = cli_common_or_exit("probes", opt, argv, usage_probes);
+
+			if (done >= 0)
+				return done;
+		}
 		}
 	}
 	if (optind < argc)

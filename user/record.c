@@ -489,7 +489,7 @@ static void print_libraries_json(struct json_writer *jw, struct runtime_attach *
 
 /* What the collector saw, for users (and tests) checking a capture. */
 static void print_collector_json(struct json_writer *jw,
-				 const struct collector_stats *st,
+				 const struct collector_stats *st, const struct capture *cap,
 				 struct probe_session *ps, struct runtime_attach *ra)
 {
 	static const char *const types[EV_TYPE_MAX] = {
@@ -527,7 +527,7 @@ static void print_collector_json(struct json_writer *jw,
 				      probe_session__runtime_hits(ps, p->probe_id));
 	}
 	jw_end_object(jw);
-	jw_uint_field(jw, "spans_kept", st->spans_kept);
+	jw_uint_field(jw, "spans_kept", capture__spans_kept(cap));
 	jw_uint_field(jw, "spans_outside_window", st->spans_outside);
 	jw_uint_field(jw, "spans_refused", st->spans_refused);
 	jw_uint_field(jw, "executions", st->executions);
@@ -592,7 +592,7 @@ static void print_summary(struct run *r, uint64_t window)
 			jw_uint_field(jw, what, n);
 		}
 		jw_end_object(jw);
-		print_collector_json(jw, collector__stats(r->col), r->ps, r->ra);
+		print_collector_json(jw, collector__stats(r->col), r->cap, r->ps, r->ra);
 		jw_name(jw, "warnings");
 		jw_start_array(jw);
 		for (size_t i = 0; i < capture__num_warnings(r->cap); i++)

@@ -31,6 +31,7 @@ struct library {
 	struct attached_library pub;
 	struct elf_image *elf;
 	pid_t users[MAX_LIB_USERS];
+	pid_t refused_pid;		/* the process whose table was refused */
 };
 
 #define MAX_CALLBACK_USERS 64
@@ -203,14 +204,27 @@ static struct library *library_get(struct runtime_attach *ra, const char *path,
 	return lib;
 }
 
-static bool add_user(struct library *lib, pid_t pid)
+/*
+ * Counts @pid among @lib's users. The first user after the last one left
+ * gets back every probe the library had (symbols, PJRT slots: they were
+ * detached, not forgotten).
+ */
+static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 {
 	for (unsigned int i = 0; i < lib->pub.users; i++)
 		if (lib->users[i] == pid)
-			return false;
+			return;
+	if (!lib->pub.users && ra->ps) {
+		for (size_t i = 0; i < ra->n_probes; i++) {
+			struct attached_probe *p = ra->probes[i];
+
+			if (p->lib == &lib->pub && p->probe_id < 0 && !p->error &&
+			    !attach_probe(ra, p, lib->pub.path))
+				lib->pub.n_probes++;
+		}
+	}
 	if (lib->pub.users < MAX_LIB_USERS)
 		lib->users[lib->pub.users++] = pid;
-	return true;
 }
 
 static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
@@ -256,13 +270,16 @@ static void find_table_by_scan(struct runtime_attach *ra, struct library *lib,
 	char reason[1024] = "";
 	struct pjrt_api *api;
 
-	if (lib->pub.has_table)
+	/* Found, or refused in this process's memory already: the rescans
+	 * that call this four times a second need not scan it again. */
+	if (lib->pub.has_table || (lib->pub.table_refused && lib->refused_pid == pid))
 		return;
 	api = pjrt_api__scan(pid, maps_path, reason, sizeof(reason));
 	if (!api) {
 		/* ENOENT: not initialised yet; GetPjrtApi's return will tell. */
 		if (errno != ENOENT) {
 			lib->pub.table_refused = true;
+			lib->refused_pid = pid;
 			log_warn("refusing the PJRT table of %s in process %d: %s",
 				 lib->pub.path, pid, reason);
 		}
@@ -404,7 +421,7 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 		if (!lib)
 			continue;
 		found++;
-		add_user(lib, pid);
+		add_user(ra, lib, pid);
 		if (pack->pjrt)
 			find_table_by_scan(ra, lib, pid, o->path);
 		if (r && r->n_libraries < 16)
@@ -475,7 +492,6 @@ void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
 			/* Nobody traced maps it: no probe stays behind. */
 			if (!lib->pub.users && !lib->pub.pinned) {
 				library_drop_probes(ra, lib);
-				lib->pub.slots_attached = false;
 				lib->pub.has_table = false;
 			}
 			break;
@@ -516,7 +532,7 @@ int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
 		if (api) {
 			l->pub.table_scanned = false;
 			l->pub.table_pid = pid;
-			add_user(l, pid);
+			add_user(ra, l, pid);
 			attach_slot_probes(ra, l, api);
 			pjrt_api__free(api);
 			return 0;

@@ -94,6 +94,7 @@ enum config {
 	C_OPS0_RET,		/* no fetch ops, paired */
 	C_DEREF8,		/* 8 reads, entry only */
 	C_UNTRACED,		/* callback entry, this process not traced */
+	C_UNTRACED_RET,		/* Execute (paired), this process not traced */
 	C_PIECE_RING,		/* ring-buffer write alone */
 	C_PIECE_READ0,		/* the read piece with 0 reads */
 	C_PIECE_READ8,		/* 8 bpf_probe_read_user */
@@ -104,7 +105,7 @@ static const char *const config_names[C__COUNT] = {
 	[C_NONE] = "none", [C_FLOOR] = "floor", [C_FLOOR_RET] = "floor_ret",
 	[C_CALLBACK] = "callback", [C_ONREADY] = "onready",
 	[C_EXECUTE] = "execute", [C_OPS0] = "ops0", [C_OPS0_RET] = "ops0_ret",
-	[C_DEREF8] = "deref8", [C_UNTRACED] = "untraced",
+	[C_DEREF8] = "deref8", [C_UNTRACED] = "untraced", [C_UNTRACED_RET] = "untraced_ret",
 	[C_PIECE_RING] = "piece_ring", [C_PIECE_READ0] = "piece_read0",
 	[C_PIECE_READ8] = "piece_read8",
 };
@@ -112,8 +113,8 @@ static const char *const config_names[C__COUNT] = {
 /* Configurations per function kind: the full split on push only. */
 static const enum config push_configs[] = {
 	C_NONE, C_FLOOR, C_FLOOR_RET, C_CALLBACK, C_ONREADY, C_EXECUTE, C_OPS0,
-	C_OPS0_RET, C_DEREF8, C_UNTRACED, C_PIECE_RING, C_PIECE_READ0,
-	C_PIECE_READ8,
+	C_OPS0_RET, C_DEREF8, C_UNTRACED, C_UNTRACED_RET, C_PIECE_RING,
+	C_PIECE_READ0, C_PIECE_READ8,
 };
 static const enum config other_configs[] = { C_NONE, C_FLOOR, C_CALLBACK };
 
@@ -232,7 +233,8 @@ static void build_specs(struct rt_ctx *rc)
 	e = pack_entry("PJRT_LoadedExecutable_Execute");
 	if (e) {
 		rt_pack_entry__spec(e, &rc->specs[C_EXECUTE]);
-		rc->have_spec[C_EXECUTE] = true;
+		rt_pack_entry__spec(e, &rc->specs[C_UNTRACED_RET]);
+		rc->have_spec[C_EXECUTE] = rc->have_spec[C_UNTRACED_RET] = true;
 	}
 	rc->have_spec[C_OPS0] = true;		/* all zero */
 	rc->specs[C_OPS0_RET].flags = RT_SPEC_RETURN;
@@ -272,7 +274,7 @@ static int attach(struct rt_ctx *rc, enum config cfg, const char *path,
 	default:
 		if (!rc->have_spec[cfg])
 			return -ENOENT;
-		if (cfg == C_UNTRACED)
+		if (cfg == C_UNTRACED || cfg == C_UNTRACED_RET)
 			probe_session__untrace_pid(rc->ps, getpid());
 		else
 			probe_session__trace_pid(rc->ps, getpid(), TRACED_TARGET);
@@ -361,6 +363,7 @@ static void stats_pass(struct rt_ctx *rc, enum config cfg, const char *path,
 		[C_OPS0] = { "rt_entry", NULL },
 		[C_DEREF8] = { "rt_entry", NULL },
 		[C_UNTRACED] = { "rt_entry", NULL },
+		[C_UNTRACED_RET] = { "rt_entry", "rt_return" },
 		[C_PIECE_RING] = { "piece_ringbuf", NULL },
 	};
 	struct bpf_link *links[2] = {};
@@ -475,7 +478,7 @@ static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 	{
 		static const enum config cfgs[] = {
 			C_FLOOR, C_OPS0, C_CALLBACK, C_ONREADY, C_DEREF8, C_EXECUTE,
-			C_UNTRACED, C_PIECE_RING,
+			C_UNTRACED, C_UNTRACED_RET, C_PIECE_RING,
 		};
 		int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 

@@ -68,11 +68,23 @@ expect_exit 2 "record bad session" -- "$ACCELTRACE" record --pid 1 --session a/b
 contains "$err" "without '/'" "session names a directory"
 expect_exit 2 "probes without a target" -- "$ACCELTRACE" probes
 contains "$err" "--pid PID or -a" "probes names what it needs"
+# A dead pid is a failure of the run (1), in JSON mode too, not a crash code.
+expect_exit 1 "probes on a dead pid" -- "$ACCELTRACE" probes --pid 999999999
+contains "$err" "999999999" "probes names the dead pid"
+expect_exit 1 "probes -j on a dead pid" -- "$ACCELTRACE" probes -j --pid 999999999
 
-# Every option record --help shows is documented in docs/record.md.
-for opt in $("$ACCELTRACE" record --help | grep -oE '^ +(-[a-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
-	[[ $opt == --help || $opt == --json || $opt == --verbose ]] && continue
-	grep -q -- "$opt" docs/record.md || fail "record $opt is not in docs/record.md"
+# Every option a command's --help shows is documented in its page; the
+# count guards the loop against a help layout it no longer matches.
+for cmd_doc in record:docs/record.md:15 probes:docs/probes.md:3; do
+	IFS=: read -r cmd doc least <<<"$cmd_doc"
+	n=0
+	for opt in $("$ACCELTRACE" "$cmd" --help | grep -oE '^ +(-[a-z], )?--[a-z-]+' |
+		     grep -oE -- '--[a-z-]+'); do
+		n=$((n + 1))
+		[[ $opt == --help || $opt == --json || $opt == --verbose ]] && continue
+		grep -q -- "$opt" "$doc" || fail "$cmd $opt is not in $doc"
+	done
+	((n >= least)) || fail "$cmd --help: $n options found, expected at least $least"
 done
 
 # In JSON mode errors are JSON lines on stderr.

@@ -13,15 +13,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from e2e import (Trainer, acceltrace, check, finish, require_root, tmpdir, truth)
+from e2e import (running_trainer, acceltrace, check, finish, require_root, tmpdir, truth)
 
 
 def main():
     work = tmpdir()
     tp = os.path.join(work, "truth.jsonl")
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "2ms", truth=tp)
-    if not t.wait_running():
-        t.stop()
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "2ms", truth=tp)
+    if not t:
         return
     rc, out, err = acceltrace("probes", "-j", "--pid", str(t.pid))
     check(rc == 0, "probes: exit %d: %s" % (rc, err))

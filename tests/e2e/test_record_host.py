@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from e2e import (Trainer, capture_of, check, check_bounds, finish, record,
+from e2e import (running_trainer, capture_of, check, check_bounds, finish, record,
                  require_root, tmpdir, trainer_cmd, truth, truth_split)
 
 
@@ -42,10 +42,9 @@ def children():
 def churn_and_sched():
     work = tmpdir()
     tp = os.path.join(work, "truth.jsonl")
-    t = Trainer("--steps", "0", "--duration", "40s", "--step-time", "1ms",
+    t = running_trainer("--steps", "0", "--duration", "40s", "--step-time", "1ms",
                 "--thread-churn", "100", truth=tp)
-    if not t.wait_running():
-        t.stop()
+    if not t:
         return
     rc, s, err = record("--pid", str(t.pid), "--sched", "--duration", "2s",
                         "--logdir", os.path.join(work, "logs"))

@@ -15,18 +15,17 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from e2e import (Trainer, capture_of, check, check_bounds, finish, protoc_decodes,
+from e2e import (running_trainer, capture_of, check, check_bounds, finish, protoc_decodes,
                  quantile, record, require_root, tmpdir, truth, truth_split)
 
 
 def run(minor):
     work = tmpdir()
     truth_path = os.path.join(work, "truth.jsonl")
-    t = Trainer("--steps", "0", "--duration", "40s", "--step-time", "1ms",
+    t = running_trainer("--steps", "0", "--duration", "40s", "--step-time", "1ms",
                 "--readers", "2", "--fetch-every", "10", truth=truth_path,
                 minor=minor)
-    if not t.wait_running():
-        t.stop()
+    if not t:
         return
     rc, s, err = record("--pid", str(t.pid), "--duration", "2s",
                         "--logdir", os.path.join(work, "logs"))
@@ -41,9 +40,6 @@ def run(minor):
     check(protoc_decodes(s["path"]), "minor %d: protoc --decode reads the capture" % minor)
     cap = capture_of(s)
     T = truth(truth_path, t.pid)
-
-    def window(typ, t0="t_call", t1="t_return"):
-        return [r for r in T if r["type"] == typ and in_window(r, t0, t1, s)]
 
     def typed(typ):
         return [r for r in T if r["type"] == typ]

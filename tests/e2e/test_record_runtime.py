@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from e2e import (PLUGIN, Trainer, capture_of, check, check_bounds, finish, record,
+from e2e import (PLUGIN, Trainer, running_trainer, capture_of, check, check_bounds, finish, record,
                  require_root, tmpdir, trainer_cmd, truth, truth_split)
 
 
@@ -30,10 +30,9 @@ def tid_of(e):
 def feeds(mode, infeed_names, outfeed_names):
     work = tmpdir()
     tp = os.path.join(work, "truth.jsonl")
-    t = Trainer("--steps", "0", "--duration", "40s", "--step-time", "1ms",
+    t = running_trainer("--steps", "0", "--duration", "40s", "--step-time", "1ms",
                 "--feed", mode, truth=tp)
-    if not t.wait_running():
-        t.stop()
+    if not t:
         return
     rc, s, err = record("--pid", str(t.pid), "--duration", "2s",
                         "--logdir", os.path.join(work, "logs"))

@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from e2e import (ACCELTRACE, PLUGIN, Trainer, capture_of, check, check_bounds, skip,
+from e2e import (ACCELTRACE, PLUGIN, Trainer, running_trainer, capture_of, check, check_bounds, skip,
                  finish, record, require_root, tmpdir, truth, truth_split)
 import xspace  # noqa: E402
 
@@ -50,8 +50,8 @@ def two_trainers():
           "capture %s" % (pids, captured))
     check(other.pid not in captured, "-a: the unrelated process is not traced")
     cap = capture_of(s)
-    check(not [e for e in cap.events if other.pid and
-               e.line.name == "cat"], "-a: no event from the unrelated reader")
+    check(not [e for e in cap.events if e.line.name == "cat"],
+          "-a: no event from the unrelated reader")
     T = truth(tp)
     ex = cap.named("PJRT_LoadedExecutable_Execute")
     for pid in pids:
@@ -78,10 +78,9 @@ def target_dies():
     plugin = os.path.join(plugin_dir, "libtpu.so")
     shutil.copy(PLUGIN[94], plugin)
     env = dict(os.environ, TPU_LIBRARY_PATH=plugin)
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
                 env=env, plugin_flag=False)
-    if not t.wait_running():
-        t.stop()
+    if not t:
         return
     logdir = os.path.join(work, "logs")
     rec = subprocess.Popen([ACCELTRACE, "record", "-j", "-a", "--logdir", logdir],
@@ -92,6 +91,7 @@ def target_dies():
         time.sleep(0.2)
     check(uprobes_of_acceltrace(rec.pid, plugin), "uprobes on the plugin while it runs")
     time.sleep(1.5)
+    first = uprobes_of_acceltrace(rec.pid, plugin)
     t.stop(sig=signal.SIGKILL)
     deadline = time.time() + 10
     while time.time() < deadline and uprobes_of_acceltrace(rec.pid, plugin):
@@ -99,6 +99,21 @@ def target_dies():
     check(not uprobes_of_acceltrace(rec.pid, plugin),
           "no uprobe on the plugin after its last process died: %s"
           % uprobes_of_acceltrace(rec.pid, plugin))
+    # A later process of the same library gets every probe back: symbols
+    # (GetPjrtApi, the TPU C API) as well as the table's slots, once each.
+    t2 = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
+                         env=env, plugin_flag=False)
+    if t2:
+        deadline = time.time() + 20
+        while (time.time() < deadline and
+               len(uprobes_of_acceltrace(rec.pid, plugin)) < len(first)):
+            time.sleep(0.2)
+        time.sleep(1)
+        again = uprobes_of_acceltrace(rec.pid, plugin)
+        check(len(again) == len(first),
+              "a later process of the library: %d uprobes again, as for the first (%d)"
+              % (len(again), len(first)))
+        t2.stop()
     rec.send_signal(signal.SIGINT)
     out, err = rec.communicate(timeout=60)
     check(rec.returncode == 0, "-a after the target died: exit %d: %s" % (rec.returncode, err))

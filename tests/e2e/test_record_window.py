@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from e2e import (ACCELTRACE, Trainer, acceltrace, capture_of, check, finish,
+from e2e import (ACCELTRACE, running_trainer, acceltrace, capture_of, check, finish,
                  protoc_decodes, record, require_root, tmpdir, trainer_cmd, truth)
 import xspace  # noqa: E402
 
@@ -61,7 +61,7 @@ def long_op(grace):
           % (what, len(mods), len(dev_t)))
     for e in mods:
         r = dev_t.get(plane_core[e.plane])
-        if not r:
+        if not check(r, "%s: plane %s maps to a core of the truth" % (what, e.plane)):
             continue
         # Open at the stop, a span ends there (clipped at its start only);
         # with --grace it ends later, and is clipped on both sides.
@@ -104,9 +104,8 @@ def long_op(grace):
 
 def interrupted():
     work = tmpdir()
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms")
-    if not t.wait_running():
-        t.stop()
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms")
+    if not t:
         return
     logdir = os.path.join(work, "logs")
     rc, out, err = acceltrace("record", "-j", "--pid", str(t.pid), "--logdir", logdir,
@@ -123,10 +122,9 @@ def interrupted():
     # It starts about 3 s in, well after the probes are in place (an op
     # issued before them is not known to be open), and runs past the
     # first Ctrl-C at 8 s.
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
                 "--long-device-op", "40s", "--long-device-op-step", "3000")
-    if not t.wait_running():
-        t.stop()
+    if not t:
         return
     logdir2 = os.path.join(work, "logs2")
     p = subprocess.Popen([ACCELTRACE, "record", "--pid", str(t.pid), "--logdir", logdir2,
@@ -146,9 +144,8 @@ def interrupted():
 def target_killed():
     work = tmpdir()
     tp = os.path.join(work, "truth.jsonl")
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "5ms", truth=tp)
-    if not t.wait_running():
-        t.stop()
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "5ms", truth=tp)
+    if not t:
         return
     p = subprocess.Popen([ACCELTRACE, "record", "-j", "--pid", str(t.pid), "--logdir",
                           os.path.join(work, "logs")], stdout=subprocess.PIPE,
@@ -170,9 +167,8 @@ def target_killed():
 
 def steps_and_windows():
     work = tmpdir()
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "2ms")
-    if not t.wait_running():
-        t.stop()
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "2ms")
+    if not t:
         return
     rc, s, err = record("--pid", str(t.pid), "--steps", "50", "--logdir",
                         os.path.join(work, "logs"))
@@ -227,9 +223,8 @@ def full_disk():
         check(False, "unshare -m is not available")
         return
     work = tmpdir()
-    t = Trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms")
-    if not t.wait_running():
-        t.stop()
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms")
+    if not t:
         return
     mnt = os.path.join(work, "tiny")
     os.makedirs(mnt)

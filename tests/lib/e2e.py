@@ -6,7 +6,7 @@ acceltrace on them, decodes the capture with Python's protobuf (see
 xspace.py) and compares what was captured with what happened. Checks
 accumulate; finish() exits 0 (all held), 1 (some failed) or 77 (skipped).
 """
-import json
+import collections
 import os
 import signal
 import subprocess
@@ -112,6 +112,16 @@ class Trainer:
         return self.proc.returncode
 
 
+def running_trainer(*args, **kw):
+    """A Trainer once it says it is running, or None (the failed check
+    recorded, the process stopped)."""
+    t = Trainer(*args, **kw)
+    if t.wait_running():
+        return t
+    t.stop()
+    return None
+
+
 def trainer_cmd(*args, truth=None, minor=94):
     """A trainer command line, for `record -- CMD`."""
     cmd = [TRAINER, "--plugin", PLUGIN[minor]]
@@ -158,11 +168,6 @@ def truth(path, pid=None):
     return [r for r in recs if pid is None or r.get("pid") == pid]
 
 
-def in_window(rec, t0, t1, summary):
-    return xspace.overlaps(rec[t0], rec[t1], summary["window_start_ns"],
-                           summary["window_stop_ns"])
-
-
 def protoc_decodes(path):
     """True when protoc --decode reads the capture as an XSpace."""
     with open(path, "rb") as f:
@@ -181,7 +186,6 @@ def check_bounds(what, captured, inside, overlapping):
     """Exact counts with window edges allowed for: every truth record
     entirely inside the window is captured, and everything captured is a
     truth record that overlaps it. Arguments are Counters of match keys."""
-    import collections
     missing = inside - captured
     extra = captured - overlapping
     ok = not missing and not extra and sum(inside.values()) > 0
@@ -198,7 +202,6 @@ def truth_split(recs, t0, t1, summary, key, tolerance_ns=200000):
     entry and return, so a call can overlap the window by acceltrace's clock
     and miss it by a few microseconds by the truth's: the overlapping set is
     widened by tolerance_ns on each side."""
-    import collections
     w0, w1 = summary["window_start_ns"], summary["window_stop_ns"]
     inside = collections.Counter(key(r) for r in recs if r[t0] >= w0 and r[t1] <= w1)
     over = collections.Counter(key(r) for r in recs

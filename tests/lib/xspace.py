@@ -8,7 +8,6 @@ record summary reports), and with their true times where acceltrace clipped
 them to the window.
 """
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -109,10 +108,6 @@ def load_truth(path):
             if line:
                 recs.append(json.loads(line))
     return recs
-
-
-def overlaps(t0, t1, start, stop):
-    return t1 >= start and t0 <= stop
 
 
 def record_summary(stdout_text):

@@ -13,6 +13,7 @@
 
 #include "plugin.h"
 #include "simtruth.h"
+#include "sim_fs.h"
 
 #if SIM_PJRT_MINOR >= 94
 #define CLIENT_CREATE_SIZE PJRT_Client_Create_Args_SIZE_94
@@ -39,26 +40,6 @@ int sim_device_core(PJRT_Client *c, const void *dev)
 	if (!c || d < c->devices || d >= c->devices + c->cores)
 		return -1;
 	return d->core;
-}
-
-/* mkdir -p for the trace directory. */
-static int make_dirs(const char *path)
-{
-	char tmp[PATH_MAX];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
 static void truth_client(PJRT_Client *c, uint64_t t0, uint64_t t1)
@@ -175,7 +156,7 @@ PJRT_Error *sim_PJRT_Client_Create(void *args)
 			.ctx = c->rt,
 		};
 
-		if (make_dirs(c->opt.trace_dir)) {
+		if (sim_make_dirs(c->opt.trace_dir)) {
 			fprintf(stderr, "libtpu(sim): cannot create %s (%s); no device "
 				"trace buffers\n", c->opt.trace_dir, strerror(errno));
 			o.trace_dir = NULL;

@@ -581,6 +581,7 @@ def check_signal(truth):
     ended = {r["tid"] for r in t["thread_end"]}
     for r in t["thread_start"]:
         expect(r["tid"] in ended, "thread %s (%d) did not end" % (r["name"], r["tid"]))
+    expect(t["execute"] and t["thread_start"], "executions and threads before the signal")
     steps = {s["step"] for s in t["step"]}
     for e in t["execute"]:
         expect(e["launch_id"] in steps, "launch %d has no step record" % e["launch_id"])

@@ -30,7 +30,7 @@ static const struct flag flags[] = {
 	{ { "plugin", 1, 0, OPT_PLUGIN }, "PATH", "PJRT plugin to dlopen (default $TPU_LIBRARY_PATH, else pjrt-0.94/libtpu.so beside this binary)" },
 	{ { "steps", 1, 0, OPT_STEPS }, "N", "stop after N steps (default 100; 0 = no limit)" },
 	{ { "duration", 1, 0, OPT_DURATION }, "DUR", "stop after DUR (e.g. 10s); with no --steps, steps are unlimited" },
-	{ { "step-time", 1, 0, OPT_STEP_TIME }, "DUR", "device time of one step (default 1ms; down to 100us)" },
+	{ { "step-time", 1, 0, OPT_STEP_TIME }, "DUR", "device time of one step (default 1ms; down to 10us)" },
 	{ { "step-rate", 1, 0, OPT_STEP_RATE }, "HZ", "steps per second: --step-time 1/HZ" },
 	{ { "cores", 1, 0, OPT_CORES }, "N", "TPU cores, each running every step (default 4, max 16)" },
 	{ { "input-bound", 1, 0, OPT_INPUT_BOUND }, "F", "slow the readers so the device waits for input about F of the time (0..0.95)" },

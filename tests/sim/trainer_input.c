@@ -17,6 +17,7 @@
 
 #include "simtruth.h"
 #include "trainer.h"
+#include "sim_fs.h"
 
 #define MAX_READERS 64
 
@@ -32,25 +33,6 @@ struct input {
 	uint64_t period_ns;		/* per reader; 0 = as fast as the queue allows */
 	volatile bool stop;
 };
-
-static int make_dir(const char *path)
-{
-	char tmp[PATH_MAX];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 /* A shard of pseudo-random bytes, written once and reused by later runs. */
 static int make_shard(const char *path, size_t bytes, uint64_t seed)
@@ -187,7 +169,7 @@ struct input *input__start(const struct trainer_config *cfg, const char *data_di
 	for (i = 0; i < in->nfds; i++)
 		in->fds[i] = -1;
 	if (cfg->readers) {
-		err = make_dir(data_dir);
+		err = sim_make_dirs(data_dir);
 		if (err) {
 			fprintf(stderr, "tpu-trainer: cannot create %s: %s\n", data_dir,
 				strerror(-err));

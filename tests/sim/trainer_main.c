@@ -19,6 +19,7 @@
 #include "devnode_setup.h"
 #include "simtruth.h"
 #include "trainer.h"
+#include "sim_fs.h"
 
 #define MAX_TRAINERS 64
 
@@ -52,25 +53,6 @@ static void expand(const char *tmpl, char *out, size_t len)
 	out[n] = 0;
 }
 
-static int make_dirs(const char *path)
-{
-	char tmp[PATH_MAX];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int remove_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -86,14 +68,14 @@ static int setup_paths(const struct trainer_config *cfg, struct paths *ps)
 	int err;
 
 	expand(cfg->device_dir, ps->device_dir, sizeof(ps->device_dir));
-	err = make_dirs(ps->device_dir);
+	err = sim_make_dirs(ps->device_dir);
 	if (err && is_default && (err == -EACCES || err == -EPERM || err == -EROFS)) {
 		/* Not root: /run is not ours. */
 		const char *tmp = getenv("TMPDIR");
 
 		snprintf(ps->device_dir, sizeof(ps->device_dir), "%s/acceltrace-sim-%d/%d",
 			 tmp && *tmp ? tmp : "/tmp", (int)getuid(), (int)getpid());
-		err = make_dirs(ps->device_dir);
+		err = sim_make_dirs(ps->device_dir);
 	}
 	if (err) {
 		fprintf(stderr, "tpu-trainer: cannot create %s: %s\n", ps->device_dir,

@@ -51,11 +51,15 @@ int main(void)
 		FILE *f = fopen("/proc/interrupts", "r");
 		static char buf[1 << 20];
 		size_t len = f ? fread(buf, 1, sizeof(buf), f) : 0;
-		struct seen none = {};
+		struct seen real = {};
+		int hits;
 
 		if (f)
 			fclose(f);
-		ASSERT_GE(device_irqs__parse(buf, len, on_irq, &none), 0, "parses /proc/interrupts");
+		ASSERT_TRUE(len > 0, "read /proc/interrupts");
+		/* Whatever this machine has: every hit reaches the callback. */
+		hits = device_irqs__parse(buf, len, on_irq, &real);
+		ASSERT_TRUE(hits >= 0 && hits == real.n, "parses /proc/interrupts");
 	}
 	return test_exit();
 }

@@ -73,7 +73,10 @@ int main(void)
 		mixed[i] = mixed[i + 1];
 		mixed[i + 1] = t;
 	}
-	for (size_t k = 1; k <= N + 5; k += (k < 20 ? 1 : 37)) {
+	static const size_t ks[] = { 1, 2, 3, 4, 5, 7, 8, 16, 17, 57, 150, 299, N, N + 1, N + 5 };
+
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		size_t k = ks[i];
 		char what[64];
 
 		snprintf(what, sizeof(what), "in order, k=%zu", k);
