@@ -94,16 +94,21 @@ $(foreach s,$(BPF_SKELS),$(eval $(call bpf_skel_rule,$(s))))
 SKEL_HEADERS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_SKELS))
 
 # ---------------------------------------------------------------- user space
-# Protobuf messages (user/*.proto) compile with protoc-c into the build
-# directory; every user object may include their headers.
-PROTOS := $(wildcard user/*.proto)
-PROTO_SRCS := $(patsubst user/%.proto,$(OUTPUT)/%.pb-c.c,$(PROTOS))
+# user/ is one folder per concern (user/README.md); every folder's sources
+# are found here, and each object lands under $(OUTPUT)/user/<folder>/.
+USER_DIRS := $(patsubst user/%/,%,$(sort $(dir $(wildcard user/*/*.c user/*/*.proto))))
+
+# Protobuf messages (user/<folder>/*.proto) compile with protoc-c into the
+# build directory; every user object may include their headers.
+PROTOS := $(wildcard user/*/*.proto)
+PROTO_SRCS := $(patsubst %.proto,$(OUTPUT)/%.pb-c.c,$(notdir $(PROTOS)))
 PROTO_HEADERS := $(PROTO_SRCS:.c=.h)
 PROTO_OBJS := $(patsubst $(OUTPUT)/%.pb-c.c,$(OUTPUT)/user/%.pb-c.o,$(PROTO_SRCS))
 
-$(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: user/%.proto | $(DEPS_STAMP) $(OUTPUT)
+vpath %.proto $(sort $(dir $(PROTOS)))
+$(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: %.proto | $(DEPS_STAMP) $(OUTPUT)
 	$(call msg,PROTOC,$@)
-	$(Q)$(PROTOC_C) --proto_path=user --c_out=$(OUTPUT) $<
+	$(Q)$(PROTOC_C) --proto_path=$(dir $<) --c_out=$(OUTPUT) $<
 
 # Generated sources are kept, not treated as intermediates and deleted.
 .SECONDARY: $(PROTO_SRCS) $(PROTO_HEADERS)
@@ -112,25 +117,26 @@ $(OUTPUT)/user/%.pb-c.o: $(OUTPUT)/%.pb-c.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(filter-out -Wextra,$(ALL_CFLAGS)) -c $< -o $@
 
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
-LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/cli/main.o,$(USER_OBJS))
 LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
 
 # Files that include a skeleton say so here: the edge makes the skeleton
 # exist before the compile, and -MMD records it for rebuilds.
-$(OUTPUT)/user/kernel_features.o: $(OUTPUT)/feature_probe.skel.h
-$(OUTPUT)/user/probe_session.o: $(OUTPUT)/acceltrace.skel.h
+$(OUTPUT)/user/probe/kernel_features.o: $(OUTPUT)/feature_probe.skel.h
+$(OUTPUT)/user/probe/probe_session.o: $(OUTPUT)/acceltrace.skel.h
 
 $(OUTPUT)/user/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)/user $(PROTO_HEADERS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIBACCELTRACE): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUTPUT)/acceltrace: $(OUTPUT)/user/main.o $(LIBACCELTRACE)
+$(OUTPUT)/acceltrace: $(OUTPUT)/user/cli/main.o $(LIBACCELTRACE)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
@@ -161,4 +167,4 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

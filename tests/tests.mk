@@ -1,16 +1,19 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Unit, BPF and CLI tests. Each test is one executable: exit 0 pass, 1 fail,
-# 77 skip. C tests are tests/<dir>/test_*.c linked with libacceltrace;
-# scripts are tests/<dir>/test_*.sh and run as they are.
+# Module, BPF and CLI tests. Each test is one executable: exit 0 pass,
+# 1 fail, 77 skip. Tests mirror the source folders: the tests of
+# user/<folder>/ are tests/<folder>/test_*, those of bpf/ are tests/bpf/.
+# C tests are linked with libacceltrace; scripts run as they are.
+# (tests/e2e, tests/sim and tests/bench have makefiles of their own.)
+MODULE_TEST_DIRS := bpf $(USER_DIRS)
 
-TEST_C_SRCS := $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)
+TEST_C_SRCS := $(wildcard $(patsubst %,tests/%/test_*.c,$(MODULE_TEST_DIRS)))
 TEST_C_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_C_SRCS))
-TEST_SCRIPTS := $(wildcard tests/cli/test_*.sh tests/unit/test_*.sh)
+TEST_SCRIPTS := $(wildcard $(patsubst %,tests/%/test_*.sh,$(MODULE_TEST_DIRS)))
 
-$(OUTPUT)/tests/%: tests/%.c tests/lib/test.h $(LIBACCELTRACE) $(SKEL_HEADERS) | $(DEPS_STAMP)
+$(OUTPUT)/tests/%: tests/%.c tests/harness/test.h $(LIBACCELTRACE) $(SKEL_HEADERS) | $(DEPS_STAMP)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -MF $@.d $< $(LIBACCELTRACE) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/harness -MF $@.d $< $(LIBACCELTRACE) $(LIBS) -o $@
 
 TESTS += $(TEST_C_BINS) $(TEST_SCRIPTS)
 

@@ -26,9 +26,9 @@
 
 #include "bench.h"
 #include "bench.skel.h"
-#include "capture.h"
-#include "collector.h"
-#include "log.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+#include "lib/log.h"
 
 #define BATCH 256
 #define RING_BYTES (8u << 20)

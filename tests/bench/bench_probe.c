@@ -34,11 +34,11 @@
 
 #include "bench.h"
 #include "bench.skel.h"
-#include "kernel_features.h"
-#include "log.h"
-#include "probe_packs.h"
-#include "probe_placement.h"
-#include "probe_session.h"
+#include "probe/kernel_features.h"
+#include "lib/log.h"
+#include "discover/probe_packs.h"
+#include "discover/probe_placement.h"
+#include "probe/probe_session.h"
 
 /*
  * The probed functions. Each takes one pointer (a fake PJRT Args struct)

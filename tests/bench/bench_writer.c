@@ -20,9 +20,9 @@
 #include <stdbool.h>
 
 #include "bench.h"
-#include "capture.h"
-#include "log.h"
-#include "xspace_writer.h"
+#include "capture/capture.h"
+#include "lib/log.h"
+#include "output/xspace_writer.h"
 
 #define NAMES 16
 

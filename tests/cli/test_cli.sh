@@ -2,7 +2,7 @@
 # The command line's contract: help for the tool and each command, clear
 # messages and exit status 2 for unknown commands and flags, JSON that a JSON
 # parser accepts, errors as JSON in JSON mode.
-source tests/lib/test.sh
+source tests/harness/test.sh
 
 expect_exit 0 "--help" -- "$ACCELTRACE" --help
 contains "$out" "Usage: acceltrace" "--help shows usage"

@@ -2,7 +2,7 @@
 # acceltrace doctor: finds features by trying them. On this project's kernels
 # (tracepoints and uprobes, no kprobes, fentry refused) it must say exactly
 # that; without privileges or tracefs it must name what is missing.
-source tests/lib/test.sh
+source tests/harness/test.sh
 require_root "doctor loads BPF programs"
 
 expect_exit 0 "doctor" -- "$ACCELTRACE" doctor

@@ -12,7 +12,7 @@ import struct
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (running_trainer, acceltrace, check, finish, require_root, tmpdir, truth)
 
 

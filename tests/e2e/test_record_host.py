@@ -10,7 +10,7 @@ import collections
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (running_trainer, capture_of, check, check_bounds, finish, record,
                  require_root, tmpdir, trainer_cmd, truth, truth_split)
 

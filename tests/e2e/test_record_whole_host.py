@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (ACCELTRACE, PLUGIN, Trainer, running_trainer, capture_of, check, check_bounds, skip,
                  finish, record, require_root, tmpdir, truth, truth_split)
 import xspace  # noqa: E402

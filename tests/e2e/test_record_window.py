@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (ACCELTRACE, running_trainer, acceltrace, capture_of, check, finish,
                  protoc_decodes, record, require_root, tmpdir, trainer_cmd, truth)
 import xspace  # noqa: E402

@@ -84,10 +84,10 @@ SIM_TEST_BINS := $(patsubst tests/sim/%.c,$(SIM_OUT)/tests/%,$(SIM_TEST_C))
 SIM_TEST_SCRIPTS := $(wildcard tests/sim/test_*.sh)
 SIM_LIB_OBJS := $(patsubst %,$(SIM_OUT)/obj/%.o,$(SIM_LIB_SRCS))
 
-$(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/sim/sim.mk tests/lib/test.h $(SIM_LIB_OBJS) \
+$(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/sim/sim.mk tests/harness/test.h $(SIM_LIB_OBJS) \
 		$(SIM_TARGETS) | $(DEPS_STAMP) $(SIM_OUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(SIM_CFLAGS) -Itests/lib -MF $@.d $< $(SIM_LIB_OBJS) \
+	$(Q)$(CC) $(SIM_CFLAGS) -Itests/harness -MF $@.d $< $(SIM_LIB_OBJS) \
 		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN/..' -lelf -ldl -lpthread -o $@
 
 TESTS += $(SIM_TEST_BINS) $(SIM_TEST_SCRIPTS)

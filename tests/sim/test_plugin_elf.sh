@@ -3,7 +3,7 @@
 # did not write): at both minors it exports GetPjrtApi and the four TPU C API
 # feed functions and nothing else, has no .symtab to find implementations
 # by, and keeps its PJRT_Api in writable data (.bss), not in .rodata.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 want="GetPjrtApi TpuExecutor_DequeueOutfeed TpuExecutor_EnqueueInfeed TpuTransferManager_TransferLiteralFromOutfeed TpuTransferManager_TransferLiteralToInfeed"
 

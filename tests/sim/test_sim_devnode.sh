@@ -6,7 +6,7 @@
 # per execution. strace, when installed, confirms the numbers the kernel
 # saw. Without the privilege to mknod the simulator runs without a node and
 # says so.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

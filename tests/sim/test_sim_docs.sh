@@ -2,7 +2,7 @@
 # docs/simulator.md keeps up with the code: every flag tpu-trainer --help
 # lists, every plugin option, and every ground-truth record type the code
 # writes is documented there.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

@@ -3,7 +3,7 @@
 # device's infeed ops wait for and consume what infeed_enqueue sends, and
 # outfeed_dequeue's calls return only after the device produced the data.
 # The readers are slowed (--input-bound) so the device really waits.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

@@ -3,7 +3,7 @@
 # crash (--crash-after) aborts with the truth written up to the crash; a
 # device op lasting minutes is visible in flight in its core's trace buffer
 # and is cut short, marked cancelled, when the trainer is stopped.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

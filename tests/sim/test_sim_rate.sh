@@ -4,7 +4,7 @@
 # 7,000 so that a noisy CI machine does not fail it, and a run that misses
 # gets one more try (a rate measured while something else took the CPUs is
 # not the simulator's); the log has the rates.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

@@ -2,7 +2,7 @@
 # The trainer's scenarios, each checked against its ground truth: the plugin
 # loaded late, thread churn, several trainers at once, a long host op, an
 # input-bound pipeline, and device trace buffers small enough to overflow.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

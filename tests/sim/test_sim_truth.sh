@@ -5,7 +5,7 @@
 # in the truth is in its core's devtrace buffer at the same time (converted
 # with the documented clock model), read by a decoder written from
 # docs/devtrace.md.
-. tests/lib/test.sh
+. tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
 [[ -x $trainer ]] || test_skip "$trainer is not built"

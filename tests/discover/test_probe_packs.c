@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The probe packs and device-node tables are data; these checks keep the data
+ * honest: every fetch program is well-formed, value indexes the collector
+ * reads are where the packs put them, library and device-node names match the
+ * right entries, and ioctls decode to the right fields.
+ */
+#include "test.h"
+#include "discover/device_nodes.h"
+#include "discover/probe_packs.h"
+
+static const struct rt_pack_entry *entry_for(const struct rt_pack *p,
+					     enum rt_event_kind kind)
+{
+	for (size_t i = 0; p && i < p->n_entries; i++)
+		if (p->entries[i].event == kind)
+			return &p->entries[i];
+	return NULL;
+}
+
+static void check_packs(void)
+{
+	char why[256];
+
+	for (size_t i = 0; i < rt_pack_count(); i++) {
+		const struct rt_pack *p = rt_pack_get(i);
+
+		for (size_t j = 0; j < p->n_entries; j++) {
+			why[0] = '\0';
+			ASSERT_OK(rt_pack_entry__validate(&p->entries[j], why, sizeof(why)),
+				  why[0] ? why : p->entries[j].name);
+		}
+	}
+	ASSERT_OK(rt_pack_entry__validate(rt_pack_callback_entry(), why, sizeof(why)),
+		  "callback entry");
+
+	/* A bad program is refused, with a reason. */
+	{
+		struct rt_pack_entry bad = { .name = "bad", .n_ops = 2,
+			.ops = { { .src = FETCH_VAL + 1, .size = 8, .flags = FETCH_DEREF },
+				 { .src = FETCH_ARG0 } } };
+
+		ASSERT_EQ(rt_pack_entry__validate(&bad, why, sizeof(why)), -EINVAL,
+			  "forward reference refused");
+		ASSERT_STRCONTAINS(why, "not fetched yet", "reason");
+		bad.ops[0] = (struct at_fetch_op){ .src = FETCH_RET };
+		ASSERT_EQ(rt_pack_entry__validate(&bad, why, sizeof(why)), -EINVAL,
+			  "return value at entry refused");
+		bad.spec_flags = RT_SPEC_RETURN;
+		bad.ops[0] = (struct at_fetch_op){ .src = FETCH_ARG0, .size = 8,
+			.flags = FETCH_DEREF | FETCH_AT_RETURN, .offset = 48 };
+		ASSERT_EQ(rt_pack_entry__validate(&bad, why, sizeof(why)), -EINVAL,
+			  "argument register at return refused");
+		ASSERT_STRCONTAINS(why, "at return", "reason");
+	}
+}
+
+static void check_library_matching(void)
+{
+	const struct rt_pack *pjrt = rt_pack_match("/usr/lib/python3/dist-packages/libtpu/libtpu.so");
+
+	ASSERT_TRUE(pjrt && pjrt->pjrt, "libtpu.so is a PJRT plugin");
+	ASSERT_TRUE(rt_pack_match("/opt/jax_plugins/xla_cuda_plugin.so") == pjrt, "CUDA PJRT plugin");
+	ASSERT_TRUE(rt_pack_match("pjrt_c_api_gpu_plugin.so") == pjrt, "GPU plugin fallback name");
+	ASSERT_TRUE(rt_pack_match("/build/sim/pjrt-0.94/libtpu.so") == pjrt, "simulator plugin");
+	ASSERT_TRUE(rt_pack_match("/usr/lib/x86_64-linux-gnu/libcuda.so.1") != NULL, "libcuda");
+	ASSERT_FALSE(rt_pack_match("/usr/lib/x86_64-linux-gnu/libcuda.so.1")->pjrt, "libcuda is no PJRT plugin");
+	ASSERT_TRUE(rt_pack_match("libtensorflow_framework.so.2") != NULL, "tf.data");
+	ASSERT_TRUE(rt_pack_match("/lib/x86_64-linux-gnu/libc.so.6") == NULL, "libc matches nothing");
+	ASSERT_TRUE(rt_pack_match("/tmp/libtpu.txt") == NULL, "not a shared object");
+
+	/* The PJRT pack probes what the collector correlates. */
+	ASSERT_TRUE(entry_for(pjrt, RT_EV_EXECUTE) && entry_for(pjrt, RT_EV_ON_READY) &&
+		    entry_for(pjrt, RT_EV_H2D) && entry_for(pjrt, RT_EV_D2H) &&
+		    entry_for(pjrt, RT_EV_GET_PJRT_API) && entry_for(pjrt, RT_EV_INFEED_LITERAL) &&
+		    entry_for(pjrt, RT_EV_OUTFEED_LITERAL), "PJRT pack entries");
+	{
+		const struct rt_pack_entry *e = entry_for(pjrt, RT_EV_EXECUTE);
+
+		/* launch_id: *(int *)(options + 48); options at Args + 24. */
+		ASSERT_EQ(e->ops[V_EXEC_OPTIONS].offset, 24, "options offset");
+		ASSERT_EQ(e->ops[V_EXEC_LAUNCH_ID].src, FETCH_VAL + V_EXEC_OPTIONS, "launch_id via options");
+		ASSERT_EQ(e->ops[V_EXEC_LAUNCH_ID].offset, 48, "launch_id offset");
+		ASSERT_EQ(e->ops[V_EXEC_LAUNCH_ID].size, 4, "launch_id is an int");
+		ASSERT_EQ(e->ops[V_EXEC_EVENTS].offset, 64, "device_complete_events offset");
+		ASSERT_TRUE(e->ops[V_EXEC_EVENT0].flags & FETCH_AT_RETURN, "events read at return");
+		ASSERT_EQ(e->n_ops, V_EXEC_EVENT0 + EXEC_MAX_EVENTS, "execute op count");
+		e = entry_for(pjrt, RT_EV_H2D);
+		ASSERT_EQ(e->ops[V_H2D_DONE_EVENT].offset, 104, "done_with_host_buffer offset");
+		ASSERT_EQ(e->ops[V_H2D_DONE_EVENT].src, FETCH_VAL + V_H2D_ARGS,
+			  "done event read through the Args pointer saved at entry");
+		ASSERT_EQ(e->ops[V_H2D_BUFFER].offset, 112, "buffer offset");
+		e = entry_for(pjrt, RT_EV_D2H);
+		ASSERT_EQ(e->ops[V_D2H_DST_SIZE].offset, 40, "dst_size offset");
+		ASSERT_EQ(e->ops[V_D2H_EVENT].src, FETCH_VAL + V_D2H_ARGS, "event via saved Args");
+		e = entry_for(pjrt, RT_EV_COMPILE);
+		ASSERT_EQ(e->ops[V_COMPILE_EXECUTABLE].offset, 48, "executable offset");
+		ASSERT_EQ(e->ops[V_COMPILE_EXECUTABLE].src, FETCH_VAL + V_COMPILE_ARGS,
+			  "executable via saved Args");
+	}
+	ASSERT_EQ(pjrt_buffer_type_size(11), 4, "F32 is 4 bytes");
+	ASSERT_EQ(pjrt_buffer_type_size(13), 2, "BF16 is 2 bytes");
+	ASSERT_EQ(pjrt_buffer_type_size(999), 0, "unknown type");
+}
+
+static void check_device_nodes(void)
+{
+	const struct device_node_pattern *p;
+	const struct ioctl_decoder *d;
+	const char *prefixes[16];
+	uint8_t arg[32] = {};
+	uint64_t v;
+	size_t n;
+
+	p = device_node_match("/dev/accel0");
+	ASSERT_TRUE(p && !strcmp(p->family->name, "gasket"), "/dev/accel0 is gasket");
+	p = device_node_match("/dev/accel/accel3");
+	ASSERT_TRUE(p && !strcmp(p->family->name, "drm-accel/ivpu"), "/dev/accel/accel3 is accel");
+	ASSERT_TRUE(device_node_match("/dev/vfio/12") != NULL, "vfio group");
+	ASSERT_TRUE(device_node_match("/dev/vfio/vfio") != NULL, "vfio container");
+	ASSERT_TRUE(device_node_match("/dev/nvidia0") && device_node_match("/dev/nvidiactl") &&
+		    device_node_match("/dev/nvidia-uvm"), "nvidia nodes");
+	ASSERT_TRUE(device_node_match("/dev/apex_0") != NULL, "apex");
+	ASSERT_TRUE(device_node_match("/run/acceltrace-sim/1234/accel0") != NULL, "simulator node");
+	ASSERT_TRUE(device_node_match("/dev/accelerometer") == NULL, "not an accel node");
+	ASSERT_TRUE(device_node_match("/dev/null") == NULL, "/dev/null");
+	ASSERT_TRUE(device_node_match("/run/acceltrace-sim/1/x/accel0") == NULL, "no deeper sim paths");
+
+	n = device_node_prefixes(prefixes, 16);
+	ASSERT_EQ(n, 5, "distinct kernel prefixes");
+	for (size_t i = 0; i < device_node_pattern_count(); i++) {
+		const struct device_node_pattern *q = device_node_pattern(i);
+
+		ASSERT_TRUE(strlen(q->kernel_prefix) <= 32, "prefix fits the BPF slot");
+	}
+
+	/* gasket REGISTER_INTERRUPT {interrupt, event_fd, bar_index, reg_offset} */
+	p = device_node_match("/dev/accel0");
+	d = ioctl_decode(p->family, 0x4020dc0b);
+	ASSERT_TRUE(d && !strcmp(d->name, "GASKET_IOCTL_REGISTER_INTERRUPT"), "decode REGISTER_INTERRUPT");
+	arg[0] = 2;		/* interrupt 2 */
+	arg[8] = 17;		/* eventfd 17 */
+	ASSERT_TRUE(ioctl_field_value(&d->fields[1], arg, sizeof(arg), &v) && v == 17,
+		    "event_fd field");
+	ASSERT_EQ(d->fields[1].role, ROLE_EVENTFD, "event_fd role");
+	ASSERT_FALSE(ioctl_field_value(&d->fields[3], arg, 16, &v), "field past the copied bytes");
+	ASSERT_TRUE(ioctl_decode(p->family, 0x4020dc08) &&
+		    ioctl_decode(p->family, 0x4020dc08)->kind == IOCTL_DMA_MAP, "MAP_BUFFER is a DMA map");
+	ASSERT_TRUE(ioctl_decode(p->family, 0x12345678) == NULL, "unknown command");
+
+	/* DRM commands match on type + nr whatever their size bits. */
+	p = device_node_match("/dev/accel/accel0");
+	ASSERT_TRUE(ioctl_decode(p->family, 0x40206445) && ioctl_decode(p->family, 0x40186445) &&
+		    ioctl_decode(p->family, 0x40186445)->kind == IOCTL_SUBMIT, "ivpu submit, both sizes");
+	d = ioctl_decode(p->family, 0xc01864cf);
+	ASSERT_TRUE(d && d->fields[3].role == ROLE_EVENTFD, "syncobj eventfd");
+
+	ASSERT_TRUE(device_irq_name_match("tpu_common0-17"), "gasket irq name");
+	ASSERT_TRUE(device_irq_name_match("vfio-msix[3](0000:00:04.0)"), "vfio irq name");
+	ASSERT_FALSE(device_irq_name_match("virtio0-input.0"), "virtio is no accelerator");
+}
+
+int main(void)
+{
+	check_packs();
+	check_library_matching();
+	check_device_nodes();
+	return test_exit();
+}

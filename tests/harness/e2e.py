@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Helpers for acceltrace's end-to-end tests against the simulated TPU stack.
+
+A test starts simulated trainers (tests/sim, with their ground truth), runs
+acceltrace on them, decodes the capture with Python's protobuf (see
+xspace.py) and compares what was captured with what happened. Checks
+accumulate; finish() exits 0 (all held), 1 (some failed) or 77 (skipped).
+"""
+import collections
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import xspace  # noqa: E402
+
+OUTPUT = os.environ.get("OUTPUT", "build")
+ACCELTRACE = os.environ.get("ACCELTRACE", os.path.join(OUTPUT, "acceltrace"))
+TRAINER = os.path.join(OUTPUT, "sim", "tpu-trainer")
+PLUGIN = {94: os.path.join(OUTPUT, "sim", "pjrt-0.94", "libtpu.so"),
+          26: os.path.join(OUTPUT, "sim", "pjrt-0.26", "libtpu.so")}
+
+_failures = []
+
+
+def check(cond, what):
+    """Records a failed check (printed) and returns cond."""
+    if not cond:
+        _failures.append(what)
+        print("FAIL: " + what, file=sys.stderr, flush=True)
+    return cond
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def finish():
+    if _failures:
+        print("%d check(s) failed" % len(_failures), file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)
+
+
+def require_root():
+    if os.geteuid() != 0:
+        skip("needs root (loads BPF programs)")
+    if not os.path.exists(TRAINER):
+        check(False, "the simulator is not built: " + TRAINER)
+        finish()
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="at-e2e-")
+
+
+class Trainer:
+    """A tpu-trainer process; its stderr is collected in the background."""
+
+    def __init__(self, *args, truth=None, minor=94, env=None, plugin_flag=True):
+        cmd = [TRAINER] + (["--plugin", PLUGIN[minor]] if plugin_flag else [])
+        if truth:
+            cmd += ["--truth", truth]
+        cmd += list(args)
+        self.lines = []
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                                     env=env, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.pid = self.proc.pid
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def pids(self):
+        """Every trainer process's pid (several with --trainers)."""
+        out = []
+        for line in list(self.lines):
+            if line.startswith("tpu-trainer: pid=") and " index=" in line:
+                out.append(int(line.split("pid=")[1].split()[0]))
+        return out
+
+    def wait_running(self, n=1, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if sum(1 for l in list(self.lines) if " running " in l) >= n:
+                return True
+            if self.proc.poll() is not None and n == 1:
+                break
+            time.sleep(0.05)
+        check(False, "trainer did not start: %s" % "\n".join(self.lines))
+        return False
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self._reader.join(timeout=5)
+        return self.proc.returncode
+
+
+def running_trainer(*args, **kw):
+    """A Trainer once it says it is running, or None (the failed check
+    recorded, the process stopped)."""
+    t = Trainer(*args, **kw)
+    if t.wait_running():
+        return t
+    t.stop()
+    return None
+
+
+def trainer_cmd(*args, truth=None, minor=94):
+    """A trainer command line, for `record -- CMD`."""
+    cmd = [TRAINER, "--plugin", PLUGIN[minor]]
+    if truth:
+        cmd += ["--truth", truth]
+    return cmd + list(args)
+
+
+def acceltrace(*args, timeout=120, input_signal_after=None, sig=signal.SIGINT):
+    """Runs acceltrace; returns (returncode, stdout, stderr). With
+    input_signal_after, sends sig that many seconds after it started."""
+    proc = subprocess.Popen([ACCELTRACE] + list(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if input_signal_after is not None:
+        time.sleep(input_signal_after)
+        proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        check(False, "acceltrace %s timed out" % " ".join(args))
+    return proc.returncode, out, err
+
+
+def record(*args, **kw):
+    """acceltrace record -j ...; returns (rc, summary or None, stderr)."""
+    rc, out, err = acceltrace("record", "-j", *args, **kw)
+    summary = None
+    if rc == 0:
+        try:
+            summary = xspace.record_summary(out)
+        except ValueError:
+            check(False, "record -j printed no JSON: %r" % out[-500:])
+    return rc, summary, err
+
+
+def capture_of(summary):
+    return xspace.Capture(summary["path"], summary["window_start_ns"])
+
+
+def truth(path, pid=None):
+    recs = xspace.load_truth(path)
+    return [r for r in recs if pid is None or r.get("pid") == pid]
+
+
+def protoc_decodes(path):
+    """True when protoc --decode reads the capture as an XSpace."""
+    with open(path, "rb") as f:
+        p = subprocess.run(["protoc", "--decode=tensorflow.profiler.XSpace",
+                            "-I", "user/output", "user/output/xplane.proto"], stdin=f,
+                           capture_output=True)
+    return p.returncode == 0 and b"/host:CPU" in p.stdout
+
+
+def quantile(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))] if v else None
+
+
+def check_bounds(what, captured, inside, overlapping):
+    """Exact counts with window edges allowed for: every truth record
+    entirely inside the window is captured, and everything captured is a
+    truth record that overlaps it. Arguments are Counters of match keys."""
+    missing = inside - captured
+    extra = captured - overlapping
+    ok = not missing and not extra and sum(inside.values()) > 0
+    check(ok, "%s: captured %d, truth %d inside the window and %d overlapping it; "
+          "missing %s; unexplained %s" % (what, sum(captured.values()),
+                                          sum(inside.values()), sum(overlapping.values()),
+                                          list(missing.items())[:5], list(extra.items())[:5]))
+    return ok
+
+
+def truth_split(recs, t0, t1, summary, key, tolerance_ns=200000):
+    """Counters of key(rec) for records inside, and overlapping, the window.
+    The simulator timestamps inside the functions acceltrace probes at their
+    entry and return, so a call can overlap the window by acceltrace's clock
+    and miss it by a few microseconds by the truth's: the overlapping set is
+    widened by tolerance_ns on each side."""
+    w0, w1 = summary["window_start_ns"], summary["window_stop_ns"]
+    inside = collections.Counter(key(r) for r in recs if r[t0] >= w0 and r[t1] <= w1)
+    over = collections.Counter(key(r) for r in recs
+                               if r[t1] >= w0 - tolerance_ns and r[t0] <= w1 + tolerance_ns)
+    return inside, over

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The JSON writer: nesting, commas, escaping, numbers, compact and pretty. */
+#include <math.h>
+
+#include "test.h"
+#include "lib/json_writer.h"
+
+static char *render(bool pretty, void (*fill)(struct json_writer *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_writer *jw = jw_new(f, pretty);
+
+	fill(jw);
+	jw_free(jw);
+	fclose(f);
+	return buf;
+}
+
+static void fill_nested(struct json_writer *jw)
+{
+	jw_start_object(jw);
+	jw_string_field(jw, "name", "a\"b\\c\n\x01");
+	jw_uint_field(jw, "big", UINT64_MAX);
+	jw_int_field(jw, "neg", -5);
+	jw_bool_field(jw, "yes", true);
+	jw_double_field(jw, "nan", NAN);
+	jw_double_field(jw, "half", 0.5);
+	jw_name(jw, "list");
+	jw_start_array(jw);
+	jw_uint(jw, 1);
+	jw_start_object(jw);
+	jw_end_object(jw);
+	jw_start_array(jw);
+	jw_end_array(jw);
+	jw_null(jw);
+	jw_end_array(jw);
+	jw_name(jw, "empty");
+	jw_string(jw, "");
+	jw_end_object(jw);
+}
+
+static void fill_small(struct json_writer *jw)
+{
+	jw_start_object(jw);
+	jw_name(jw, "a");
+	jw_start_array(jw);
+	jw_uint(jw, 1);
+	jw_uint(jw, 2);
+	jw_end_array(jw);
+	jw_end_object(jw);
+}
+
+int main(void)
+{
+	char *s;
+
+	s = render(false, fill_nested);
+	ASSERT_STREQ(s,
+		     "{\"name\":\"a\\\"b\\\\c\\n\\u0001\",\"big\":18446744073709551615,"
+		     "\"neg\":-5,\"yes\":true,\"nan\":null,\"half\":0.5,"
+		     "\"list\":[1,{},[],null],\"empty\":\"\"}",
+		     "compact nested document");
+	free(s);
+
+	s = render(true, fill_small);
+	ASSERT_STREQ(s, "{\n  \"a\": [\n    1,\n    2\n  ]\n}", "pretty document");
+	free(s);
+	return test_exit();
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The collector: turns ring-buffer records into the capture model. It joins
+ * what the probes see separately — an Execute call, the completion events it
+ * returns, the callbacks OnReady registers for them, the callback running —
+ * into host spans and device work, decodes ioctls, names threads, and keeps
+ * the window's promise: every span that overlaps it, with its true times.
+ *
+ * Window lifecycle: records flow from the start (correlation needs them);
+ * spans are held until collector__open_window(), then kept when they overlap
+ * [start, stop]; collector__begin_close() sets stop (records still arriving
+ * within --grace keep their true end); collector__finish() adds what is still
+ * open at stop, the steps, and the loss counts.
+ */
+#ifndef ACCELTRACE_COLLECTOR_H
+#define ACCELTRACE_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
+#include "discover/probe_packs.h"
+
+struct capture;
+struct collector;
+struct probe_session;
+struct runtime_attach;
+
+struct collector_opts {
+	size_t sz;
+	struct capture *capture;
+	bool sched_switch;		/* turn on/off-CPU records into spans */
+	uint64_t steps;			/* --steps: find where step N + 1 begins */
+};
+#define collector_opts__last_field steps
+
+struct collector_stats {
+	uint64_t records[EV_TYPE_MAX];
+	uint64_t rt_calls[RT_EV__COUNT];
+	uint64_t rt_faults[RT_EV__COUNT];	/* calls with an unreadable argument */
+	uint64_t bad_records;		/* too short, or unknown type */
+	uint64_t unknown_probes;	/* probe id no attached probe has */
+	uint64_t spans_refused;		/* the capture model refused them */
+	uint64_t spans_outside;		/* ended before or began after the window */
+	uint64_t prearm_dropped;	/* the pre-window buffer overflowed */
+	uint64_t executions;		/* Execute calls (all, window or not) */
+	uint64_t device_executions;	/* completed per-device executions kept */
+	uint64_t completions;		/* callbacks matched to their work */
+	uint64_t unmatched_completions;	/* callbacks for work issued before us */
+	uint64_t unobserved_completions;	/* work whose completion went unseen */
+	uint64_t open_at_stop;		/* spans closed at stop, marked */
+	uint64_t ended_in_grace;
+	uint64_t target_exits;
+	uint64_t steps_unexamined;	/* device executions past the step list's cap */
+	uint64_t steps_lost;		/* execution starts --steps could not keep */
+};
+
+struct collector *collector__new(const struct collector_opts *opts);
+/*
+ * The session whose open-span, fd tables and losses it reads, and the attach
+ * manager that maps probe ids to pack entries (and attaches callbacks). The
+ * session needs the collector as its record callback first, hence this step.
+ */
+void collector__connect(struct collector *c, struct probe_session *ps,
+			struct runtime_attach *ra);
+void collector__free(struct collector *c);
+
+/* The probe_record_fn for probe_session: one record. */
+int collector__record(void *ctx, const void *data, size_t size);
+
+/*
+ * True once completions can be seen: an OnReady registration was processed
+ * (its callback is probed synchronously then), or the target has executed
+ * for a while without ever registering one (it awaits instead). Arming
+ * waits for this, so no window opens before its completions are visible.
+ */
+bool collector__completions_probed(const struct collector *c);
+/* Device activity (execute, transfer, feed, submit) starting at or after
+ * @after_ns, by a traced process; 0 when none yet. */
+uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);
+void collector__watch_activity(struct collector *c, uint64_t after_ns);
+/*
+ * With opts.steps N: when the window's step N + 1 began (the start of its
+ * (N + 1)-th earliest execution), or 0 until it has been seen. `--steps N`
+ * ends the window just before it: N whole steps, each with the host work
+ * that led to the next.
+ */
+uint64_t collector__window_steps_end(const struct collector *c);
+
+/* Switches the capture a new window fills (several windows in one run). */
+void collector__set_capture(struct collector *c, struct capture *capture);
+int collector__open_window(struct collector *c, uint64_t start_ns);
+void collector__begin_close(struct collector *c, uint64_t stop_ns);
+/* True when nothing acceltrace saw begin is still open (grace may end). */
+bool collector__all_closed(struct collector *c);
+int collector__finish(struct collector *c);
+
+const struct collector_stats *collector__stats(const struct collector *c);
+
+/* The module name in the first bytes of a PJRT program (HLO text, MLIR,
+ * HloModuleProto); false when none can be read. */
+bool pjrt_program_module_name(const char *code, size_t len, char *name,
+			      size_t name_len);
+
+#endif /* ACCELTRACE_COLLECTOR_H */

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The probe packs. Offsets are x86-64 LP64, from the structs in
+ * shared/reference/pjrt-and-probe-points.md (section 1.5 for PJRT Args,
+ * 2.1 for the TPU C API, 8.1 for libcuda, 10.1 for tf.data).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "probe/fetch_plan.h"
+#include "lib/lazy_regex.h"
+#include "discover/probe_packs.h"
+
+/* Fetch-op shorthands: where a value comes from, and when. */
+#define ARG(n) { .src = FETCH_ARG0 + (n) }
+#define ARG_AT(n, off, sz) \
+	{ .src = FETCH_ARG0 + (n), .size = (sz), .flags = FETCH_DEREF, .offset = (off) }
+#define VAL_AT(j, off, sz) \
+	{ .src = FETCH_VAL + (j), .size = (sz), .flags = FETCH_DEREF, .offset = (off) }
+#define VAL_AT_RET(j, off, sz) \
+	{ .src = FETCH_VAL + (j), .size = (sz), \
+	  .flags = FETCH_DEREF | FETCH_AT_RETURN, .offset = (off) }
+#define VAL_BYTES(j) { .src = FETCH_VAL + (j), .flags = FETCH_PAYLOAD_BYTES }
+#define STACK_AT(off, sz) \
+	{ .src = FETCH_SP, .size = (sz), .flags = FETCH_DEREF, .offset = (off) }
+#define RETVAL { .src = FETCH_RET, .flags = FETCH_AT_RETURN }
+
+#define OPS(...) \
+	.n_ops = sizeof((struct at_fetch_op[]){ __VA_ARGS__ }) / sizeof(struct at_fetch_op), \
+	.ops = { __VA_ARGS__ }
+
+#define PAIRED (RT_SPEC_RETURN)
+#define ADOPT (RT_SPEC_ADOPT)
+
+/* PJRT Args structs all start {size_t struct_size; void *ext;}: fields @16. */
+#define EIGHT_EVENTS(j) VAL_AT_RET(j, 0, 8), VAL_AT_RET(j, 8, 8), \
+	VAL_AT_RET(j, 16, 8), VAL_AT_RET(j, 24, 8), VAL_AT_RET(j, 32, 8), \
+	VAL_AT_RET(j, 40, 8), VAL_AT_RET(j, 48, 8), VAL_AT_RET(j, 56, 8)
+#define EIGHT_U64(j) VAL_AT(j, 0, 8), VAL_AT(j, 8, 8), VAL_AT(j, 16, 8), \
+	VAL_AT(j, 24, 8), VAL_AT(j, 32, 8), VAL_AT(j, 40, 8), \
+	VAL_AT(j, 48, 8), VAL_AT(j, 56, 8)
+
+/* PJRT slots are probed in this order once the table is found: Compile
+ * first, since a program is compiled before anything else happens to it. */
+static const struct rt_pack_entry pjrt_entries[] = {
+	{
+		.name = "GetPjrtApi", .target = RT_TARGET_SYMBOL,
+		.symbol = "GetPjrtApi", .event = RT_EV_GET_PJRT_API,
+		.spec_flags = PAIRED | ADOPT | RT_SPEC_URGENT,
+		OPS(RETVAL),
+	}, {
+		/* Args: program @24 -> {code @16, code_size @24, format @32};
+		 * out: executable @48. The code's first bytes name the module. */
+		.name = "PJRT_Client_Compile", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_CLIENT_COMPILE, .event = RT_EV_COMPILE,
+		.spec_flags = PAIRED,
+		OPS(ARG_AT(0, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 16, 8),
+		    VAL_AT(V_COMPILE_PROGRAM, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 32, 8),
+		    VAL_BYTES(V_COMPILE_CODE), ARG(0),
+		    VAL_AT_RET(V_COMPILE_ARGS, 48, 8)),
+	}, {
+		/* Args: executable @16, options @24 (launch_id @48), num_devices
+		 * @40, num_args @48, device_complete_events @64 (filled by the
+		 * callee: read at return). */
+		.name = "PJRT_LoadedExecutable_Execute", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_LOADED_EXECUTABLE_EXECUTE, .event = RT_EV_EXECUTE,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG_AT(0, 16, 8), ARG_AT(0, 24, 8), VAL_AT(V_EXEC_OPTIONS, 48, 4),
+		    ARG_AT(0, 40, 8), ARG_AT(0, 48, 8), ARG_AT(0, 64, 8),
+		    ARG_AT(0, 0, 8), EIGHT_EVENTS(V_EXEC_EVENTS)),
+	}, {
+		/* Args: type @32 (enum), dims @40, num_dims @48, device @80;
+		 * out: done_with_host_buffer @104, buffer @112. */
+		.name = "PJRT_Client_BufferFromHostBuffer", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_CLIENT_BUFFER_FROM_HOST_BUFFER, .event = RT_EV_H2D,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG_AT(0, 32, 4), ARG_AT(0, 40, 8), ARG_AT(0, 48, 8),
+		    ARG_AT(0, 80, 8), EIGHT_U64(V_H2D_DIMS), ARG(0),
+		    VAL_AT_RET(V_H2D_ARGS, 104, 8), VAL_AT_RET(V_H2D_ARGS, 112, 8)),
+	}, {
+		/* Args: src @16, dst @32 (NULL: a size query), dst_size @40;
+		 * out: event @48. */
+		.name = "PJRT_Buffer_ToHostBuffer", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_BUFFER_TO_HOST_BUFFER, .event = RT_EV_D2H,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG_AT(0, 16, 8), ARG_AT(0, 32, 8), ARG_AT(0, 40, 8), ARG(0),
+		    VAL_AT_RET(V_D2H_ARGS, 48, 8)),
+	}, {
+		/* Args: event @16, callback @24, user_arg @32. Entry only: the
+		 * record must precede a callback run inside the call. */
+		.name = "PJRT_Event_OnReady", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_EVENT_ON_READY, .event = RT_EV_ON_READY,
+		OPS(ARG_AT(0, 16, 8), ARG_AT(0, 24, 8), ARG_AT(0, 32, 8)),
+	}, {
+		.name = "PJRT_Event_Await", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_EVENT_AWAIT, .event = RT_EV_AWAIT,
+		.spec_flags = PAIRED,
+		OPS(ARG_AT(0, 16, 8)),
+	}, {
+		/* (manager, executor, XLA_Literal *{buffers, sizes @8, count @16}, status) */
+		.name = "TpuTransferManager_TransferLiteralToInfeed",
+		.target = RT_TARGET_SYMBOL,
+		.symbol = "TpuTransferManager_TransferLiteralToInfeed",
+		.event = RT_EV_INFEED_LITERAL, .spec_flags = PAIRED | ADOPT,
+		OPS(ARG(2), VAL_AT(V_LIT_LITERAL, 8, 8), VAL_AT(V_LIT_LITERAL, 16, 8),
+		    EIGHT_U64(V_LIT_SIZES)),
+	}, {
+		/* (manager, executor, buffers, sizes_in_uint32, array_size, status) */
+		.name = "TpuTransferManager_TransferBuffersToInfeed",
+		.target = RT_TARGET_SYMBOL,
+		.symbol = "TpuTransferManager_TransferBuffersToInfeed",
+		.event = RT_EV_INFEED_BUFFERS, .spec_flags = PAIRED | ADOPT,
+		OPS(ARG(3), ARG(4), EIGHT_U64(V_BUFS_SIZES)),
+	}, {
+		/* (executor, queue_index, data, size, status) */
+		.name = "TpuExecutor_EnqueueInfeed", .target = RT_TARGET_SYMBOL,
+		.symbol = "TpuExecutor_EnqueueInfeed", .event = RT_EV_INFEED_RAW,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG(1), ARG(2), ARG(3)),
+	}, {
+		/* (manager, executor, shape, XLA_Literal *, status): blocks
+		 * until the device produced the data. */
+		.name = "TpuTransferManager_TransferLiteralFromOutfeed",
+		.target = RT_TARGET_SYMBOL,
+		.symbol = "TpuTransferManager_TransferLiteralFromOutfeed",
+		.event = RT_EV_OUTFEED_LITERAL, .spec_flags = PAIRED | ADOPT,
+		OPS(ARG(3), VAL_AT(V_LIT_LITERAL, 8, 8), VAL_AT(V_LIT_LITERAL, 16, 8),
+		    EIGHT_U64(V_LIT_SIZES)),
+	}, {
+		.name = "TpuExecutor_DequeueOutfeed", .target = RT_TARGET_SYMBOL,
+		.symbol = "TpuExecutor_DequeueOutfeed", .event = RT_EV_OUTFEED_RAW,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG(1), ARG(2), ARG(3)),
+	},
+};
+
+/* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
+ * the 7th argument on is on the stack; [sp] is the return address. */
+#define CU_LAUNCH_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3), ARG(4), ARG(5), \
+			  STACK_AT(8, 4), STACK_AT(16, 4), STACK_AT(24, 8))
+#define CU_MEMCPY_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3))
+
+static const struct rt_pack_entry cuda_entries[] = {
+	{ .name = "cuLaunchKernel", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuLaunchKernel", .event = RT_EV_CUDA_LAUNCH,
+	  .spec_flags = ADOPT, CU_LAUNCH_OPS },
+	{ .name = "cuLaunchKernel_ptsz", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuLaunchKernel_ptsz", .event = RT_EV_CUDA_LAUNCH,
+	  .spec_flags = ADOPT, CU_LAUNCH_OPS },
+	{ .name = "cuMemcpyHtoDAsync_v2", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuMemcpyHtoDAsync_v2", .event = RT_EV_CUDA_MEMCPY_H2D,
+	  .spec_flags = PAIRED | ADOPT, CU_MEMCPY_OPS },
+	{ .name = "cuMemcpyHtoDAsync_v2_ptsz", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuMemcpyHtoDAsync_v2_ptsz", .event = RT_EV_CUDA_MEMCPY_H2D,
+	  .spec_flags = PAIRED | ADOPT, CU_MEMCPY_OPS },
+	{ .name = "cuMemcpyDtoHAsync_v2", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuMemcpyDtoHAsync_v2", .event = RT_EV_CUDA_MEMCPY_D2H,
+	  .spec_flags = PAIRED | ADOPT, CU_MEMCPY_OPS },
+	{ .name = "cuMemcpyDtoHAsync_v2_ptsz", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuMemcpyDtoHAsync_v2_ptsz", .event = RT_EV_CUDA_MEMCPY_D2H,
+	  .spec_flags = PAIRED | ADOPT, CU_MEMCPY_OPS },
+	{ .name = "cuStreamSynchronize", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuStreamSynchronize", .event = RT_EV_CUDA_SYNC,
+	  .spec_flags = PAIRED, OPS(ARG(0)) },
+	{ .name = "cuStreamSynchronize_ptsz", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuStreamSynchronize_ptsz", .event = RT_EV_CUDA_SYNC,
+	  .spec_flags = PAIRED, OPS(ARG(0)) },
+	{ .name = "cuGraphLaunch", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuGraphLaunch", .event = RT_EV_CUDA_GRAPH_LAUNCH,
+	  .spec_flags = ADOPT, OPS(ARG(0), ARG(1)) },
+	{ .name = "cuGraphLaunch_ptsz", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuGraphLaunch_ptsz", .event = RT_EV_CUDA_GRAPH_LAUNCH,
+	  .spec_flags = ADOPT, OPS(ARG(0), ARG(1)) },
+};
+
+static const struct rt_pack_entry tfdata_entries[] = {
+	{ .name = "tensorflow::DatasetBaseIterator::GetNext",
+	  .target = RT_TARGET_SYMBOL,
+	  .symbol = "_ZN10tensorflow19DatasetBaseIterator7GetNextEPNS_15IteratorContextEPSt6vectorINS_6TensorESaIS4_EEPb",
+	  .event = RT_EV_DATASET_GET_NEXT, .spec_flags = PAIRED, OPS(ARG(0)) },
+};
+
+/*
+ * Attached at run time to each distinct callback OnReady registers. Entry
+ * only: its entry is the completion, and on the project's kernel (6.18) a
+ * return probe on the simulator's callback misses about 1% of returns
+ * (bpftrace sees the same), which would lose completions.
+ */
+static const struct rt_pack_entry callback_entry = {
+	.name = "PJRT_Event_OnReady callback", .target = RT_TARGET_DYNAMIC,
+	.event = RT_EV_CALLBACK,
+	OPS(ARG(0), ARG(1)),
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct rt_pack packs[] = {
+	{
+		.name = "PJRT plugin",
+		/* libtpu (and libtpu-nightly builds), the CUDA PJRT plugins,
+		 * and pjrt_plugin_* / pjrt-plugin-* by convention. */
+		.library = "^(libtpu[^/]*\\.so(\\.[0-9]+)*|xla_cuda_plugin\\.so|"
+			   "pjrt_c_api_gpu_plugin\\.so|pjrt[-_]plugin[^/]*\\.so)$",
+		.pjrt = true,
+		.entries = pjrt_entries, .n_entries = N(pjrt_entries),
+	}, {
+		.name = "CUDA driver",
+		.library = "^libcuda\\.so(\\.[0-9]+)*$",
+		.entries = cuda_entries, .n_entries = N(cuda_entries),
+	}, {
+		.name = "tf.data",
+		.library = "^libtensorflow_framework\\.so(\\.[0-9]+)*$",
+		.entries = tfdata_entries, .n_entries = N(tfdata_entries),
+	},
+};
+
+size_t rt_pack_count(void)
+{
+	return N(packs);
+}
+
+const struct rt_pack *rt_pack_get(size_t i)
+{
+	return i < N(packs) ? &packs[i] : NULL;
+}
+
+const struct rt_pack *rt_pack_match(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	static struct lazy_regex library_res[N(packs)];
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < N(packs); i++)
+		if (lazy_regex__match(&library_res[i], packs[i].library, base))
+			return &packs[i];
+	return NULL;
+}
+
+const struct rt_pack_entry *rt_pack_callback_entry(void)
+{
+	return &callback_entry;
+}
+
+int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len)
+{
+	int payloads = 0;
+
+	if (e->n_ops > AT_MAX_FETCH_OPS) {
+		snprintf(why, len, "%s: %u fetch ops, at most %d", e->name, e->n_ops,
+			 AT_MAX_FETCH_OPS);
+		return -EINVAL;
+	}
+	for (__u32 i = 0; i < e->n_ops; i++) {
+		const struct at_fetch_op *op = &e->ops[i];
+		bool at_ret = op->flags & FETCH_AT_RETURN;
+
+		if (op->src >= FETCH_VAL) {
+			__u32 j = op->src - FETCH_VAL;
+
+			if (j >= i) {
+				snprintf(why, len, "%s: op %u uses value %u, not fetched yet",
+					 e->name, i, j);
+				return -EINVAL;
+			}
+			if (!at_ret && (e->ops[j].flags & FETCH_AT_RETURN)) {
+				snprintf(why, len, "%s: entry op %u uses value %u, fetched at return",
+					 e->name, i, j);
+				return -EINVAL;
+			}
+		} else if (op->src == FETCH_RET && !at_ret) {
+			snprintf(why, len, "%s: op %u reads the return value at entry",
+				 e->name, i);
+			return -EINVAL;
+		} else if (at_ret && op->src >= FETCH_ARG0 && op->src <= FETCH_SP) {
+			/* At return the argument registers and the stack hold
+			 * something else: read through a value saved at entry. */
+			snprintf(why, len, "%s: op %u reads an argument register or the "
+				 "stack at return", e->name, i);
+			return -EINVAL;
+		} else if (op->src == FETCH_NONE || (op->src > FETCH_RET)) {
+			snprintf(why, len, "%s: op %u has no source", e->name, i);
+			return -EINVAL;
+		}
+		if (at_ret && !(e->spec_flags & RT_SPEC_RETURN)) {
+			snprintf(why, len, "%s: op %u runs at return, but there is no return probe",
+				 e->name, i);
+			return -EINVAL;
+		}
+		if ((op->flags & FETCH_DEREF) && op->size != 1 && op->size != 2 &&
+		    op->size != 4 && op->size != 8) {
+			snprintf(why, len, "%s: op %u reads %u bytes", e->name, i, op->size);
+			return -EINVAL;
+		}
+		payloads += !!(op->flags & (FETCH_PAYLOAD_STR | FETCH_PAYLOAD_BYTES));
+	}
+	if (payloads > 1) {
+		snprintf(why, len, "%s: %d payload ops, at most one", e->name, payloads);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->flags = e->spec_flags;
+	spec->n_ops = e->n_ops;
+	memcpy(spec->ops, e->ops, sizeof(spec->ops));
+	fetch_plan__blocks(spec);
+}
+
+const char *rt_event_kind_name(enum rt_event_kind kind)
+{
+	static const char *const names[RT_EV__COUNT] = {
+		[RT_EV_GET_PJRT_API] = "GetPjrtApi",
+		[RT_EV_EXECUTE] = "execute",
+		[RT_EV_H2D] = "host-to-device transfer",
+		[RT_EV_D2H] = "device-to-host transfer",
+		[RT_EV_ON_READY] = "completion registration",
+		[RT_EV_AWAIT] = "await",
+		[RT_EV_CALLBACK] = "completion callback",
+		[RT_EV_COMPILE] = "compile",
+		[RT_EV_INFEED_LITERAL] = "infeed",
+		[RT_EV_INFEED_BUFFERS] = "infeed",
+		[RT_EV_INFEED_RAW] = "infeed",
+		[RT_EV_OUTFEED_LITERAL] = "outfeed",
+		[RT_EV_OUTFEED_RAW] = "outfeed",
+		[RT_EV_CUDA_LAUNCH] = "kernel launch",
+		[RT_EV_CUDA_MEMCPY_H2D] = "host-to-device copy",
+		[RT_EV_CUDA_MEMCPY_D2H] = "device-to-host copy",
+		[RT_EV_CUDA_SYNC] = "stream synchronize",
+		[RT_EV_CUDA_GRAPH_LAUNCH] = "graph launch",
+		[RT_EV_DATASET_GET_NEXT] = "dataset GetNext",
+	};
+	return kind < RT_EV__COUNT && names[kind] ? names[kind] : "?";
+}
+
+/* PJRT_Buffer_Type order, from pjrt_c_api.h (reference section 1.5). */
+unsigned int pjrt_buffer_type_size(unsigned int type)
+{
+	static const unsigned char bytes[] = {
+		0,		/* INVALID */
+		1, 1, 2, 4, 8,	/* PRED, S8, S16, S32, S64 */
+		1, 2, 4, 8,	/* U8, U16, U32, U64 */
+		2, 4, 8, 2,	/* F16, F32, F64, BF16 */
+		8, 16,		/* C64, C128 */
+		1, 1, 1, 1, 1,	/* F8E5M2, F8E4M3FN, F8E4M3B11FNUZ, F8E5M2FNUZ, F8E4M3FNUZ */
+		0, 0, 0,	/* S4, U4 (sub-byte), TOKEN */
+		0, 0,		/* S2, U2 */
+		1, 1, 1,	/* F8E4M3, F8E3M4, F8E8M0FNU */
+		0, 0, 0,	/* F4E2M1FN, S1, U1 */
+	};
+	return type < sizeof(bytes) ? bytes[type] : 0;
+}

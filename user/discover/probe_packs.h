@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Probe packs: what acceltrace attaches to each runtime library, as data.
+ * A pack matches libraries by file name; each entry names a target (an
+ * exported symbol, a PJRT_Api slot, or an address learned at run time), the
+ * kind of event it yields, and the fetch program that reads its arguments.
+ * Adding a runtime is adding a pack, not code.
+ *
+ * The collector reads an event's values by the indexes named here (enum
+ * rt_val_*), so a pack entry and its interpretation stay side by side.
+ */
+#ifndef ACCELTRACE_PROBE_PACKS_H
+#define ACCELTRACE_PROBE_PACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
+#include "discover/pjrt_api.h"
+
+enum rt_event_kind {
+	RT_EV_GET_PJRT_API,	/* GetPjrtApi returned the table */
+	RT_EV_EXECUTE,		/* LoadedExecutable_Execute */
+	RT_EV_H2D,		/* Client_BufferFromHostBuffer */
+	RT_EV_D2H,		/* Buffer_ToHostBuffer */
+	RT_EV_ON_READY,		/* Event_OnReady registered a callback */
+	RT_EV_AWAIT,		/* Event_Await: the host blocks on an event */
+	RT_EV_CALLBACK,		/* a registered OnReady callback runs */
+	RT_EV_COMPILE,		/* Client_Compile */
+	RT_EV_INFEED_LITERAL,	/* TPU C API infeed of a literal */
+	RT_EV_INFEED_BUFFERS,	/* TPU C API infeed of prelinearized buffers */
+	RT_EV_INFEED_RAW,	/* TPU C API EnqueueInfeed(data, size) */
+	RT_EV_OUTFEED_LITERAL,	/* TPU C API outfeed into a literal */
+	RT_EV_OUTFEED_RAW,	/* TPU C API DequeueOutfeed(data, size) */
+	RT_EV_CUDA_LAUNCH,	/* cuLaunchKernel(_ptsz) */
+	RT_EV_CUDA_MEMCPY_H2D,
+	RT_EV_CUDA_MEMCPY_D2H,
+	RT_EV_CUDA_SYNC,	/* cuStreamSynchronize(_ptsz) */
+	RT_EV_CUDA_GRAPH_LAUNCH,
+	RT_EV_DATASET_GET_NEXT,	/* tf.data DatasetBaseIterator::GetNext */
+	RT_EV__COUNT,
+};
+
+/* Value indexes (op numbers) per event kind. */
+enum rt_val_get_pjrt_api { V_API_TABLE = 0 };
+enum rt_val_execute {
+	V_EXEC_EXECUTABLE = 0, V_EXEC_OPTIONS, V_EXEC_LAUNCH_ID, V_EXEC_NUM_DEVICES,
+	V_EXEC_NUM_ARGS, V_EXEC_EVENTS, V_EXEC_STRUCT_SIZE,
+	V_EXEC_EVENT0,		/* ..V_EXEC_EVENT0 + EXEC_MAX_EVENTS - 1, at return */
+};
+#define EXEC_MAX_EVENTS 8
+enum rt_val_h2d {
+	V_H2D_TYPE = 0, V_H2D_DIMS, V_H2D_NUM_DIMS, V_H2D_DEVICE,
+	V_H2D_DIM0,		/* ..V_H2D_DIM0 + H2D_MAX_DIMS - 1 */
+	V_H2D_ARGS = V_H2D_DIM0 + 8,	/* the Args pointer, saved at entry */
+	V_H2D_DONE_EVENT, V_H2D_BUFFER,	/* out fields, read at return */
+};
+#define H2D_MAX_DIMS 8
+enum rt_val_d2h { V_D2H_SRC = 0, V_D2H_DST, V_D2H_DST_SIZE, V_D2H_ARGS, V_D2H_EVENT };
+enum rt_val_on_ready { V_ONREADY_EVENT = 0, V_ONREADY_CALLBACK, V_ONREADY_USER_ARG };
+enum rt_val_await { V_AWAIT_EVENT = 0 };
+enum rt_val_callback { V_CB_ERROR = 0, V_CB_USER_ARG };
+enum rt_val_compile {
+	V_COMPILE_PROGRAM = 0, V_COMPILE_CODE, V_COMPILE_CODE_SIZE,
+	V_COMPILE_FORMAT, V_COMPILE_CODE_BYTES, V_COMPILE_ARGS,
+	V_COMPILE_EXECUTABLE,
+};
+enum rt_val_infeed_literal {
+	V_LIT_LITERAL = 0, V_LIT_SIZES, V_LIT_COUNT,
+	V_LIT_SIZE0,		/* ..V_LIT_SIZE0 + LIT_MAX_PARTS - 1 */
+};
+#define LIT_MAX_PARTS 8
+enum rt_val_infeed_buffers {
+	V_BUFS_SIZES = 0, V_BUFS_COUNT,
+	V_BUFS_SIZE0,		/* in uint32 words, ..+ LIT_MAX_PARTS - 1 */
+};
+enum rt_val_raw_feed { V_FEED_QUEUE = 0, V_FEED_DATA, V_FEED_SIZE };
+enum rt_val_cuda_launch {
+	V_CU_FUNC = 0, V_CU_GRID_X, V_CU_GRID_Y, V_CU_GRID_Z, V_CU_BLOCK_X,
+	V_CU_BLOCK_Y, V_CU_BLOCK_Z, V_CU_SHARED, V_CU_STREAM,
+};
+enum rt_val_cuda_memcpy { V_CUMEM_DST = 0, V_CUMEM_SRC, V_CUMEM_BYTES, V_CUMEM_STREAM };
+enum rt_val_cuda_sync { V_CUSYNC_STREAM = 0 };
+enum rt_val_get_next { V_GETNEXT_THIS = 0 };
+
+enum rt_target_kind {
+	RT_TARGET_SYMBOL,	/* an exported (or .symtab) function */
+	RT_TARGET_PJRT,		/* a slot of the PJRT_Api table */
+	RT_TARGET_DYNAMIC,	/* an address learned at run time (callbacks) */
+};
+
+struct rt_pack_entry {
+	const char *name;		/* what a user reads in `acceltrace probes` */
+	enum rt_target_kind target;
+	const char *symbol;		/* RT_TARGET_SYMBOL */
+	enum pjrt_fn pjrt_fn;		/* RT_TARGET_PJRT */
+	enum rt_event_kind event;
+	__u32 spec_flags;		/* enum rt_spec_flags */
+	__u32 n_ops;
+	struct at_fetch_op ops[AT_MAX_FETCH_OPS];
+};
+
+struct rt_pack {
+	const char *name;
+	/* Extended regex on the library's file name (basename). */
+	const char *library;
+	/* The library exports GetPjrtApi: find its table and use slots. */
+	bool pjrt;
+	const struct rt_pack_entry *entries;
+	size_t n_entries;
+};
+
+size_t rt_pack_count(void);
+const struct rt_pack *rt_pack_get(size_t i);
+/* The pack whose library pattern matches @path's basename, or NULL. */
+const struct rt_pack *rt_pack_match(const char *path);
+/* The entry for OnReady callbacks (attached at run time). */
+const struct rt_pack_entry *rt_pack_callback_entry(void);
+/*
+ * Checks a fetch program: ops reference only earlier values, entry ops never
+ * use values fetched at return, the return value only at return, argument
+ * registers and the stack pointer only at entry (at return they hold other
+ * things: save the pointer at entry and read through the saved value), at
+ * most one payload. Returns 0, or -EINVAL with the reason in @why.
+ */
+int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len);
+/* Fills a BPF probe spec from an entry. */
+void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *spec);
+const char *rt_event_kind_name(enum rt_event_kind kind);
+
+/* Bytes per element of a PJRT_Buffer_Type; 0 when unknown. */
+unsigned int pjrt_buffer_type_size(unsigned int type);
+
+#endif /* ACCELTRACE_PROBE_PACKS_H */

@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Runtime-library discovery and uprobe placement. Uprobes are keyed by file
+ * and offset, so each library file is probed once, for every process that
+ * maps it (the BPF side keeps only traced processes); a library no traced
+ * process maps any more loses its probes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOG_CONTEXT "attach"
+#include "lib/log.h"
+#include "lib/array.h"
+#include "discover/device_nodes.h"
+#include "discover/elf_image.h"
+#include "discover/pjrt_api.h"
+#include "probe/probe_session.h"
+#include "discover/proc_maps.h"
+#include "discover/runtime_attach.h"
+
+#define MAX_CALLBACKS 64
+#define MAX_LIB_USERS 256
+
+struct library {
+	struct attached_library pub;
+	struct elf_image *elf;
+	pid_t users[MAX_LIB_USERS];
+	pid_t refused_pid;		/* the process whose table was refused */
+};
+
+#define MAX_CALLBACK_USERS 64
+
+/* A callback function: probed once per (file, offset), for every process
+ * that registers it; detached when the last of them is gone. */
+struct callback {
+	uint64_t dev, ino, offset;	/* the function, in its file */
+	struct attached_probe *probe;
+	struct {
+		pid_t pid;
+		uint64_t addr;		/* the function's address in that process */
+	} users[MAX_CALLBACK_USERS];
+	unsigned int n_users;
+};
+
+struct runtime_attach {
+	struct probe_session *ps;	/* NULL: plan only */
+	struct library **libs;
+	size_t n_libs, cap_libs;
+	struct attached_probe **probes;
+	size_t n_probes, cap_probes;
+	struct attached_probe *by_id[AT_MAX_PROBES];
+	struct callback callbacks[MAX_CALLBACKS];
+	size_t n_callbacks;
+	bool callbacks_full_warned;
+};
+
+/* ---------------------------------------------------------------- probes */
+
+static struct attached_probe *new_probe(struct runtime_attach *ra,
+					const struct rt_pack_entry *e,
+					const struct attached_library *lib)
+{
+	struct attached_probe *p;
+
+	if (ARRAY_GROW(ra->probes, ra->cap_probes, ra->n_probes + 1))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->probe_id = -1;
+	p->entry = e;
+	p->lib = lib;
+	ra->probes[ra->n_probes++] = p;
+	return p;
+}
+
+/* Attaches @p at (path, attach_offset) unless planning. */
+static int attach_probe(struct runtime_attach *ra, struct attached_probe *p,
+			const char *path)
+{
+	struct rt_probe_spec spec;
+	char why[256];
+	int id;
+
+	if (rt_pack_entry__validate(p->entry, why, sizeof(why))) {
+		log_err("probe pack entry refused: %s", why);
+		return p->error = -EINVAL;
+	}
+	/* An instruction the kernel will not probe at all (lock prefix...). */
+	if (p->placement.refused) {
+		log_warn("cannot probe %s in %s: %s", p->entry->name, path,
+			 p->placement.why);
+		return p->error = -EOPNOTSUPP;
+	}
+	if (!ra->ps)
+		return 0;
+	rt_pack_entry__spec(p->entry, &spec);
+	id = probe_session__attach_runtime(ra->ps, &spec, path, p->attach_offset, -1);
+	if (id < 0) {
+		log_warn("cannot probe %s in %s at 0x%llx: %s", p->entry->name, path,
+			 (unsigned long long)p->attach_offset, strerror(-id));
+		return p->error = id;
+	}
+	p->probe_id = id;
+	ra->by_id[id] = p;
+	log_debug("probe %d: %s at %s+0x%llx", id, p->entry->name, path,
+		  (unsigned long long)p->attach_offset);
+	return 0;
+}
+
+static void detach_probe(struct runtime_attach *ra, struct attached_probe *p)
+{
+	if (ra->ps && p->probe_id >= 0) {
+		probe_session__detach_runtime(ra->ps, p->probe_id);
+		ra->by_id[p->probe_id] = NULL;
+	}
+	p->probe_id = -1;
+}
+
+/* ---------------------------------------------------------------- libraries */
+
+static struct library *find_library(struct runtime_attach *ra, uint64_t dev,
+				    uint64_t ino)
+{
+	for (size_t i = 0; i < ra->n_libs; i++)
+		if (ra->libs[i]->pub.dev == dev && ra->libs[i]->pub.ino == ino)
+			return ra->libs[i];
+	return NULL;
+}
+
+static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
+{
+	const struct rt_pack *pack = lib->pub.pack;
+
+	for (size_t i = 0; i < pack->n_entries; i++) {
+		const struct rt_pack_entry *e = &pack->entries[i];
+		struct elf_symbol sym;
+		struct attached_probe *p;
+		uint64_t off;
+
+		if (e->target != RT_TARGET_SYMBOL)
+			continue;
+		/* An entry whose function this library lacks costs nothing. */
+		if (elf_image__find_symbol(lib->elf, e->symbol, &sym))
+			continue;
+		if (sym.type != 2 /* STT_FUNC */) {
+			log_debug("%s in %s is not a plain function (type %d): skipped",
+				  e->symbol, lib->pub.path, sym.type);
+			continue;
+		}
+		if (elf_image__vaddr_to_offset(lib->elf, sym.value, &off))
+			continue;
+		p = new_probe(ra, e, &lib->pub);
+		if (!p)
+			return;
+		snprintf(p->target, sizeof(p->target), "symbol %s", e->name);
+		p->file_offset = off;
+		if (probe_placement__for_vaddr(lib->elf, sym.value, &p->placement))
+			memset(&p->placement, 0, sizeof(p->placement));
+		p->attach_offset = off + p->placement.offset;
+		if (!attach_probe(ra, p, lib->pub.path))
+			lib->pub.n_probes++;
+	}
+}
+
+static struct library *library_get(struct runtime_attach *ra, const char *path,
+				   const struct rt_pack *pack)
+{
+	struct library *lib;
+	struct stat st;
+
+	if (stat(path, &st))
+		return NULL;
+	lib = find_library(ra, st.st_dev, st.st_ino);
+	if (lib)
+		return lib;
+	if (ARRAY_GROW(ra->libs, ra->cap_libs, ra->n_libs + 1))
+		return NULL;
+	lib = calloc(1, sizeof(*lib));
+	if (!lib)
+		return NULL;
+	snprintf(lib->pub.path, sizeof(lib->pub.path), "%s", path);
+	lib->pub.dev = st.st_dev;
+	lib->pub.ino = st.st_ino;
+	lib->pub.pack = pack;
+	lib->elf = elf_image__open(path);
+	if (!lib->elf) {
+		log_warn("cannot read %s: %s", path, strerror(errno));
+		free(lib);
+		return NULL;
+	}
+	if (elf_image__build_id(lib->elf, lib->pub.build_id, sizeof(lib->pub.build_id)))
+		lib->pub.build_id[0] = '\0';
+	ra->libs[ra->n_libs++] = lib;
+	log_debug("runtime library %s (%s, build id %s)", path, pack->name,
+		  lib->pub.build_id[0] ? lib->pub.build_id : "none");
+	attach_symbol_probes(ra, lib);
+	return lib;
+}
+
+/*
+ * Counts @pid among @lib's users. The first user after the last one left
+ * gets back every probe the library had (symbols, PJRT slots: they were
+ * detached, not forgotten).
+ */
+static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
+{
+	for (unsigned int i = 0; i < lib->pub.users; i++)
+		if (lib->users[i] == pid)
+			return;
+	if (!lib->pub.users && ra->ps) {
+		for (size_t i = 0; i < ra->n_probes; i++) {
+			struct attached_probe *p = ra->probes[i];
+
+			if (p->lib == &lib->pub && p->probe_id < 0 && !p->error &&
+			    !attach_probe(ra, p, lib->pub.path))
+				lib->pub.n_probes++;
+		}
+	}
+	if (lib->pub.users < MAX_LIB_USERS)
+		lib->users[lib->pub.users++] = pid;
+}
+
+static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
+			       struct pjrt_api *api)
+{
+	const struct rt_pack *pack = lib->pub.pack;
+
+	lib->pub.has_table = true;
+	lib->pub.table_refused = false;
+	lib->pub.table_addr = pjrt_api__addr(api);
+	lib->pub.pjrt_major = pjrt_api__major(api);
+	lib->pub.pjrt_minor = pjrt_api__minor(api);
+	snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s",
+		 pjrt_api__note(api) ? pjrt_api__note(api) : "");
+	if (lib->pub.slots_attached)
+		return;
+	for (size_t i = 0; i < pack->n_entries; i++) {
+		const struct rt_pack_entry *e = &pack->entries[i];
+		struct pjrt_probe_target t;
+		struct attached_probe *p;
+
+		if (e->target != RT_TARGET_PJRT)
+			continue;
+		if (pjrt_api__probe_target(api, e->pjrt_fn, &t))
+			continue;	/* not in this minor's table, or NULL */
+		p = new_probe(ra, e, &lib->pub);
+		if (!p)
+			return;
+		snprintf(p->target, sizeof(p->target), "PJRT_Api slot %d", t.slot);
+		p->file_offset = t.file_offset;
+		p->placement = t.placement;
+		p->attach_offset = t.attach_offset;
+		if (!attach_probe(ra, p, t.path))
+			lib->pub.n_probes++;
+	}
+	lib->pub.slots_attached = true;
+}
+
+/* A running process's table: found by scanning, since GetPjrtApi ran. */
+static void find_table_by_scan(struct runtime_attach *ra, struct library *lib,
+			       pid_t pid, const char *maps_path)
+{
+	char reason[1024] = "";
+	struct pjrt_api *api;
+
+	/* Found, or refused in this process's memory already: the rescans
+	 * that call this four times a second need not scan it again. */
+	if (lib->pub.has_table || (lib->pub.table_refused && lib->refused_pid == pid))
+		return;
+	api = pjrt_api__scan(pid, maps_path, reason, sizeof(reason));
+	if (!api) {
+		/* ENOENT: not initialised yet; GetPjrtApi's return will tell. */
+		if (errno != ENOENT) {
+			lib->pub.table_refused = true;
+			lib->refused_pid = pid;
+			log_warn("refusing the PJRT table of %s in process %d: %s",
+				 lib->pub.path, pid, reason);
+		}
+		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
+		return;
+	}
+	lib->pub.table_scanned = true;
+	lib->pub.table_pid = pid;
+	attach_slot_probes(ra, lib, api);
+	pjrt_api__free(api);
+}
+
+/* ---------------------------------------------------------------- processes */
+
+/* Library paths a process's environment names for later loading. */
+static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
+				  const char *root)
+{
+	static const char *const vars[] = {
+		"TPU_LIBRARY_PATH=", "PJRT_NAMES_AND_LIBRARY_PATHS=",
+	};
+	char path[64], *buf = NULL;
+	size_t cap = 0, len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	len = getdelim(&buf, &cap, '\0', f);
+	while ((ssize_t)len > 0) {
+		for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+			size_t vl = strlen(vars[v]);
+			char *list, *item, *save = NULL;
+
+			if (strncmp(buf, vars[v], vl))
+				continue;
+			list = strdup(buf + vl);
+			/* TPU_LIBRARY_PATH is one path; the PJRT list is
+			 * name:path pairs separated by commas. */
+			for (item = strtok_r(list, ",", &save); item;
+			     item = strtok_r(NULL, ",", &save)) {
+				char *p = v ? strchr(item, ':') : NULL;
+				const struct rt_pack *pack;
+				char full[PATH_MAX];
+
+				p = p ? p + 1 : item;
+				pack = rt_pack_match(p);
+				if (!pack || p[0] != '/')
+					continue;
+				snprintf(full, sizeof(full), "%s%s", root, p);
+				library_get(ra, full, pack);
+			}
+			free(list);
+		}
+		len = getdelim(&buf, &cap, '\0', f);
+	}
+	free(buf);
+	fclose(f);
+}
+
+static void add_process_fds(struct runtime_attach *ra, pid_t pid,
+			    struct process_report *r)
+{
+	char dir[64], link[320], target[256];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const struct device_node_pattern *pat;
+		int fd = atoi(de->d_name);
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strcmp(target, "anon_inode:[eventfd]")) {
+			if (ra->ps)
+				probe_session__set_fd(ra->ps, pid, fd, FD_EVENTFD);
+			if (r)
+				r->n_eventfds++;
+			continue;
+		}
+		pat = device_node_match(target);
+		if (!pat)
+			continue;
+		if (ra->ps)
+			probe_session__set_fd(ra->ps, pid, fd, FD_DEVICE);
+		if (r && r->n_device_nodes < 16) {
+			r->device_nodes[r->n_device_nodes].fd = fd;
+			snprintf(r->device_nodes[r->n_device_nodes].path,
+				 sizeof(r->device_nodes[0].path), "%.127s", target);
+			r->device_nodes[r->n_device_nodes].family = pat->family->name;
+			r->n_device_nodes++;
+		}
+	}
+	closedir(d);
+}
+
+int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
+				struct process_report *r)
+{
+	struct proc_maps *maps;
+	char root[64] = "";
+	int found = 0;
+
+	if (r) {
+		memset(r, 0, sizeof(*r));
+		r->pid = pid;
+	}
+	maps = proc_maps__read(pid);
+	if (!maps)
+		return -errno;
+	if (proc_root_differs(pid) == 1) {
+		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+		if (r)
+			r->in_container = true;
+	}
+	for (size_t i = 0; i < proc_maps__object_count(maps); i++) {
+		const struct proc_object *o = proc_maps__object(maps, i);
+		const struct rt_pack *pack = rt_pack_match(o->path);
+		char path[PATH_MAX];
+		struct library *lib;
+
+		if (!pack)
+			continue;
+		if (proc_maps__open_path(pid, proc_maps__get(maps, o->first), path,
+					 sizeof(path)))
+			continue;
+		lib = library_get(ra, path, pack);
+		if (!lib)
+			continue;
+		found++;
+		add_user(ra, lib, pid);
+		if (pack->pjrt)
+			find_table_by_scan(ra, lib, pid, o->path);
+		if (r && r->n_libraries < 16)
+			r->libraries[r->n_libraries++] = &lib->pub;
+	}
+	proc_maps__free(maps);
+	add_environ_libraries(ra, pid, root);
+	add_process_fds(ra, pid, r);
+	return found;
+}
+
+/* Detaches every probe @match selects, all at once. */
+static void detach_probes(struct runtime_attach *ra,
+			  bool (*match)(const struct attached_probe *p, const void *arg),
+			  const void *arg)
+{
+	int *ids = calloc(ra->n_probes + 1, sizeof(*ids));
+	size_t n = 0;
+
+	for (size_t i = 0; i < ra->n_probes; i++) {
+		struct attached_probe *p = ra->probes[i];
+
+		if (!match(p, arg))
+			continue;
+		if (!ids) {
+			detach_probe(ra, p);
+			continue;
+		}
+		if (p->probe_id >= 0) {
+			ids[n++] = p->probe_id;
+			ra->by_id[p->probe_id] = NULL;
+		}
+		p->probe_id = -1;
+	}
+	if (ra->ps && n)
+		probe_session__detach_runtime_many(ra->ps, ids, n);
+	log_debug("detached %zu runtime probes", n);
+	free(ids);
+}
+
+static bool probe_of_library(const struct attached_probe *p, const void *lib)
+{
+	return p->lib == lib;
+}
+
+static bool any_probe(const struct attached_probe *p, const void *arg)
+{
+	(void)p;
+	(void)arg;
+	return true;
+}
+
+static void library_drop_probes(struct runtime_attach *ra, struct library *lib)
+{
+	detach_probes(ra, probe_of_library, &lib->pub);
+	lib->pub.n_probes = 0;
+}
+
+void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
+{
+	for (size_t i = 0; i < ra->n_libs; i++) {
+		struct library *lib = ra->libs[i];
+
+		for (unsigned int u = 0; u < lib->pub.users; u++) {
+			if (lib->users[u] != pid)
+				continue;
+			lib->users[u] = lib->users[--lib->pub.users];
+			/* Nobody traced maps it: no probe stays behind. */
+			if (!lib->pub.users && !lib->pub.pinned) {
+				library_drop_probes(ra, lib);
+				lib->pub.has_table = false;
+			}
+			break;
+		}
+	}
+	for (size_t i = 0; i < ra->n_callbacks; i++) {
+		struct callback *cb = &ra->callbacks[i];
+
+		for (unsigned int u = 0; u < cb->n_users; u++) {
+			if (cb->users[u].pid != pid)
+				continue;
+			cb->users[u] = cb->users[--cb->n_users];
+			break;
+		}
+		if (!cb->n_users && cb->probe && cb->probe->probe_id >= 0)
+			detach_probe(ra, cb->probe);
+	}
+}
+
+/* ---------------------------------------------------------------- events */
+
+int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
+				uint64_t table)
+{
+	struct library *lib = NULL;
+	char reason[1024] = "";
+	struct pjrt_api *api;
+
+	/* Whichever PJRT library this process maps the table belongs to:
+	 * pjrt_api says ENOENT for libraries the process does not map. */
+	for (size_t i = 0; i < ra->n_libs; i++) {
+		struct library *l = ra->libs[i];
+
+		if (!l->pub.pack->pjrt)
+			continue;
+		api = pjrt_api__from_getpjrtapi(pid, l->pub.path, table, reason,
+						sizeof(reason));
+		if (api) {
+			l->pub.table_scanned = false;
+			l->pub.table_pid = pid;
+			add_user(ra, l, pid);
+			attach_slot_probes(ra, l, api);
+			pjrt_api__free(api);
+			return 0;
+		}
+		if (errno != ENOENT)
+			lib = l;	/* mapped, but the table was refused */
+	}
+	if (lib) {
+		lib->pub.table_refused = true;
+		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
+		log_warn("refusing the PJRT table GetPjrtApi returned in process %d: %s",
+			 pid, reason);
+	}
+	return -EINVAL;
+}
+
+int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
+				uint64_t addr)
+{
+	const struct proc_map *m;
+	struct attached_probe *p;
+	struct elf_image *elf = NULL;
+	struct proc_maps *maps;
+	char path[PATH_MAX];
+	uint64_t off, vaddr;
+	struct callback *cb;
+	struct stat st;
+	int err = 0;
+
+	if (runtime_attach__callback_ready(ra, pid, addr))
+		return 0;
+	maps = proc_maps__read(pid);
+	if (!maps)
+		return -errno;
+	if (proc_maps__addr_to_file_offset(maps, addr, &m, &off) ||
+	    proc_maps__open_path(pid, m, path, sizeof(path)) || stat(path, &st)) {
+		err = -ENOENT;
+		goto out;
+	}
+	for (size_t i = 0; i < ra->n_callbacks; i++) {
+		cb = &ra->callbacks[i];
+		if (cb->dev != st.st_dev || cb->ino != st.st_ino || cb->offset != off)
+			continue;
+		/* The same function, another process (or the same one again). */
+		if (cb->n_users < MAX_CALLBACK_USERS) {
+			cb->users[cb->n_users].pid = pid;
+			cb->users[cb->n_users].addr = addr;
+			cb->n_users++;
+		}
+		/* Its last user had gone: probe it again. */
+		if (cb->probe && cb->probe->probe_id < 0)
+			err = attach_probe(ra, cb->probe, path);
+		goto out;
+	}
+	if (ra->n_callbacks == MAX_CALLBACKS) {
+		if (!ra->callbacks_full_warned)
+			log_warn("more than %d distinct OnReady callbacks: later ones are not probed",
+				 MAX_CALLBACKS);
+		ra->callbacks_full_warned = true;
+		err = -E2BIG;
+		goto out;
+	}
+	p = new_probe(ra, rt_pack_callback_entry(), NULL);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	snprintf(p->target, sizeof(p->target), "callback %.60s+0x%llx",
+		 strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
+		 (unsigned long long)off);
+	p->file_offset = off;
+	elf = elf_image__open(path);
+	if (!elf || elf_image__offset_to_vaddr(elf, off, &vaddr) ||
+	    probe_placement__for_vaddr(elf, vaddr, &p->placement))
+		memset(&p->placement, 0, sizeof(p->placement));
+	p->attach_offset = off + p->placement.offset;
+	err = attach_probe(ra, p, path);
+	cb = &ra->callbacks[ra->n_callbacks++];
+	cb->dev = st.st_dev;
+	cb->ino = st.st_ino;
+	cb->offset = off;
+	cb->probe = p;
+	cb->users[0].pid = pid;
+	cb->users[0].addr = addr;
+	cb->n_users = 1;
+	log_debug("probing OnReady callback %s (process %d)", p->target, pid);
+out:
+	elf_image__free(elf);
+	proc_maps__free(maps);
+	return err;
+}
+
+bool runtime_attach__callback_ready(struct runtime_attach *ra, pid_t pid,
+				    uint64_t addr)
+{
+	for (size_t i = 0; i < ra->n_callbacks; i++) {
+		const struct callback *cb = &ra->callbacks[i];
+
+		for (unsigned int u = 0; u < cb->n_users; u++)
+			if (cb->users[u].pid == pid && cb->users[u].addr == addr)
+				return cb->probe && cb->probe->probe_id >= 0;
+	}
+	return false;
+}
+
+bool runtime_attach__settled(const struct runtime_attach *ra)
+{
+	for (size_t i = 0; i < ra->n_libs; i++) {
+		const struct attached_library *l = &ra->libs[i]->pub;
+
+		if (l->pack->pjrt && l->users && !l->slots_attached && !l->table_refused)
+			return false;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+struct runtime_attach *runtime_attach__new(struct probe_session *ps,
+					   const struct runtime_attach_opts *opts)
+{
+	struct runtime_attach *ra = calloc(1, sizeof(*ra));
+
+	if (!ra)
+		return NULL;
+	ra->ps = ps;
+	for (size_t i = 0; opts && i < opts->n_libraries; i++) {
+		const char *path = opts->libraries[i];
+		const struct rt_pack *pack = rt_pack_match(path);
+		struct library *lib;
+
+		if (!pack) {
+			log_warn("--library %s: no probe pack matches this file name", path);
+			continue;
+		}
+		lib = library_get(ra, path, pack);
+		if (!lib) {
+			log_err("--library %s: %s", path, strerror(errno ? errno : ENOENT));
+			runtime_attach__free(ra);
+			errno = ENOENT;
+			return NULL;
+		}
+		lib->pub.pinned = true;
+	}
+	return ra;
+}
+
+void runtime_attach__free(struct runtime_attach *ra)
+{
+	if (!ra)
+		return;
+	detach_probes(ra, any_probe, NULL);
+	for (size_t i = 0; i < ra->n_probes; i++)
+		free(ra->probes[i]);
+	free(ra->probes);
+	for (size_t i = 0; i < ra->n_libs; i++) {
+		elf_image__free(ra->libs[i]->elf);
+		free(ra->libs[i]);
+	}
+	free(ra->libs);
+	free(ra);
+}
+
+const struct attached_probe *runtime_attach__probe(const struct runtime_attach *ra,
+						   int probe_id)
+{
+	if (probe_id < 0 || probe_id >= AT_MAX_PROBES)
+		return NULL;
+	return ra->by_id[probe_id];
+}
+
+size_t runtime_attach__probe_count(const struct runtime_attach *ra)
+{
+	return ra->n_probes;
+}
+
+const struct attached_probe *runtime_attach__probe_at(const struct runtime_attach *ra,
+						      size_t i)
+{
+	return i < ra->n_probes ? ra->probes[i] : NULL;
+}
+
+size_t runtime_attach__library_count(const struct runtime_attach *ra)
+{
+	return ra->n_libs;
+}
+
+const struct attached_library *runtime_attach__library(const struct runtime_attach *ra,
+						       size_t i)
+{
+	return i < ra->n_libs ? &ra->libs[i]->pub : NULL;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Finding and probing what traced processes run on: runtime libraries
+ * matched by the probe packs (attached once per library file, for every
+ * process that maps it), their PJRT_Api tables (from GetPjrtApi's return or
+ * a validated scan), OnReady callbacks learned at run time, and the device
+ * nodes and eventfds processes already hold.
+ *
+ * Without a probe session it only plans: `acceltrace probes` shows what
+ * would be attached and why, attaching nothing.
+ */
+#ifndef ACCELTRACE_RUNTIME_ATTACH_H
+#define ACCELTRACE_RUNTIME_ATTACH_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "discover/probe_packs.h"
+#include "discover/probe_placement.h"
+
+struct probe_session;
+struct runtime_attach;
+
+struct runtime_attach_opts {
+	size_t sz;
+	/* Library files to probe before any process maps them (--library). */
+	const char *const *libraries;
+	size_t n_libraries;
+};
+#define runtime_attach_opts__last_field n_libraries
+
+/* A library file acceltrace knows, with what it attached there. */
+struct attached_library {
+	char path[PATH_MAX];		/* as acceltrace opens it */
+	uint64_t dev, ino;		/* its identity */
+	char build_id[41];
+	const struct rt_pack *pack;
+	/* PJRT: the table once found, and why not when it was refused. */
+	bool has_table;
+	uint64_t table_addr;		/* in the process it was found in */
+	int table_pid;
+	int pjrt_major, pjrt_minor;
+	bool table_scanned;		/* found by scan (not GetPjrtApi's return) */
+	char table_note[1024];		/* acceptance notes, or the refusal */
+	bool table_refused;
+	bool slots_attached;
+	unsigned int n_probes;		/* probes attached (or planned) here */
+	unsigned int users;		/* traced processes mapping it */
+	bool pinned;			/* named with --library: kept */
+};
+
+/* One attached (or planned) probe. */
+struct attached_probe {
+	int probe_id;			/* -1 in plan mode or when attach failed */
+	const struct rt_pack_entry *entry;
+	const struct attached_library *lib;
+	char target[96];		/* "symbol GetPjrtApi", "slot 55", "callback" */
+	uint64_t file_offset;		/* of the function */
+	uint64_t attach_offset;		/* where the uprobe is */
+	struct probe_placement placement;
+	int error;			/* attach error, -errno; 0 when fine */
+};
+
+/* What acceltrace found in one process. */
+struct process_report {
+	pid_t pid;
+	unsigned int n_libraries;
+	const struct attached_library *libraries[16];
+	unsigned int n_device_nodes;
+	struct {
+		int fd;
+		char path[128];
+		const char *family;
+	} device_nodes[16];
+	unsigned int n_eventfds;
+	bool in_container;		/* its root differs: paths via /proc/PID/root */
+};
+
+struct runtime_attach *runtime_attach__new(struct probe_session *ps,
+					   const struct runtime_attach_opts *opts);
+void runtime_attach__free(struct runtime_attach *ra);
+
+/*
+ * Examines a process: probes its runtime libraries (and those its
+ * environment names, for late dlopen), finds their PJRT tables, and tells
+ * the BPF side about its device-node fds and eventfds. @report may be NULL.
+ * Returns the number of runtime libraries it maps, or -errno (ESRCH: gone).
+ */
+int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
+				struct process_report *report);
+/* The process exited: libraries nobody traced maps any more are detached. */
+void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid);
+
+/* GetPjrtApi returned @table in @pid: validate it, probe its slots. */
+int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
+				uint64_t table);
+/* OnReady registered @callback in @pid: probe it (once per function). */
+int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
+				uint64_t callback);
+/* True once the callback at @callback in @pid is probed. */
+bool runtime_attach__callback_ready(struct runtime_attach *ra, pid_t pid,
+				    uint64_t callback);
+/* Work still to do that could lose events (a table not found yet...). */
+bool runtime_attach__settled(const struct runtime_attach *ra);
+
+const struct attached_probe *runtime_attach__probe(const struct runtime_attach *ra,
+						   int probe_id);
+size_t runtime_attach__probe_count(const struct runtime_attach *ra);
+const struct attached_probe *runtime_attach__probe_at(const struct runtime_attach *ra,
+						      size_t i);
+size_t runtime_attach__library_count(const struct runtime_attach *ra);
+const struct attached_library *runtime_attach__library(const struct runtime_attach *ra,
+						       size_t i);
+
+#endif /* ACCELTRACE_RUNTIME_ATTACH_H */

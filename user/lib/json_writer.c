@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "lib/json_writer.h"
+
+#define JW_MAX_DEPTH 64
+
+struct json_writer {
+	FILE *out;
+	bool pretty;
+	int depth;
+	/* Per nesting level: has the container got an element yet? */
+	bool has_elem[JW_MAX_DEPTH];
+	/* A name was just written: the next value needs no comma. */
+	bool after_name;
+};
+
+struct json_writer *jw_new(FILE *out, bool pretty)
+{
+	struct json_writer *jw = calloc(1, sizeof(*jw));
+
+	if (!jw)
+		return NULL;
+	jw->out = out;
+	jw->pretty = pretty;
+	return jw;
+}
+
+void jw_free(struct json_writer *jw)
+{
+	free(jw);
+}
+
+static void newline_indent(struct json_writer *jw)
+{
+	if (!jw->pretty)
+		return;
+	fputc('\n', jw->out);
+	for (int i = 0; i < jw->depth; i++)
+		fputs("  ", jw->out);
+}
+
+/* Separator before a value or a name at the current level. */
+static void begin_elem(struct json_writer *jw)
+{
+	if (jw->after_name) {
+		jw->after_name = false;
+		return;
+	}
+	if (jw->depth > 0) {
+		if (jw->has_elem[jw->depth])
+			fputc(',', jw->out);
+		jw->has_elem[jw->depth] = true;
+		newline_indent(jw);
+	}
+}
+
+static void open_container(struct json_writer *jw, char c)
+{
+	begin_elem(jw);
+	fputc(c, jw->out);
+	if (jw->depth < JW_MAX_DEPTH - 1)
+		jw->depth++;
+	jw->has_elem[jw->depth] = false;
+}
+
+static void close_container(struct json_writer *jw, char c)
+{
+	bool had = jw->has_elem[jw->depth];
+
+	if (jw->depth > 0)
+		jw->depth--;
+	if (had)
+		newline_indent(jw);
+	fputc(c, jw->out);
+}
+
+void jw_start_object(struct json_writer *jw) { open_container(jw, '{'); }
+void jw_end_object(struct json_writer *jw) { close_container(jw, '}'); }
+void jw_start_array(struct json_writer *jw) { open_container(jw, '['); }
+void jw_end_array(struct json_writer *jw) { close_container(jw, ']'); }
+
+static void put_escaped(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\r': fputs("\\r", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (*p < 0x20)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+void jw_name(struct json_writer *jw, const char *name)
+{
+	begin_elem(jw);
+	put_escaped(jw->out, name);
+	fputs(jw->pretty ? ": " : ":", jw->out);
+	jw->after_name = true;
+}
+
+void jw_string(struct json_writer *jw, const char *s)
+{
+	begin_elem(jw);
+	if (s)
+		put_escaped(jw->out, s);
+	else
+		fputs("null", jw->out);
+}
+
+void jw_uint(struct json_writer *jw, uint64_t v)
+{
+	begin_elem(jw);
+	fprintf(jw->out, "%" PRIu64, v);
+}
+
+void jw_int(struct json_writer *jw, int64_t v)
+{
+	begin_elem(jw);
+	fprintf(jw->out, "%" PRId64, v);
+}
+
+void jw_double(struct json_writer *jw, double v)
+{
+	begin_elem(jw);
+	/* JSON has no NaN or infinity. */
+	if (isfinite(v))
+		fprintf(jw->out, "%.17g", v);
+	else
+		fputs("null", jw->out);
+}
+
+void jw_bool(struct json_writer *jw, bool v)
+{
+	begin_elem(jw);
+	fputs(v ? "true" : "false", jw->out);
+}
+
+void jw_null(struct json_writer *jw)
+{
+	begin_elem(jw);
+	fputs("null", jw->out);
+}
+
+void jw_string_field(struct json_writer *jw, const char *name, const char *s)
+{
+	jw_name(jw, name);
+	jw_string(jw, s);
+}
+
+void jw_uint_field(struct json_writer *jw, const char *name, uint64_t v)
+{
+	jw_name(jw, name);
+	jw_uint(jw, v);
+}
+
+void jw_int_field(struct json_writer *jw, const char *name, int64_t v)
+{
+	jw_name(jw, name);
+	jw_int(jw, v);
+}
+
+void jw_double_field(struct json_writer *jw, const char *name, double v)
+{
+	jw_name(jw, name);
+	jw_double(jw, v);
+}
+
+void jw_bool_field(struct json_writer *jw, const char *name, bool v)
+{
+	jw_name(jw, name);
+	jw_bool(jw, v);
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Level-filtered messages on stderr, plain or as JSON lines. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+#include "lib/json_writer.h"
+
+static enum log_level max_level = LOG_INFO;
+static bool json_mode;
+
+void log_set_verbosity(enum log_level level)
+{
+	max_level = level;
+}
+
+enum log_level log_verbosity(void)
+{
+	return max_level;
+}
+
+void log_set_json(bool json)
+{
+	json_mode = json;
+}
+
+bool log_json(void)
+{
+	return json_mode;
+}
+
+static const char *level_name(enum log_level level)
+{
+	switch (level) {
+	case LOG_ERROR: return "error";
+	case LOG_WARN: return "warning";
+	case LOG_INFO: return "info";
+	case LOG_DEBUG: return "debug";
+	}
+	return "?";
+}
+
+static void log_vprintf(enum log_level level, const char *context,
+			const char *fmt, va_list ap)
+{
+	char msg[2048];
+	size_t len;
+
+	if (level > max_level)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = strlen(msg);
+	while (len && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+
+	if (json_mode) {
+		struct json_writer *jw = jw_new(stderr, false);
+
+		if (!jw)
+			return;
+		jw_start_object(jw);
+		jw_string_field(jw, "level", level_name(level));
+		if (context)
+			jw_string_field(jw, "context", context);
+		jw_string_field(jw, "message", msg);
+		jw_end_object(jw);
+		jw_free(jw);
+		fputc('\n', stderr);
+		return;
+	}
+
+	fputs("acceltrace: ", stderr);
+	if (level == LOG_ERROR)
+		fputs("error: ", stderr);
+	else if (level == LOG_WARN)
+		fputs("warning: ", stderr);
+	if (context)
+		fprintf(stderr, "%s: ", context);
+	fprintf(stderr, "%s\n", msg);
+}
+
+void log_printf(enum log_level level, const char *context, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprintf(level, context, fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
+			   va_list ap)
+{
+	/*
+	 * libbpf warns about things acceltrace probes for on purpose (a
+	 * refused fentry load, say); our own code reports what matters, so
+	 * libbpf's text is debug output only.
+	 */
+	(void)level;
+	log_vprintf(LOG_DEBUG, NULL, fmt, ap);
+	return 0;
+}
+
+void log_route_libbpf(void)
+{
+	libbpf_set_print(libbpf_print_fn);
+}

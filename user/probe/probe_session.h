@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The kernel side of one acceltrace run: the BPF object (loaded with the
+ * attach flavours this kernel supports), its ring-buffer shards, the traced
+ * set, the fd and irq tables, and every probe attached. One lifecycle:
+ * probe_session__open() -> attach_kernel() -> add targets and runtime probes
+ * -> poll() ... -> probe_session__free().
+ */
+#ifndef ACCELTRACE_PROBE_SESSION_H
+#define ACCELTRACE_PROBE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
+#include "probe/kernel_features.h"
+
+struct probe_session;
+
+struct probe_session_opts {
+	size_t sz;
+	/* Kernel features, already probed (mechanisms are chosen from them). */
+	const struct features *features;
+	bool whole_host;	/* -a: adopt processes that use a runtime */
+	bool children;		/* --children: descendants of traced processes */
+	bool sched_switch;	/* on/off-CPU records for traced threads */
+	bool irqs;		/* device interrupt handlers */
+	bool io_uring;		/* io_uring read requests of traced threads */
+	/* Bytes per ring-buffer shard (power of two; 0: 8 MiB). */
+	uint64_t ring_bytes;
+	uint32_t cpus_per_ring;	/* 0: 4 */
+	/* Device-node path prefixes matched in the kernel on open. */
+	const char *const *dev_prefixes;
+	size_t n_dev_prefixes;
+	/* Slots for calls in progress, each kind (power of two up to
+	 * AT_CALL_SLOTS; 0: that). Calls whose slot is taken use a hash map:
+	 * tests make them share slots with a small number. */
+	uint32_t call_slots;
+};
+#define probe_session_opts__last_field call_slots
+
+/* Called for every record, in ring order per shard. Nonzero stops a poll. */
+typedef int (*probe_record_fn)(void *ctx, const void *data, size_t size);
+
+/* Opens, configures and loads; NULL and errno (message logged) on failure. */
+struct probe_session *probe_session__open(const struct probe_session_opts *opts,
+					  probe_record_fn fn, void *ctx);
+void probe_session__free(struct probe_session *ps);
+
+/* Attaches the syscall, task and irq programs. */
+int probe_session__attach_kernel(struct probe_session *ps);
+
+/* The traced set. */
+int probe_session__trace_pid(struct probe_session *ps, uint32_t pid, uint32_t flags);
+int probe_session__untrace_pid(struct probe_session *ps, uint32_t pid);
+bool probe_session__pid_traced(struct probe_session *ps, uint32_t pid);
+
+/* What an fd of a traced process is (found at attach from /proc). */
+int probe_session__set_fd(struct probe_session *ps, uint32_t pid, uint32_t fd,
+			  enum fd_kind kind);
+int probe_session__forget_pid_fds(struct probe_session *ps, uint32_t pid);
+int probe_session__trace_irq(struct probe_session *ps, uint32_t irq, uint32_t idx);
+
+/*
+ * Attaches a runtime probe: a uprobe at (path, offset), and a uretprobe
+ * there too when spec->flags has RT_SPEC_RETURN, both carrying the probe id
+ * as their cookie. pid -1 arms every process that maps the file (the BPF
+ * side filters by the traced set). Returns the probe id (>= 0) or -errno.
+ */
+int probe_session__attach_runtime(struct probe_session *ps,
+				  const struct rt_probe_spec *spec,
+				  const char *path, uint64_t offset, int pid);
+int probe_session__detach_runtime(struct probe_session *ps, int probe_id);
+/* Detaches several at once (their kernel grace periods overlap). */
+void probe_session__detach_runtime_many(struct probe_session *ps,
+					const int *probe_ids, size_t n);
+size_t probe_session__runtime_probes(const struct probe_session *ps);
+/* How often a runtime probe fired in a traced process. */
+uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_id);
+
+/*
+ * Consumes records: waits up to timeout_ms for data (the BPF side wakes us
+ * only when a shard fills past a threshold, so callers poll on a short
+ * timer). Returns records consumed, or -errno.
+ */
+int probe_session__poll(struct probe_session *ps, int timeout_ms);
+int probe_session__drain(struct probe_session *ps);
+
+/*
+ * Calls still in progress (the open-span tables): each is handed to fn as a
+ * record of its type with h.end_ns == 0 (runtime calls also carry
+ * RT_F_OPEN). Lets a capture include spans that began before its window and
+ * had not ended by its stop.
+ */
+int probe_session__for_each_open(struct probe_session *ps, probe_record_fn fn,
+				 void *ctx);
+/* Drops open-span entries of a dead process. */
+int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid);
+/* Calls in progress kept in the hash maps, their slot being taken. */
+void probe_session__calls_in_hash(const struct probe_session *ps, uint64_t *rt,
+				  uint64_t *sys);
+
+/* Loss counters and per-type totals from the BPF side. */
+void probe_session__losses(const struct probe_session *ps,
+			   uint64_t losses[LOSS_KIND_MAX]);
+uint64_t probe_session__emitted(const struct probe_session *ps, enum ev_type t);
+/*
+ * Probe hits the kernel ran no program for: its recursion guard skips a
+ * kprobe/uprobe/tracepoint program while another such program is active on
+ * the CPU (which a preempted syscall-tracepoint program can be, on kernels
+ * where those tracepoints are preemptible). Summed over runtime programs and
+ * over kernel programs.
+ */
+void probe_session__skipped(const struct probe_session *ps, uint64_t *runtime,
+			    uint64_t *kernel);
+const char *loss_kind_name(enum loss_kind kind);
+
+/* The mechanism used for each class, for reports. */
+enum probe_mechanism probe_session__mechanism(const struct probe_session *ps,
+					      enum probe_class pc);
+
+#endif /* ACCELTRACE_PROBE_SESSION_H */
