@@ -3,8 +3,8 @@
  * Complete-or-absent output files: a committed file has the bytes and mode
  * 0640; a failed size check, an abandoned write or a stream whose fd broke
  * leaves nothing (no temporary either); a symlink at the final name is
- * replaced, not written through; XProf's profile paths, and a symlinked
- * session directory refused.
+ * replaced, not written through. (XProf's directory layout is
+ * tests/output/test_xprof_logdir.c.)
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -44,26 +44,6 @@ static char *slurp(const char *path)
 	buf[n] = '\0';
 	fclose(f);
 	return buf;
-}
-
-static void test_paths(void)
-{
-	char buf[256], tiny[16];
-
-	ASSERT_OK(xprof_profile_path(buf, sizeof(buf), "/logs", "2026_01_01_00_00_00",
-				     "host:8470"), "path");
-	ASSERT_STREQ(buf, "/logs/plugins/profile/2026_01_01_00_00_00/host_8470.xplane.pb",
-		     "XProf layout, ':' replaced");
-	ASSERT_OK(xprof_profile_path(buf, sizeof(buf), "l", "s", "a/b"), "slash in host");
-	ASSERT_STREQ(buf, "l/plugins/profile/s/a_b.xplane.pb", "'/' replaced too");
-	ASSERT_EQ(xprof_profile_path(buf, sizeof(buf), "l", "..", "h"), -EINVAL, "session ..");
-	ASSERT_EQ(xprof_profile_path(buf, sizeof(buf), "l", "a/b", "h"), -EINVAL, "session a/b");
-	ASSERT_EQ(xprof_profile_path(buf, sizeof(buf), "l", "", "h"), -EINVAL, "empty session");
-	ASSERT_EQ(xprof_profile_path(buf, sizeof(buf), "l", "s", ""), -EINVAL, "empty host");
-	ASSERT_EQ(xprof_profile_path(tiny, sizeof(tiny), "l", "s", "h"), -ENAMETOOLONG,
-		  "too long");
-	ASSERT_OK(xprof_profile_file_name(buf, sizeof(buf), "h:1"), "file name");
-	ASSERT_STREQ(buf, "h_1.xplane.pb", "file name value");
 }
 
 static void test_commit(void)
@@ -167,51 +147,14 @@ static void test_error_paths(void)
 	unlink(target);
 }
 
-static void test_session_dir(void)
-{
-	char logdir[512], p[600], elsewhere[512];
-	struct stat st;
-	int fd;
-
-	snprintf(logdir, sizeof(logdir), "%s/logs/deeper", dir);
-	fd = xprof_session_dir_open(logdir, "run1");
-	ASSERT_GE(fd, 0, "creates logdir/plugins/profile/run1");
-	if (fd >= 0)
-		close(fd);
-	snprintf(p, sizeof(p), "%s/plugins/profile/run1", logdir);
-	if (ASSERT_OK(stat(p, &st), "session dir exists")) {
-		ASSERT_TRUE(S_ISDIR(st.st_mode), "is a directory");
-		ASSERT_EQ(st.st_mode & 0777, 0750 & ~0022, "mode 0750");
-	}
-	fd = xprof_session_dir_open(logdir, "run1");
-	ASSERT_GE(fd, 0, "existing session dir reopened");
-	if (fd >= 0)
-		close(fd);
-
-	/* A session directory that is a symlink is refused. */
-	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", dir);
-	ASSERT_OK(mkdir(elsewhere, 0700), "mkdir elsewhere");
-	snprintf(p, sizeof(p), "%s/plugins/profile/run2", logdir);
-	ASSERT_OK(symlink(elsewhere, p), "symlink session");
-	ASSERT_EQ(xprof_session_dir_open(logdir, "run2"), -ELOOP, "symlinked session refused");
-	ASSERT_EQ(xprof_session_dir_open(logdir, "../x"), -EINVAL, "bad session refused");
-
-	/* A file where a directory should be. */
-	snprintf(p, sizeof(p), "%s/plugins/profile/run3", logdir);
-	close(open(p, O_CREAT | O_WRONLY, 0600));
-	ASSERT_EQ(xprof_session_dir_open(logdir, "run3"), -ENOTDIR, "file as session dir");
-}
-
 int main(void)
 {
 	char cmd[600];
 
 	if (!ASSERT_OK_PTR(mkdtemp(dir), "mkdtemp"))
 		return test_exit();
-	test_paths();
 	test_commit();
 	test_error_paths();
-	test_session_dir();
 	ASSERT_STREQ(io_error_reason(-ENOSPC), "disk full (no space left on device)",
 		     "ENOSPC wording");
 	ASSERT_STREQ(io_error_reason(EDQUOT), "disk quota exceeded", "EDQUOT wording");

@@ -9,6 +9,7 @@
  * tests/output/test_xspace_decode.sh reads the same file with protoc and
  * Python. `test_xspace_writer --emit DIR` writes it for that script.
  *
+ * Device types: unknown (NULL or "") and without "TPU", as XProf needs them.
  * Failure paths: not finalized, not seekable, over the size limit, a full
  * device (/dev/full).
  */
@@ -319,6 +320,83 @@ out:
 	free(buf);
 }
 
+/* A plane stat's string value, by its metadata's name; NULL if absent. */
+static const char *plane_stat_str(const XPlane *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_stats; i++) {
+		int64_t id = p->stats[i]->metadata_id;
+
+		for (size_t j = 0; j < p->n_stat_metadata; j++) {
+			const Tensorflow__Profiler__XStatMetadata *md = p->stat_metadata[j]->value;
+
+			if (p->stat_metadata[j]->key == id && md && !strcmp(md->name, name))
+				return p->stats[i]->value_case ==
+				       TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE ?
+				       p->stats[i]->str_value : NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The capture keeps an unknown device type as id 0; the XProf mapping gives
+ * such a device what XProf needs ("TPU", a /device:TPU:N plane), prefixes a
+ * type without "TPU", and names device lines in XProf's words.
+ */
+static void test_device_types(const char *dir)
+{
+	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s" };
+	struct capture *c = capture__new(&o);
+	const char *types[] = { NULL, "", "TPU v4", "v5e" };
+	const char *want[] = { "TPU", "TPU", "TPU v4", "TPU v5e" };
+	char path[512], pname[32];
+	uint8_t *buf = NULL;
+	XSpace *xs = NULL;
+	size_t len = 0;
+
+	ASSERT_STREQ(xprof_line_name(TRACK_DEVICE_STEPS), "Steps", "Steps");
+	ASSERT_STREQ(xprof_line_name(TRACK_DEVICE_MODULES), "XLA Modules", "XLA Modules");
+	ASSERT_STREQ(xprof_line_name(TRACK_DEVICE_OPS), "XLA Ops", "XLA Ops");
+	ASSERT_TRUE(xprof_line_name(TRACK_HOST_THREAD) == NULL, "host: no line name");
+	if (!ASSERT_OK_PTR(c, "capture"))
+		return;
+	for (int i = 0; i < 4; i++) {
+		int d = capture__device(c, 1, i, types[i], 0, 0);
+		int t = capture__device_track(c, d, TRACK_DEVICE_MODULES);
+		struct capture_span sp = { .start_ns = 10, .end_ns = 20, .track = t,
+					   .kind = SPAN_DEVICE_MODULE };
+
+		ASSERT_OK(capture__add_span(c, &sp), "device span");
+		if (i < 2)
+			ASSERT_EQ(capture__device_info(c, d)->type, 0, "unknown type is id 0");
+	}
+	ASSERT_OK(capture__finalize(c), "finalize");
+	snprintf(path, sizeof(path), "%s/types.xplane.pb", dir);
+	if (!ASSERT_OK(xspace_write_file(c, path, NULL), "write"))
+		goto out;
+	buf = read_all(path, &len);
+	xs = buf ? tensorflow__profiler__xspace__unpack(NULL, len, buf) : NULL;
+	if (!ASSERT_OK_PTR(xs, "parses"))
+		goto out;
+	for (int i = 0; i < 4; i++) {
+		const XPlane *p;
+
+		snprintf(pname, sizeof(pname), "/device:TPU:%d", i);
+		p = plane(xs, pname);
+		if (!ASSERT_OK_PTR(p, "device plane"))
+			continue;
+		ASSERT_STREQ(plane_stat_str(p, "device_type_string"), want[i],
+			     "device_type_string");
+		if (ASSERT_EQ(p->n_lines, 1, "one line"))
+			ASSERT_STREQ(p->lines[0]->name, "XLA Modules", "line named by kind");
+	}
+out:
+	if (xs)
+		tensorflow__profiler__xspace__free_unpacked(xs, NULL);
+	free(buf);
+	capture__free(c);
+}
+
 static void test_error_paths(struct capture *c, const char *dir)
 {
 	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s" };
@@ -487,6 +565,7 @@ int main(int argc, char **argv)
 
 	test_error_paths(c, dir);
 	capture__free(c);
+	test_device_types(dir);
 	test_random_nesting(dir);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path))

@@ -26,7 +26,8 @@ struct capture;
 struct capture_opts {
 	size_t sz;		/* sizeof(struct capture_opts), for growth */
 	const char *hostname;	/* NULL: gethostname() */
-	const char *session;	/* NULL: local time as %Y_%m_%d_%H_%M_%S */
+	/* NULL or "": local time as %Y_%m_%d_%H_%M_%S */
+	const char *session;
 	/*
 	 * Event budget: at most this many spans are kept (0: 1,000,000, the
 	 * trace viewer's default cap). Over budget, finalize drops the least
@@ -34,8 +35,14 @@ struct capture_opts {
 	 * how many of which kind went.
 	 */
 	uint64_t max_spans;
+	/*
+	 * Which window of a run this capture is: 0 for a run of one window;
+	 * N >= 1 appends "_w<N>" to the session name (given or default), so
+	 * each window of a multi-window run gets its own session directory.
+	 */
+	uint32_t window;
 };
-#define capture_opts__last_field max_spans
+#define capture_opts__last_field window
 
 /* What a track is a timeline of. */
 enum track_kind {
@@ -129,14 +136,16 @@ struct capture_track {
 	uint32_t pid;		/* owning process (device tracks too) */
 	uint32_t tid;		/* host threads; 0 on device tracks */
 	uint32_t device;	/* device index; host tracks: UINT32_MAX */
-	uint32_t name;		/* interned: thread name, or line name */
+	/* Interned: the thread's name; 0 on device tracks (a writer names
+	 * those by kind, in its own format's words). */
+	uint32_t name;
 };
 
 struct capture_device {
-	uint32_t index;		/* global, dense from 0: /device:TPU:<index> */
+	uint32_t index;		/* global, dense from 0 */
 	uint32_t pid;		/* process that drives it */
 	uint32_t core;		/* the runtime's core/device ordinal */
-	uint32_t type;		/* interned, e.g. "TPU v4"; must contain "TPU" */
+	uint32_t type;		/* interned, e.g. "TPU v4"; 0 ("") unknown */
 	double peak_tflops;	/* 0 when unknown */
 	double peak_hbm_gbps;	/* 0 when unknown */
 };
@@ -185,6 +194,11 @@ void capture__set_realtime_offset(struct capture *c, int64_t realtime_minus_mono
 /* When the probes began to see events: earlier starts are unknown. */
 void capture__set_probes_attached(struct capture *c, uint64_t mono_ns);
 
+/*
+ * Names given to set_process, set_thread and device are interned; one that
+ * cannot be (out of memory) leaves the old name, and finalize's warning
+ * counts it with the other lost names.
+ */
 int capture__set_process(struct capture *c, uint32_t pid, const char *name);
 int capture__process_exited(struct capture *c, uint32_t pid, uint64_t ts_ns);
 /* Creates or renames; start_ns 0 when unknown. */
@@ -193,7 +207,11 @@ int capture__set_thread(struct capture *c, uint32_t pid, uint32_t tid,
 int capture__thread_exited(struct capture *c, uint32_t pid, uint32_t tid,
 			   uint64_t ts_ns);
 
-/* Returns the device index (>= 0) for (pid, core), creating it, or -errno. */
+/*
+ * Returns the device index (>= 0) for (pid, core), creating it, or -errno.
+ * A NULL or "" type, or a peak <= 0, leaves what is known (a new device's
+ * type is 0, unknown: writers decide what their format needs then).
+ */
 int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 		    const char *type, double peak_tflops, double peak_hbm_gbps);
 
@@ -204,7 +222,10 @@ int capture__device_track(struct capture *c, uint32_t device,
 
 /*
  * Copies the span. -ENOENT for an unknown track, -EBUSY after finalize,
- * -EINVAL for end < start, an unknown kind or arg type, or nargs too big.
+ * -EINVAL for end < start, an unknown kind or arg type, or nargs too big,
+ * -ENOMEM when it could not be stored. A span refused by the budget counts
+ * as dropped (returns 0). A prune that runs out of memory is retried at the
+ * next span; the span itself is kept (returns 0).
  */
 int capture__add_span(struct capture *c, const struct capture_span *s);
 /*
@@ -226,12 +247,17 @@ int capture_span__add_str(struct capture_span *s, uint32_t key, uint32_t str);
  */
 __attribute__((format(printf, 2, 3)))
 void capture__warn(struct capture *c, const char *fmt, ...);
-/* Counters of loss, by name ("ring buffer drops", ...), added up. */
+/*
+ * Counters of loss, by name ("ring buffer drops", ...), added up. Out of
+ * memory, a warning is counted in finalize's "more warnings not kept" and a
+ * loss goes to the log instead.
+ */
 void capture__count_loss(struct capture *c, const char *what, uint64_t n);
 
 /*
  * Applies the event budget, sorts every track's spans by start ascending
- * then end descending (outer before inner), and freezes the model.
+ * then end descending (outer before inner), and freezes the model. Out of
+ * memory, returns -ENOMEM with the model still open: it can be called again.
  */
 int capture__finalize(struct capture *c);
 bool capture__is_finalized(const struct capture *c);
@@ -280,7 +306,5 @@ uint64_t capture__spans_dropped(const struct capture *c, enum span_kind kind);
 const char *span_kind_name(enum span_kind kind);
 /* Lower = dropped first when over budget. */
 int span_kind_priority(enum span_kind kind);
-/* "Steps", "XLA Modules", "XLA Ops"; NULL for host threads. */
-const char *track_kind_line_name(enum track_kind kind);
 
 #endif /* ACCELTRACE_CAPTURE_H */

@@ -16,9 +16,6 @@
  *	err = atomic_file__commit(af, bytes);
  * cleanup:
  *	atomic_file__free(af);		// removes the temporary unless committed
- *
- * Also here: where XProf looks for captures,
- * <logdir>/plugins/profile/<session>/<host>.xplane.pb.
  */
 #ifndef ACCELTRACE_ATOMIC_FILE_H
 #define ACCELTRACE_ATOMIC_FILE_H
@@ -55,22 +52,5 @@ void atomic_file__free(struct atomic_file *af);
  * left on device)" for ENOSPC, "disk quota exceeded" for EDQUOT, ...
  */
 const char *io_error_reason(int err);
-
-/*
- * <logdir>/plugins/profile/<session>/<host>.xplane.pb into buf, with ':'
- * (and '/') in host replaced by '_' as XProf's own writer does. -EINVAL for
- * an empty host or a session that is empty, ".", ".." or has a '/';
- * -ENAMETOOLONG when it does not fit.
- */
-int xprof_profile_path(char *buf, size_t len, const char *logdir,
-		       const char *session, const char *host);
-/* The file name alone, <host>.xplane.pb, under the same rules. */
-int xprof_profile_file_name(char *buf, size_t len, const char *host);
-/*
- * Creates <logdir>/plugins/profile/<session> (each missing directory mode
- * 0750) and opens it. The session directory itself must not be a symbolic
- * link. Returns an O_DIRECTORY fd, or -errno with the reason logged.
- */
-int xprof_session_dir_open(const char *logdir, const char *session);
 
 #endif /* ACCELTRACE_ATOMIC_FILE_H */

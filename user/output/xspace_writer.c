@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The XSpace writer. protobuf-c builds and packs each XLine (with its
- * events and stats), each metadata entry and each plane stat; the outer
- * framing (XSpace fields, XPlane fields) is written here, with each plane's
- * length written as a fixed-width 5-byte varint placeholder and patched
- * once the plane is done. Parsers accept such non-minimal varints
- * (tests/output/test_xspace_decode.sh proves it with protoc and Python).
+ * The XSpace writer: the XProf mapping of a capture. Which planes there are
+ * (/host:CPU, /device:TPU:<n>, Task Environment), what lines a track
+ * becomes, the stats an event carries (args, correlation, clipping, flags)
+ * and which go to the event's metadata, plane stats, per-plane metadata
+ * tables, warnings and hostnames; the naming XProf expects ("Steps", "XLA
+ * Modules", "XLA Ops", device_type_string). protobuf-c packs each XLine,
+ * metadata entry and plane stat; the framing around them is pb_wire.c, the
+ * rows of a track are track_layout.c, the stat tables xspace_stats.c, and
+ * writing files (atomically, into a logdir) xspace_file.c.
  *
  * Memory: one track's events at a time (reused buffers, grown to the
  * largest track), plus per-plane tables of the distinct names in use.
@@ -15,15 +18,15 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
 
-#include "lib/atomic_file.h"
 #include "capture/capture.h"
-#include "xplane.pb-c.h"
 #include "lib/array.h"
 #include "lib/u64_map.h"
+#include "output/pb_wire.h"
+#include "output/track_layout.h"
+#include "output/xspace_stats.h"
 #include "output/xspace_writer.h"
+#include "xplane.pb-c.h"
 
 #define LOG_CONTEXT "xspace"
 #include "lib/log.h"
@@ -33,10 +36,6 @@ typedef Tensorflow__Profiler__XStat XStat;
 typedef Tensorflow__Profiler__XLine XLine;
 typedef Tensorflow__Profiler__XEventMetadata XEventMetadata;
 typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
-
-#define WIRE_VARINT 0
-#define WIRE_LEN 2
-#define PLANE_LEN_BYTES 5	/* 35 bits: every length under the 2 GiB cap */
 
 /* XSpace and XPlane field numbers (user/output/xplane.proto). */
 #define XSPACE_PLANES 1
@@ -55,6 +54,9 @@ typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
 #define LINE_ID_OPS 3
 #define EXTRA_LINE_SHIFT 32
 
+/* What XProf needs of a device whose type the capture does not know. */
+#define XPROF_DEVICE_TYPE "TPU"
+
 #define STAT_TRUE_START "acceltrace.true_start_ns"
 #define STAT_TRUE_END "acceltrace.true_end_ns"
 #define STAT_CLIPPED "acceltrace.clipped"
@@ -72,267 +74,22 @@ static const struct {
 };
 #define NUM_FLAG_STATS (sizeof(flag_stats) / sizeof(flag_stats[0]))
 
-/*
- * Per-op constants that XProf reads from XEventMetadata.stats, not from the
- * event (xprof-contract.md 1.2, "Metadata-level stats"). On device planes
- * these args go to the metadata of the event's name, from its first
- * occurrence; an occurrence with a different value carries it itself.
- */
-static const char *const metadata_stat_names[] = {
-	"program_id", "hlo_category", "tf_op", "tf_op_name", "flops",
-	"model_flops", "bytes_accessed", "raw_bytes_accessed",
-	"memory_access_breakdown", "deduplicated_name", "source",
-	"source_stack", "hlo_module", "long_name", "shape_with_layout",
-};
-
 /* Stats an event can carry: args, correlation id, clipping (3), flags. */
 #define MAX_EVENT_STATS (CAPTURE_MAX_ARGS + 1 + 3 + NUM_FLAG_STATS)
 
-/* ---- small tables ------------------------------------------------------ */
+/* ---- names ------------------------------------------------------------- */
 
 #define NO_ID U64_MAP_NONE
-
-
 #define GROW(arr, cap, need) ARRAY_GROW(arr, cap, need)
 
-/*
- * A plane's stat metadata: names (unique, by content) -> ids from 1. The
- * names point into the capture's strings or at literals, both stable.
- */
-struct stat_names {
-	const char **str;	/* by id; [0] unused */
-	uint32_t *hash;		/* by id */
-	bool *md_stat;		/* by id: a metadata_stat_names entry */
-	size_t n, cap;		/* ids 1 .. n-1 */
-	uint32_t *slots;	/* 0: empty */
-	size_t slots_cap;
-	struct u64_map by_sid;	/* capture string id -> stat id */
-	bool oom;		/* an allocation failed: the plane is incomplete */
-};
-
-static uint32_t str_hash(const char *s)
+const char *xprof_line_name(enum track_kind kind)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
+	switch (kind) {
+	case TRACK_DEVICE_STEPS: return "Steps";
+	case TRACK_DEVICE_MODULES: return "XLA Modules";
+	case TRACK_DEVICE_OPS: return "XLA Ops";
+	default: return NULL;
 	}
-	return h;
-}
-
-static void stat_names_reset(struct stat_names *t)
-{
-	t->n = 1;
-	t->oom = false;
-	if (t->slots_cap)
-		memset(t->slots, 0, t->slots_cap * sizeof(*t->slots));
-	u64_map__clear(&t->by_sid);
-}
-
-static void stat_names_free(struct stat_names *t)
-{
-	free(t->str);
-	free(t->hash);
-	free(t->md_stat);
-	free(t->slots);
-	u64_map__free(&t->by_sid);
-}
-
-static int stat_names_rehash(struct stat_names *t, size_t cap)
-{
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t id = 1; id < t->n; id++) {
-		size_t i = t->hash[id] & (cap - 1);
-
-		while (slots[i])
-			i = (i + 1) & (cap - 1);
-		slots[i] = id;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->slots_cap = cap;
-	return 0;
-}
-
-static uint32_t stat_id_add(struct stat_names *t, const char *name);
-
-/* The id of a name, added when new; 0 (and t->oom) on allocation failure. */
-static uint32_t stat_id(struct stat_names *t, const char *name)
-{
-	uint32_t id = stat_id_add(t, name);
-
-	if (!id)
-		t->oom = true;
-	return id;
-}
-
-static uint32_t stat_id_add(struct stat_names *t, const char *name)
-{
-	uint32_t h = str_hash(name), id;
-	size_t i;
-
-	if (t->slots_cap) {
-		for (i = h & (t->slots_cap - 1); (id = t->slots[i]);
-		     i = (i + 1) & (t->slots_cap - 1)) {
-			if (t->hash[id] == h && !strcmp(t->str[id], name))
-				return id;
-		}
-	}
-	if ((t->n + 1) * 2 > t->slots_cap &&
-	    stat_names_rehash(t, t->slots_cap ? t->slots_cap * 2 : 64))
-		return 0;
-	if (t->n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		const char **str = realloc(t->str, cap * sizeof(*str));
-		uint32_t *hash;
-		bool *md;
-
-		if (!str)
-			return 0;
-		t->str = str;
-		hash = realloc(t->hash, cap * sizeof(*hash));
-		if (!hash)
-			return 0;
-		t->hash = hash;
-		md = realloc(t->md_stat, cap * sizeof(*md));
-		if (!md)
-			return 0;
-		t->md_stat = md;
-		t->cap = cap;
-	}
-	id = t->n++;
-	t->str[id] = name;
-	t->hash[id] = h;
-	t->md_stat[id] = false;
-	for (size_t k = 0; k < sizeof(metadata_stat_names) / sizeof(metadata_stat_names[0]); k++) {
-		if (!strcmp(name, metadata_stat_names[k])) {
-			t->md_stat[id] = true;
-			break;
-		}
-	}
-	for (i = h & (t->slots_cap - 1); t->slots[i]; i = (i + 1) & (t->slots_cap - 1))
-		;
-	t->slots[i] = id;
-	return id;
-}
-
-/* The stat id of a capture string; 0 for "" or unknown, or no memory. */
-static uint32_t stat_id_sid(struct stat_names *t, const struct capture *c,
-			    uint32_t sid)
-{
-	const char *s;
-	uint32_t id = u64_map__get(&t->by_sid, sid);
-
-	if (id != NO_ID)
-		return id;
-	s = capture__string(c, sid);
-	if (!s || !s[0])
-		return 0;
-	id = stat_id(t, s);
-	if (id && u64_map__put(&t->by_sid, sid, id)) {
-		t->oom = true;
-		return 0;
-	}
-	return id;
-}
-
-/* ---- output ------------------------------------------------------------ */
-
-struct out {
-	FILE *f;
-	off_t base;		/* stream offset where the XSpace starts */
-	uint64_t pos;		/* bytes written */
-	uint64_t max;
-	int err;		/* first error, sticky */
-};
-
-static void out_bytes(struct out *o, const void *p, size_t n)
-{
-	if (o->err || !n)
-		return;
-	if (o->pos + n > o->max) {
-		o->err = -EFBIG;
-		return;
-	}
-	errno = 0;
-	if (fwrite(p, 1, n, o->f) != n) {
-		o->err = errno ? -errno : -EIO;
-		return;
-	}
-	o->pos += n;
-}
-
-static size_t varint_encode(uint8_t *buf, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		buf[n++] = (uint8_t)v | 0x80;
-		v >>= 7;
-	}
-	buf[n++] = (uint8_t)v;
-	return n;
-}
-
-static void out_varint(struct out *o, uint64_t v)
-{
-	uint8_t buf[10];
-
-	out_bytes(o, buf, varint_encode(buf, v));
-}
-
-static void out_tag(struct out *o, uint32_t field, uint32_t wire)
-{
-	out_varint(o, (uint64_t)field << 3 | wire);
-}
-
-static void out_len_field(struct out *o, uint32_t field, const void *p, size_t n)
-{
-	out_tag(o, field, WIRE_LEN);
-	out_varint(o, n);
-	out_bytes(o, p, n);
-}
-
-static void out_string_field(struct out *o, uint32_t field, const char *s)
-{
-	out_len_field(o, field, s, strlen(s));
-}
-
-/* Opens a length-delimited field whose length is patched by out_end_len. */
-static uint64_t out_begin_len(struct out *o, uint32_t field)
-{
-	static const uint8_t placeholder[PLANE_LEN_BYTES] = { 0x80, 0x80, 0x80, 0x80, 0x00 };
-	uint64_t at;
-
-	out_tag(o, field, WIRE_LEN);
-	at = o->pos;
-	out_bytes(o, placeholder, sizeof(placeholder));
-	return at;
-}
-
-static void out_end_len(struct out *o, uint64_t at)
-{
-	uint64_t len = o->pos - at - PLANE_LEN_BYTES;
-	uint8_t b[PLANE_LEN_BYTES];
-
-	if (o->err)
-		return;
-	if (len >> (7 * PLANE_LEN_BYTES)) {
-		o->err = -EFBIG;
-		return;
-	}
-	/* A padded varint: continuation bits on all but the last byte. */
-	for (int i = 0; i < PLANE_LEN_BYTES; i++)
-		b[i] = ((len >> (7 * i)) & 0x7f) | (i < PLANE_LEN_BYTES - 1 ? 0x80 : 0);
-	errno = 0;
-	if (fseeko(o->f, o->base + (off_t)at, SEEK_SET) ||
-	    fwrite(b, 1, sizeof(b), o->f) != sizeof(b) ||
-	    fseeko(o->f, o->base + (off_t)o->pos, SEEK_SET))
-		o->err = errno ? -errno : -EIO;
 }
 
 /* ---- the writer -------------------------------------------------------- */
@@ -343,20 +100,14 @@ struct event_md {
 	struct capture_arg args[CAPTURE_MAX_ARGS];
 };
 
-struct subline {
-	uint64_t *ends;		/* stack of open events' clipped ends */
-	size_t depth, cap;
-	size_t nevents, first;	/* count; first slot in the pointer array */
-};
-
 struct xw {
 	const struct capture *c;
-	struct out o;
+	struct pb_out o;
 	uint64_t ws, we;	/* the window */
 
 	/* Per plane. */
 	bool device_plane;
-	struct stat_names stats;
+	struct xspace_stats stats;
 	struct u64_map ev_by_key;	/* name key -> event metadata index */
 	struct event_md *ev;
 	size_t nev, ev_cap;
@@ -364,12 +115,7 @@ struct xw {
 	uint32_t st_flags[NUM_FLAG_STATS];
 
 	/* Per track, reused: grown to the largest track. */
-	uint32_t *order;	/* spans in line order (indices) */
-	size_t order_cap;
-	uint32_t *sub;		/* each ordered span's line */
-	size_t sub_cap;
-	struct subline *sublines;
-	size_t nsub, nsub_alloc, sub_lines_cap;
+	struct track_layout *layout;
 	XEvent *events;
 	size_t events_cap;
 	XEvent **event_ptrs;
@@ -378,8 +124,6 @@ struct xw {
 	size_t stat_buf_cap;
 	XStat **stat_ptrs;
 	size_t stat_ptrs_cap;
-	uint8_t *packed;
-	size_t packed_cap;
 
 	/* Device index -> its track per kind. */
 	uint32_t (*dev_tracks)[TRACK_KIND__COUNT];
@@ -389,28 +133,32 @@ struct xw {
 	uint64_t events_written;
 };
 
+static int xw_init(struct xw *w)
+{
+	if (xspace_stats__init(&w->stats))
+		return -ENOMEM;
+	w->layout = track_layout__new();
+	return w->layout ? 0 : -ENOMEM;
+}
+
 static void xw_free(struct xw *w)
 {
-	stat_names_free(&w->stats);
+	xspace_stats__free(&w->stats);
 	u64_map__free(&w->ev_by_key);
 	free(w->ev);
-	free(w->order);
-	free(w->sub);
-	for (size_t i = 0; i < w->nsub_alloc; i++)
-		free(w->sublines[i].ends);
-	free(w->sublines);
+	track_layout__free(w->layout);
 	free(w->events);
 	free(w->event_ptrs);
 	free(w->stat_buf);
 	free(w->stat_ptrs);
-	free(w->packed);
+	pb_out__release(&w->o);
 	free(w->dev_tracks);
 }
 
 static void plane_reset(struct xw *w, bool device_plane)
 {
 	w->device_plane = device_plane;
-	stat_names_reset(&w->stats);
+	xspace_stats__reset(&w->stats);
 	u64_map__clear(&w->ev_by_key);
 	w->nev = 0;
 	w->st_corr = w->st_true_start = w->st_true_end = w->st_clipped = 0;
@@ -421,7 +169,7 @@ static void plane_reset(struct xw *w, bool device_plane)
 static uint32_t fixed_stat(struct xw *w, uint32_t *slot, const char *name)
 {
 	if (!*slot)
-		*slot = stat_id(&w->stats, name);
+		*slot = xspace_stats__id(&w->stats, name);
 	return *slot;
 }
 
@@ -466,7 +214,7 @@ static bool same_arg(const struct capture_arg *a, const struct capture_arg *b)
 /* Fills st from an arg; false when it cannot be named (skipped). */
 static bool arg_to_stat(struct xw *w, const struct capture_arg *a, XStat *st)
 {
-	uint32_t key = stat_id_sid(&w->stats, w->c, a->key);
+	uint32_t key = xspace_stats__id_of(&w->stats, w->c, a->key);
 
 	if (!key)
 		return false;
@@ -487,7 +235,7 @@ static bool arg_to_stat(struct xw *w, const struct capture_arg *a, XStat *st)
 		break;
 	case ARG_STR: {
 		/* Interned: the value is the name of a stat metadata. */
-		uint32_t ref = stat_id_sid(&w->stats, w->c, a->value.str);
+		uint32_t ref = xspace_stats__id_of(&w->stats, w->c, a->value.str);
 
 		if (ref) {
 			st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE;
@@ -506,9 +254,9 @@ static bool arg_to_stat(struct xw *w, const struct capture_arg *a, XStat *st)
 
 static bool is_md_stat(struct xw *w, uint32_t key_sid)
 {
-	uint32_t id = stat_id_sid(&w->stats, w->c, key_sid);
+	uint32_t id = xspace_stats__id_of(&w->stats, w->c, key_sid);
 
-	return id && w->stats.md_stat[id];
+	return xspace_stats__is_md(&w->stats, id);
 }
 
 static bool has_stat(XStat **sp, size_t n, int64_t id)
@@ -614,109 +362,12 @@ struct line_ident {
 	const char *display_name;	/* NULL: none */
 };
 
-static uint64_t clip_end(const struct xw *w, const struct capture_span *s)
-{
-	return s->end_ns < w->we ? s->end_ns : w->we;
-}
-
-struct prefix_ctx {
-	const struct capture_span *spans;
-	uint64_t we;
-};
-
-/* Spans starting at or before the window: clipped end descending, stable. */
-static int prefix_cmp(const void *a, const void *b, void *arg)
-{
-	const struct prefix_ctx *ctx = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t ex = ctx->spans[x].end_ns, ey = ctx->spans[y].end_ns;
-
-	if (ex > ctx->we)
-		ex = ctx->we;
-	if (ey > ctx->we)
-		ey = ctx->we;
-	if (ex != ey)
-		return ex > ey ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/* Places a span (clipped [cs, ce]) on the first line where it nests. */
-static int assign_subline(struct xw *w, uint64_t cs, uint64_t ce, uint32_t *out)
-{
-	size_t j;
-
-	for (j = 0; j < w->nsub; j++) {
-		struct subline *l = &w->sublines[j];
-
-		while (l->depth && l->ends[l->depth - 1] <= cs)
-			l->depth--;
-		if (!l->depth || l->ends[l->depth - 1] >= ce)
-			break;
-	}
-	if (j == w->nsub) {
-		if (GROW(w->sublines, w->sub_lines_cap, w->nsub + 1))
-			return -ENOMEM;
-		/* Stacks of earlier tracks' lines are kept for reuse. */
-		if (w->nsub >= w->nsub_alloc) {
-			memset(&w->sublines[w->nsub], 0, sizeof(w->sublines[0]));
-			w->nsub_alloc = w->nsub + 1;
-		}
-		w->sublines[w->nsub].depth = 0;
-		w->sublines[w->nsub].nevents = 0;
-		w->nsub++;
-	}
-	{
-		struct subline *l = &w->sublines[j];
-
-		if (GROW(l->ends, l->cap, l->depth + 1))
-			return -ENOMEM;
-		l->ends[l->depth++] = ce;
-		l->nevents++;
-	}
-	*out = j;
-	return 0;
-}
-
-static void pack_field(struct xw *w, uint32_t field, const ProtobufCMessage *msg)
-{
-	size_t size = protobuf_c_message_get_packed_size(msg);
-
-	if (w->o.err)
-		return;
-	if (size > w->o.max) {
-		w->o.err = -EFBIG;
-		return;
-	}
-	if (GROW(w->packed, w->packed_cap, size ? size : 1)) {
-		w->o.err = -ENOMEM;
-		return;
-	}
-	protobuf_c_message_pack(msg, w->packed);
-	out_len_field(&w->o, field, w->packed, size);
-}
-
-/* First index in sp[0..n) whose start is after t (spans sorted by start). */
-static size_t first_start_after(const struct capture_span *sp, size_t n, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sp[mid].start_ns <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static size_t max_stats(const struct xw *w, const struct capture_span *s)
 {
 	size_t n = s->nargs < CAPTURE_MAX_ARGS ? s->nargs : CAPTURE_MAX_ARGS;
 
 	n += s->correlation_id != 0;
-	n += (s->start_ns < w->ws || s->end_ns > w->we) ? 3 : 0;
+	n += span_is_clipped(s, w->ws, w->we) ? 3 : 0;
 	for (size_t f = 0; f < NUM_FLAG_STATS; f++)
 		n += !!(s->flags & flag_stats[f].flag);
 	return n;
@@ -730,60 +381,34 @@ static size_t max_stats(const struct xw *w, const struct capture_span *s)
 static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 		       const struct line_ident *li)
 {
-	size_t m, last, norder = 0, nstats = 0, used = 0, first = 0;
+	size_t norder, nrows, nstats = 0, used = 0;
+	const uint32_t *order, *slot;
 	int err;
 
-	/* [0, m) start at or before the window start, [last, n) after its stop. */
-	m = first_start_after(sp, n, w->ws);
-	last = first_start_after(sp, n, w->we);
-	if (m > last)
-		m = last;
-	if (GROW(w->order, w->order_cap, last ? last : 1))
-		return -ENOMEM;
-	for (size_t i = 0; i < m; i++) {
-		if (sp[i].end_ns >= w->ws)
-			w->order[norder++] = i;
-		else
-			w->outside++;
-	}
-	/* Clipped, they all start at the window start: longest first. */
-	qsort_r(w->order, norder, sizeof(w->order[0]), prefix_cmp,
-		&(struct prefix_ctx){ .spans = sp, .we = w->we });
-	for (size_t i = m; i < last; i++)
-		w->order[norder++] = i;
-	w->outside += n - last;
+	err = track_layout__run(w->layout, sp, n, w->ws, w->we);
+	if (err)
+		return err;
+	w->outside += track_layout__outside(w->layout);
+	norder = track_layout__count(w->layout);
 	if (!norder)
 		return 0;
+	order = track_layout__order(w->layout);
+	slot = track_layout__slot(w->layout);
+	nrows = track_layout__rows(w->layout);
 
-	if (GROW(w->sub, w->sub_cap, norder))
-		return -ENOMEM;
-	w->nsub = 0;
-	for (size_t k = 0; k < norder; k++) {
-		const struct capture_span *s = &sp[w->order[k]];
-		uint64_t cs = s->start_ns > w->ws ? s->start_ns : w->ws;
-
-		err = assign_subline(w, cs, clip_end(w, s), &w->sub[k]);
-		if (err)
-			return err;
-		nstats += max_stats(w, s);
-	}
+	for (size_t k = 0; k < norder; k++)
+		nstats += max_stats(w, &sp[order[k]]);
 	if (GROW(w->events, w->events_cap, norder) ||
 	    GROW(w->event_ptrs, w->event_ptrs_cap, norder) ||
 	    GROW(w->stat_buf, w->stat_buf_cap, nstats ? nstats : 1) ||
 	    GROW(w->stat_ptrs, w->stat_ptrs_cap, nstats ? nstats : 1))
 		return -ENOMEM;
-	for (size_t j = 0; j < w->nsub; j++) {
-		w->sublines[j].first = first;
-		first += w->sublines[j].nevents;
-		w->sublines[j].nevents = 0;	/* now the fill count */
-	}
 
 	for (size_t k = 0; k < norder; k++) {
-		const struct capture_span *s = &sp[w->order[k]];
-		uint64_t cs = s->start_ns > w->ws ? s->start_ns : w->ws;
-		uint64_t ce = clip_end(w, s);
+		const struct capture_span *s = &sp[order[k]];
+		uint64_t cs = span_clip_start(s, w->ws);
+		uint64_t ce = span_clip_end(s, w->we);
 		XEvent *ev = &w->events[k];
-		struct subline *l = &w->sublines[w->sub[k]];
 		bool md_new;
 		int idx, cnt;
 
@@ -802,21 +427,23 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 		ev->n_stats = cnt;
 		ev->stats = cnt ? &w->stat_ptrs[used] : NULL;
 		used += cnt;
-		w->event_ptrs[l->first + l->nevents++] = ev;
+		w->event_ptrs[slot[k]] = ev;
 	}
 
-	for (size_t j = 0; j < w->nsub; j++) {
+	for (size_t j = 0; j < nrows; j++) {
 		XLine line = TENSORFLOW__PROFILER__XLINE__INIT;
+		size_t first, count;
 
+		track_layout__row(w->layout, j, &first, &count);
 		line.id = li->id + ((int64_t)j << EXTRA_LINE_SHIFT);
 		line.display_id = li->id;
 		line.name = (char *)li->name;
 		line.display_name = (char *)(li->display_name ? li->display_name : "");
 		line.timestamp_ns = 0;	/* the window start */
 		line.duration_ps = (int64_t)(w->we - w->ws) * 1000;
-		line.n_events = w->sublines[j].nevents;
-		line.events = &w->event_ptrs[w->sublines[j].first];
-		pack_field(w, XPLANE_LINES, &line.base);
+		line.n_events = count;
+		line.events = &w->event_ptrs[first];
+		pb_message_field(&w->o, XPLANE_LINES, &line.base);
 	}
 	w->events_written += norder;
 	if (!w->o.err && w->stats.oom)
@@ -824,25 +451,17 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 	return w->o.err;
 }
 
-static void out_int64_field(struct out *o, uint32_t field, int64_t v)
-{
-	if (!v)
-		return;		/* proto3 default */
-	out_tag(o, field, WIRE_VARINT);
-	out_varint(o, (uint64_t)v);
-}
-
 /* A plane stat, packed as XPlane.stats; errors stick in w->o.err. */
 static void plane_stat(struct xw *w, const char *name, XStat *st)
 {
-	uint32_t id = stat_id(&w->stats, name);
+	uint32_t id = xspace_stats__id(&w->stats, name);
 
 	if (!id) {
 		w->o.err = w->o.err ? w->o.err : -ENOMEM;
 		return;
 	}
 	st->metadata_id = id;
-	pack_field(w, XPLANE_STATS, &st->base);
+	pb_message_field(&w->o, XPLANE_STATS, &st->base);
 }
 
 static void plane_stat_str(struct xw *w, const char *name, const char *v)
@@ -886,9 +505,9 @@ static uint64_t begin_plane(struct xw *w, int64_t id, const char *name, bool dev
 	uint64_t at;
 
 	plane_reset(w, device);
-	at = out_begin_len(&w->o, XSPACE_PLANES);
-	out_int64_field(&w->o, XPLANE_ID, id);
-	out_string_field(&w->o, XPLANE_NAME, name);
+	at = pb_begin_len(&w->o, XSPACE_PLANES);
+	pb_int64_field(&w->o, XPLANE_ID, id);
+	pb_string_field(&w->o, XPLANE_NAME, name);
 	return at;
 }
 
@@ -915,22 +534,22 @@ static int end_plane(struct xw *w, uint64_t at)
 		md.stats = n ? sp : NULL;
 		e.key = md.id;
 		e.value = &md;
-		pack_field(w, XPLANE_EVENT_METADATA, &e.base);
+		pb_message_field(&w->o, XPLANE_EVENT_METADATA, &e.base);
 	}
-	for (size_t id = 1; id < w->stats.n && !w->o.err; id++) {
+	for (size_t id = 1; id < xspace_stats__count(&w->stats) && !w->o.err; id++) {
 		Tensorflow__Profiler__XPlane__StatMetadataEntry e =
 			TENSORFLOW__PROFILER__XPLANE__STAT_METADATA_ENTRY__INIT;
 		XStatMetadata md = TENSORFLOW__PROFILER__XSTAT_METADATA__INIT;
 
 		md.id = id;
-		md.name = (char *)w->stats.str[id];
+		md.name = (char *)xspace_stats__name(&w->stats, id);
 		e.key = id;
 		e.value = &md;
-		pack_field(w, XPLANE_STAT_METADATA, &e.base);
+		pb_message_field(&w->o, XPLANE_STAT_METADATA, &e.base);
 	}
 	if (!w->o.err && w->stats.oom)
 		w->o.err = -ENOMEM;
-	out_end_len(&w->o, at);
+	pb_end_len(&w->o, at);
 	return w->o.err;
 }
 
@@ -1000,10 +619,14 @@ static int write_device_plane(struct xw *w, uint32_t index)
 
 	snprintf(name, sizeof(name), "/device:TPU:%u", index);
 	at = begin_plane(w, index, name, true);
-	/* XProf classifies the hardware by the substring "TPU". */
-	if (!type || !strstr(type, "TPU")) {
-		snprintf(type_buf, sizeof(type_buf), "TPU%s%s", type && type[0] ? " " : "",
-			 type ? type : "");
+	/*
+	 * XProf classifies the hardware by the substring "TPU" (and its planes
+	 * by the name above): an unknown type is "TPU", another is prefixed.
+	 */
+	if (!type || !type[0]) {
+		type = XPROF_DEVICE_TYPE;
+	} else if (!strstr(type, "TPU")) {
+		snprintf(type_buf, sizeof(type_buf), XPROF_DEVICE_TYPE " %s", type);
 		type = type_buf;
 	}
 	plane_stat_str(w, "device_type_string", type);
@@ -1018,7 +641,7 @@ static int write_device_plane(struct xw *w, uint32_t index)
 		uint32_t t = w->dev_tracks[index][lines[i].kind];
 		struct line_ident li = {
 			.id = lines[i].line_id,
-			.name = track_kind_line_name(lines[i].kind),
+			.name = xprof_line_name(lines[i].kind),
 		};
 		const struct capture_span *sp;
 		size_t n;
@@ -1062,7 +685,7 @@ static void write_warnings(struct xw *w)
 	char buf[512];
 
 	for (size_t i = 0; i < capture__num_warnings(c); i++)
-		out_string_field(&w->o, XSPACE_WARNINGS, capture__warning(c, i));
+		pb_string_field(&w->o, XSPACE_WARNINGS, capture__warning(c, i));
 	for (size_t i = 0; i < capture__num_losses(c); i++) {
 		uint64_t n;
 		const char *what = capture__loss(c, i, &n);
@@ -1070,13 +693,13 @@ static void write_warnings(struct xw *w)
 		if (!n)
 			continue;	/* counted, nothing lost */
 		snprintf(buf, sizeof(buf), "%s: %" PRIu64, what, n);
-		out_string_field(&w->o, XSPACE_WARNINGS, buf);
+		pb_string_field(&w->o, XSPACE_WARNINGS, buf);
 	}
 	if (w->outside) {
 		snprintf(buf, sizeof(buf),
 			 "%" PRIu64 " spans wholly outside the capture window not written",
 			 w->outside);
-		out_string_field(&w->o, XSPACE_WARNINGS, buf);
+		pb_string_field(&w->o, XSPACE_WARNINGS, buf);
 	}
 }
 
@@ -1088,7 +711,6 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 	size_t ndev = capture__num_devices(c);
 	const char *host = capture__hostname(c);
 	char host_buf[256];
-	off_t base;
 	int err = 0;
 
 	if (bytes)
@@ -1103,13 +725,13 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 	capture__window(c, &w.ws, &w.we);
 	if (w.we - w.ws > (uint64_t)INT64_MAX / 1000)
 		return -EOVERFLOW;
-	base = ftello(out);
-	if (base < 0)
-		return -errno;
-	w.o.f = out;
-	w.o.base = base;
-	w.o.max = max_bytes ? max_bytes : XSPACE_MAX_BYTES;
+	err = pb_out__init(&w.o, out, max_bytes ? max_bytes : XSPACE_MAX_BYTES);
+	if (err)
+		return err;
 
+	err = xw_init(&w);
+	if (err)
+		goto cleanup;
 	w.dev_tracks = malloc((ndev ? ndev : 1) * sizeof(*w.dev_tracks));
 	if (!w.dev_tracks) {
 		err = -ENOMEM;
@@ -1139,7 +761,7 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 		if (*p == ':' || *p == '/')
 			*p = '_';
 	}
-	out_string_field(&w.o, XSPACE_HOSTNAMES, host_buf);
+	pb_string_field(&w.o, XSPACE_HOSTNAMES, host_buf);
 	err = w.o.err;
 	if (!err && fflush(out))
 		err = -errno;
@@ -1151,94 +773,5 @@ cleanup:
 	if (bytes)
 		*bytes = w.o.pos;
 	xw_free(&w);
-	return err;
-}
-
-static int write_to(const struct capture *c, struct atomic_file *af,
-		    const struct xspace_write_opts *opts)
-{
-	uint64_t bytes = 0;
-	int err;
-
-	err = xspace_write_stream(c, atomic_file__stream(af), opts, &bytes);
-	switch (err) {
-	case 0:
-		return atomic_file__commit(af, bytes);
-	case -EFBIG:
-		log_err("cannot write %s: the capture is larger than %" PRIu64
-			" bytes (one XSpace holds at most 2 GiB); shorten the window "
-			"or lower the span budget", atomic_file__path(af),
-			opts && opts->max_bytes ? opts->max_bytes : XSPACE_MAX_BYTES);
-		break;
-	case -EAGAIN:
-		log_err("cannot write %s: the capture is not finalized",
-			atomic_file__path(af));
-		break;
-	case -EOVERFLOW:
-		log_err("cannot write %s: the capture window is too long for "
-			"picosecond offsets", atomic_file__path(af));
-		break;
-	default:
-		log_err("cannot write %s: %s", atomic_file__path(af), io_error_reason(err));
-		break;
-	}
-	return err;
-}
-
-int xspace_write_file(const struct capture *c, const char *path,
-		      const struct xspace_write_opts *opts)
-{
-	struct atomic_file *af;
-	int err;
-
-	af = atomic_file__open(path);
-	if (!af)
-		return -errno;
-	err = write_to(c, af, opts);
-	atomic_file__free(af);
-	return err;
-}
-
-int xspace_write_capture(const struct capture *c, const char *logdir,
-			 char *path_out, size_t len)
-{
-	struct atomic_file *af = NULL;
-	char name[512], *dir = NULL;
-	int dirfd = -1, err;
-
-	err = xprof_profile_file_name(name, sizeof(name), capture__hostname(c));
-	if (err) {
-		log_err("cannot name the capture file for host \"%s\": %s",
-			capture__hostname(c), strerror(-err));
-		return err;
-	}
-	dirfd = xprof_session_dir_open(logdir, capture__session(c));
-	if (dirfd < 0)
-		return dirfd;
-	if (asprintf(&dir, "%s/plugins/profile/%s", logdir, capture__session(c)) < 0) {
-		dir = NULL;
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	if (path_out && len) {
-		int n = snprintf(path_out, len, "%s/%s", dir, name);
-
-		if (n < 0 || (size_t)n >= len) {
-			err = -ENAMETOOLONG;
-			log_err("capture path %s/%s does not fit the caller's buffer", dir, name);
-			goto cleanup;
-		}
-	}
-	af = atomic_file__openat(dirfd, dir, name);
-	if (!af) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = write_to(c, af, NULL);
-cleanup:
-	atomic_file__free(af);
-	if (dirfd >= 0)
-		close(dirfd);
-	free(dir);
 	return err;
 }

@@ -2,7 +2,8 @@
 /*
  * Writes a finalized capture as a tensorflow.profiler.XSpace, the
  * .xplane.pb file TensorBoard's profile plugin (XProf) opens. The mapping
- * (planes, lines, stats, clipping) is in docs/capture-format.md.
+ * (planes, lines, stats, clipping) is in docs/capture-format.md; where the
+ * file goes in a logdir is output/xprof_logdir.h.
  *
  * Streaming: planes are written one line at a time, so the writer's memory
  * is bounded by the largest track plus the per-plane metadata (distinct
@@ -15,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct capture;
+#include "capture/capture.h"
 
 /* One protobuf message (the whole file) cannot exceed 2 GiB. */
 #define XSPACE_MAX_BYTES ((uint64_t)INT32_MAX)
@@ -37,7 +38,7 @@ struct xspace_write_opts {
 int xspace_write_stream(const struct capture *c, FILE *out,
 			const struct xspace_write_opts *opts, uint64_t *bytes);
 
-/* Writes path atomically (atomic_file.h); 0 or -errno, the reason logged. */
+/* Writes path atomically (lib/atomic_file.h); 0 or -errno, the reason logged. */
 int xspace_write_file(const struct capture *c, const char *path,
 		      const struct xspace_write_opts *opts);
 
@@ -48,5 +49,9 @@ int xspace_write_file(const struct capture *c, const char *path,
  */
 int xspace_write_capture(const struct capture *c, const char *logdir,
 			 char *path_out, size_t len);
+
+/* XProf's line name for a device track kind ("Steps", "XLA Modules",
+ * "XLA Ops"); NULL for host threads. */
+const char *xprof_line_name(enum track_kind kind);
 
 #endif /* ACCELTRACE_XSPACE_WRITER_H */

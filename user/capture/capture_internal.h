@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The capture model's insides, shared by its files only: capture.c (the
+ * model, its lifecycle and its readers), spans.c (adding, dropping and
+ * sorting spans) and budget.c (the event budget). Nothing outside
+ * user/capture/ includes this.
+ */
+#ifndef ACCELTRACE_CAPTURE_INTERNAL_H
+#define ACCELTRACE_CAPTURE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "lib/u64_map.h"
+
+struct strtab;
+
+struct track_store {
+	struct capture_track info;
+	struct capture_span *spans;
+	size_t n;
+	size_t cap;
+};
+
+struct loss {
+	uint32_t name;
+	uint64_t n;
+};
+
+struct capture {
+	char *hostname;
+	char *session;
+	uint64_t max_spans;
+	uint64_t total_kept;		/* sum of kept[] */
+	bool finalized;
+
+	uint64_t win_start, win_stop;
+	bool window_set;
+	int64_t realtime_offset;
+	uint64_t probes_attached;
+
+	struct strtab *strs;		/* interned strings, id 0 is "" */
+	uint64_t strings_lost;		/* interning that failed */
+	struct u64_map static_strs;	/* address of a static string -> id */
+
+	struct track_store *tracks;
+	size_t ntracks, tracks_cap;
+	struct u64_map host_tracks;	/* pid << 32 | tid -> track id */
+
+	struct capture_device *devices;
+	uint32_t (*device_tracks)[TRACK_KIND__COUNT];
+	size_t ndevices, devices_cap, device_tracks_cap;
+	struct u64_map device_idx;	/* pid << 32 | core -> index */
+
+	struct capture_process *procs;
+	size_t nprocs, procs_cap;
+	struct u64_map proc_idx;	/* pid -> index */
+
+	struct capture_thread *threads;
+	size_t nthreads, threads_cap;
+	struct u64_map thread_idx;	/* pid << 32 | tid -> index */
+
+	uint32_t *warnings;	/* interned */
+	size_t nwarnings, warnings_cap;
+	struct u64_map warning_set;
+	uint64_t warnings_suppressed;
+
+	struct loss *losses;
+	size_t nlosses, losses_cap;
+
+	uint64_t kept[SPAN_KIND__COUNT];
+	uint64_t dropped[SPAN_KIND__COUNT];
+	/*
+	 * After a prune the kept spans fill the budget exactly, all of them
+	 * more useful than a kind it dropped entirely, and at least as long
+	 * as the partly dropped kind's threshold: later spans below that line
+	 * would go at the next prune, so they are refused on arrival.
+	 */
+	bool refuse_kind[SPAN_KIND__COUNT];
+	uint64_t refuse_shorter[SPAN_KIND__COUNT];
+};
+
+static inline uint64_t span_dur(const struct capture_span *s)
+{
+	return s->end_ns - s->start_ns;
+}
+
+/* budget.c: drops spans down to the budget; with final, says what went. */
+int capture_budget_apply(struct capture *c, bool final);
+/* spans.c: sorts a track's spans (start asc, end desc), stable. */
+int capture_sort_track(struct track_store *t);
+/* capture.c: keeps a warning once; out of memory, counts it suppressed. */
+void capture_add_warning(struct capture *c, const char *msg);
+
+#endif /* ACCELTRACE_CAPTURE_INTERNAL_H */

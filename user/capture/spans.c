@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Spans in the capture model: adding them (checked, counted by kind, and
+ * pruned to the event budget as they come), removing those after a stop
+ * placed late, their args, and the sort that finalize applies to each
+ * track.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/capture_internal.h"
+#include "lib/array.h"
+
+#define LOG_CONTEXT "capture"
+#include "lib/log.h"
+
+int capture__add_span(struct capture *c, const struct capture_span *s)
+{
+	struct track_store *t;
+
+	if (c->finalized)
+		return -EBUSY;
+	if (s->track >= c->ntracks)
+		return -ENOENT;
+	if (s->kind >= SPAN_KIND__COUNT || s->nargs > CAPTURE_MAX_ARGS ||
+	    s->end_ns < s->start_ns)
+		return -EINVAL;
+	for (uint32_t i = 0; i < s->nargs; i++) {
+		if (s->args[i].type > ARG_STR)
+			return -EINVAL;
+	}
+	if (c->refuse_kind[s->kind] || span_dur(s) < c->refuse_shorter[s->kind]) {
+		c->dropped[s->kind]++;
+		return 0;
+	}
+	t = &c->tracks[s->track];
+	if (ARRAY_GROW(t->spans, t->cap, t->n + 1))
+		return -ENOMEM;
+	t->spans[t->n++] = *s;
+	c->kept[s->kind]++;
+	c->total_kept++;
+	/* Memory stays bounded during long windows: past one and a half times
+	 * the budget, drop down to it (least useful kinds first). The span is
+	 * in either way; a prune that found no memory is tried again at the
+	 * next span, and finalize's prune is the one that must succeed. */
+	if (c->total_kept >= c->max_spans + c->max_spans / 2 &&
+	    capture_budget_apply(c, false))
+		log_debug("span budget prune deferred: out of memory");
+	return 0;
+}
+
+uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns)
+{
+	uint64_t gone = 0;
+
+	if (c->finalized)
+		return 0;
+	for (size_t t = 0; t < c->ntracks; t++) {
+		struct track_store *ts = &c->tracks[t];
+		size_t w = 0;
+
+		for (size_t i = 0; i < ts->n; i++) {
+			const struct capture_span *s = &ts->spans[i];
+
+			if (s->start_ns > stop_ns) {
+				c->kept[s->kind]--;
+				c->total_kept--;
+				gone++;
+				continue;
+			}
+			if (w != i)
+				ts->spans[w] = *s;
+			w++;
+		}
+		ts->n = w;
+	}
+	return gone;
+}
+
+static int span_add_arg(struct capture_span *s, uint32_t key, uint32_t type,
+			struct capture_arg *arg)
+{
+	if (s->nargs >= CAPTURE_MAX_ARGS)
+		return -E2BIG;
+	arg->key = key;
+	arg->type = type;
+	s->args[s->nargs++] = *arg;
+	return 0;
+}
+
+int capture_span__add_u64(struct capture_span *s, uint32_t key, uint64_t v)
+{
+	struct capture_arg a = { .value.u = v };
+
+	return span_add_arg(s, key, ARG_U64, &a);
+}
+
+int capture_span__add_i64(struct capture_span *s, uint32_t key, int64_t v)
+{
+	struct capture_arg a = { .value.i = v };
+
+	return span_add_arg(s, key, ARG_I64, &a);
+}
+
+int capture_span__add_double(struct capture_span *s, uint32_t key, double v)
+{
+	struct capture_arg a = { .value.d = v };
+
+	return span_add_arg(s, key, ARG_DOUBLE, &a);
+}
+
+int capture_span__add_str(struct capture_span *s, uint32_t key, uint32_t str)
+{
+	struct capture_arg a = { .value.str = str };
+
+	return span_add_arg(s, key, ARG_STR, &a);
+}
+
+
+struct sort_key {
+	uint64_t start;
+	uint64_t end;
+	uint32_t idx;
+};
+
+static int sort_key_cmp(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;	/* outer first */
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Stable sort by (start asc, end desc), permuting the spans in place. */
+int capture_sort_track(struct track_store *t)
+{
+	struct sort_key *keys;
+	struct capture_span tmp;
+	size_t i;
+
+	for (i = 1; i < t->n; i++) {
+		const struct capture_span *a = &t->spans[i - 1], *b = &t->spans[i];
+
+		if (a->start_ns > b->start_ns ||
+		    (a->start_ns == b->start_ns && a->end_ns < b->end_ns))
+			break;
+	}
+	if (i >= t->n)
+		return 0;	/* already in order, the common case */
+
+	keys = malloc(t->n * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++) {
+		keys[i].start = t->spans[i].start_ns;
+		keys[i].end = t->spans[i].end_ns;
+		keys[i].idx = i;
+	}
+	qsort(keys, t->n, sizeof(*keys), sort_key_cmp);
+	/* keys[j].idx is the span that belongs at j: follow each cycle once. */
+	for (i = 0; i < t->n; i++) {
+		size_t j = i, k;
+
+		if (keys[i].idx == i)
+			continue;
+		tmp = t->spans[i];
+		for (;;) {
+			k = keys[j].idx;
+			keys[j].idx = j;
+			if (k == i) {
+				t->spans[j] = tmp;
+				break;
+			}
+			t->spans[j] = t->spans[k];
+			j = k;
+		}
+	}
+	free(keys);
+	return 0;
+}
