@@ -122,10 +122,11 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cli/main.o,$(USER_OBJS))
 LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
 
-# Files that include a skeleton say so here: the edge makes the skeleton
-# exist before the compile, and -MMD records it for rebuilds.
-$(OUTPUT)/user/probe/kernel_features.o: $(OUTPUT)/feature_probe.skel.h
-$(OUTPUT)/user/probe/probe_session.o: $(OUTPUT)/acceltrace.skel.h
+# Skeletons are included by probe/ only (the BPF session and feature
+# detection): the edge makes them exist before those compiles, and -MMD
+# records the real dependencies for rebuilds.
+PROBE_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/probe/*.c))
+$(PROBE_OBJS): $(SKEL_HEADERS)
 
 $(OUTPUT)/user/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)/user $(PROTO_HEADERS)
 	$(call msg,CC,$@)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * PJRT_Api tables in running processes: slot tables per version, reading,
- * validation, scanning, and uprobe targets. See pjrt_api.h and
+ * PJRT_Api tables in running processes: slot tables per version, reading
+ * and validating a table, and uprobe targets. The scan for a table lives in
+ * pjrt_scan.c; what both share, in pjrt_api_internal.h. See pjrt_api.h and
  * docs/runtime-probes.md.
  */
 #include <errno.h>
@@ -12,12 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #define LOG_CONTEXT "pjrt"
 #include "lib/log.h"
 #include "discover/elf_image.h"
 #include "discover/pjrt_api.h"
+#include "discover/pjrt_api_internal.h"
 #include "discover/proc_maps.h"
 
 /*
@@ -134,39 +135,6 @@ int pjrt_fn_slot(enum pjrt_fn fn, int minor)
 
 /* ---------------------------------------------------------------- tables */
 
-/* The 40-byte header, as laid out on x86-64 (and every LP64 ABI). */
-struct api_header {
-	uint64_t struct_size;
-	uint64_t extension_start;
-	uint64_t version_struct_size;
-	uint64_t version_extension_start;
-	int32_t major;
-	int32_t minor;
-};
-_Static_assert(sizeof(struct api_header) == PJRT_API_HEADER_SIZE, "PJRT_Api header");
-
-/* A table that passed validation, before it becomes a struct pjrt_api. */
-struct table {
-	uint64_t addr;
-	struct api_header h;
-	enum pjrt_layout layout;
-	const char *layout_why;
-	size_t nslots;
-	uint64_t *slots;
-};
-
-/* How far a candidate got: the scan reports the one that got furthest. */
-enum stage {
-	STAGE_READ,
-	STAGE_VERSION_SIZE,
-	STAGE_MAJOR,
-	STAGE_MINOR,
-	STAGE_STRUCT_SIZE,
-	STAGE_SLOTS_READ,
-	STAGE_POINTERS,
-	STAGE_VALID,
-};
-
 struct pjrt_api {
 	pid_t pid;
 	struct table t;
@@ -176,8 +144,7 @@ struct pjrt_api {
 	struct elf_image *elf;		/* the last file probe_target opened */
 };
 
-__attribute__((format(printf, 3, 4)))
-static void say(char *buf, size_t size, const char *fmt, ...)
+void pjrt_say(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -188,7 +155,7 @@ static void say(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *base_name(const char *path)
+const char *pjrt_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -207,7 +174,7 @@ static void describe_addr(const struct proc_maps *maps, uint64_t addr,
 		return;
 	}
 	if (proc_map__is_file(m))
-		what = base_name(m->path);
+		what = pjrt_base_name(m->path);
 	else if (m->path[0])
 		what = m->path;
 	else
@@ -216,8 +183,8 @@ static void describe_addr(const struct proc_maps *maps, uint64_t addr,
 		 m->w ? 'w' : '-', m->x ? 'x' : '-', m->shared ? 's' : 'p');
 }
 
-static bool in_lib_text(const struct proc_maps *maps,
-			const struct proc_object *lib, uint64_t addr)
+bool pjrt_in_lib_text(const struct proc_maps *maps,
+		      const struct proc_object *lib, uint64_t addr)
 {
 	const struct proc_map *m = proc_maps__find(maps, addr);
 
@@ -229,12 +196,12 @@ static bool in_lib_text(const struct proc_maps *maps,
  * malloc'd); on failure reason says which check failed. *stage is how far
  * it got.
  */
-static int validate(pid_t pid, const struct proc_maps *maps,
-		    const struct proc_object *lib, uint64_t addr,
-		    struct table *t, enum stage *stage, char *reason,
-		    size_t size)
+int pjrt_validate(pid_t pid, const struct proc_maps *maps,
+		  const struct proc_object *lib, uint64_t addr,
+		  struct table *t, enum stage *stage, char *reason,
+		  size_t size)
 {
-	const char *lib_name = base_name(lib->path);
+	const char *lib_name = pjrt_base_name(lib->path);
 	struct api_header h;
 	size_t n, needed = 0;
 	int needed_fn = -1;
@@ -246,31 +213,31 @@ static int validate(pid_t pid, const struct proc_maps *maps,
 	*stage = STAGE_READ;
 	err = process_read(pid, addr, &h, sizeof(h));
 	if (err) {
-		say(reason, size, "cannot read the PJRT_Api header at 0x%" PRIx64
-		    " in process %d: %s", addr, (int)pid, strerror(-err));
+		pjrt_say(reason, size, "cannot read the PJRT_Api header at 0x%" PRIx64
+			 " in process %d: %s", addr, (int)pid, strerror(-err));
 		return err;
 	}
 
 	*stage = STAGE_VERSION_SIZE;
 	if (h.version_struct_size != PJRT_API_VERSION_SIZE) {
-		say(reason, size, "pjrt_api_version.struct_size (at +16) is %" PRIu64
-		    ", expected %d (sizeof PJRT_Api_Version)",
-		    h.version_struct_size, PJRT_API_VERSION_SIZE);
+		pjrt_say(reason, size, "pjrt_api_version.struct_size (at +16) is %" PRIu64
+			 ", expected %d (sizeof PJRT_Api_Version)",
+			 h.version_struct_size, PJRT_API_VERSION_SIZE);
 		return -EINVAL;
 	}
 
 	*stage = STAGE_MAJOR;
 	if (h.major != PJRT_KNOWN_MAJOR) {
-		say(reason, size, "major version %d is not supported (acceltrace "
-		    "knows major %d)", h.major, PJRT_KNOWN_MAJOR);
+		pjrt_say(reason, size, "major version %d is not supported (acceltrace "
+			 "knows major %d)", h.major, PJRT_KNOWN_MAJOR);
 		return -ENOTSUP;
 	}
 
 	*stage = STAGE_MINOR;
 	t->layout = pjrt_layout_of_minor(h.minor, &t->layout_why);
 	if (t->layout == PJRT_LAYOUT_UNKNOWN) {
-		say(reason, size, "minor version %d is not supported: %s", h.minor,
-		    t->layout_why);
+		pjrt_say(reason, size, "minor version %d is not supported: %s", h.minor,
+			 t->layout_why);
 		return h.minor < 0 || h.minor > PJRT_MINOR_MAX_PLAUSIBLE ?
 		       -EINVAL : -ENOTSUP;
 	}
@@ -286,20 +253,20 @@ static int validate(pid_t pid, const struct proc_maps *maps,
 	}
 	if (h.struct_size < PJRT_API_HEADER_SIZE ||
 	    (h.struct_size - PJRT_API_HEADER_SIZE) % 8) {
-		say(reason, size, "struct_size %" PRIu64 " is not 40 + 8 * n",
-		    h.struct_size);
+		pjrt_say(reason, size, "struct_size %" PRIu64 " is not 40 + 8 * n",
+			 h.struct_size);
 		return -EINVAL;
 	}
 	n = (h.struct_size - PJRT_API_HEADER_SIZE) / 8;
 	if (n > PJRT_MAX_SLOTS) {
-		say(reason, size, "struct_size %" PRIu64 " (%zu slots) is not "
-		    "plausible (at most %d slots)", h.struct_size, n, PJRT_MAX_SLOTS);
+		pjrt_say(reason, size, "struct_size %" PRIu64 " (%zu slots) is not "
+			 "plausible (at most %d slots)", h.struct_size, n, PJRT_MAX_SLOTS);
 		return -EINVAL;
 	}
 	if (n < needed) {
-		say(reason, size, "struct_size %" PRIu64 " holds %zu slots; minor %d "
-		    "needs at least %zu (slot %zu, %s)", h.struct_size, n, h.minor,
-		    needed, needed - 1, pjrt_fn_name(needed_fn));
+		pjrt_say(reason, size, "struct_size %" PRIu64 " holds %zu slots; minor %d "
+			 "needs at least %zu (slot %zu, %s)", h.struct_size, n, h.minor,
+			 needed, needed - 1, pjrt_fn_name(needed_fn));
 		return -EINVAL;
 	}
 
@@ -309,8 +276,8 @@ static int validate(pid_t pid, const struct proc_maps *maps,
 		return -ENOMEM;
 	err = process_read(pid, addr + PJRT_API_HEADER_SIZE, slots, n * sizeof(*slots));
 	if (err) {
-		say(reason, size, "cannot read the %zu function pointers after the "
-		    "header at 0x%" PRIx64 ": %s", n, addr, strerror(-err));
+		pjrt_say(reason, size, "cannot read the %zu function pointers after the "
+			 "header at 0x%" PRIx64 ": %s", n, addr, strerror(-err));
 		goto cleanup;
 	}
 
@@ -325,16 +292,16 @@ static int validate(pid_t pid, const struct proc_maps *maps,
 		if (!p) {
 			if (!fn_descs[fn].required)
 				continue;
-			say(reason, size, "slot %d (%s) is NULL", slot,
-			    pjrt_fn_name(fn));
+			pjrt_say(reason, size, "slot %d (%s) is NULL", slot,
+				 pjrt_fn_name(fn));
 			err = -EINVAL;
 			goto cleanup;
 		}
-		if (!in_lib_text(maps, lib, p)) {
+		if (!pjrt_in_lib_text(maps, lib, p)) {
 			describe_addr(maps, p, where, sizeof(where));
-			say(reason, size, "slot %d (%s) = 0x%" PRIx64 " is outside "
-			    "%s's executable segment (it lies in %s)", slot,
-			    pjrt_fn_name(fn), p, lib_name, where);
+			pjrt_say(reason, size, "slot %d (%s) = 0x%" PRIx64 " is outside "
+				 "%s's executable segment (it lies in %s)", slot,
+				 pjrt_fn_name(fn), p, lib_name, where);
 			err = -EINVAL;
 			goto cleanup;
 		}
@@ -346,26 +313,19 @@ static int validate(pid_t pid, const struct proc_maps *maps,
 	t->nslots = n;
 	t->slots = slots;
 	slots = NULL;
-	say(reason, size, "PJRT_Api at 0x%" PRIx64 " in %s: version %d.%d, %zu "
-	    "slots; %s", addr, lib_name, h.major, h.minor, n, t->layout_why);
+	pjrt_say(reason, size, "PJRT_Api at 0x%" PRIx64 " in %s: version %d.%d, %zu "
+		 "slots; %s", addr, lib_name, h.major, h.minor, n, t->layout_why);
 	err = 0;
 cleanup:
 	free(slots);
 	return err;
 }
 
-static bool same_table(const struct table *a, const struct table *b)
-{
-	return a->h.struct_size == b->h.struct_size && a->h.major == b->h.major &&
-	       a->h.minor == b->h.minor && a->nslots == b->nslots &&
-	       !memcmp(a->slots, b->slots, a->nslots * sizeof(*a->slots));
-}
-
 /* ---------------------------------------------------------------- libraries */
 
 /* The mapped object that is library: same path in maps, or same file. */
-static const struct proc_object *find_library(const struct proc_maps *maps,
-					      pid_t pid, const char *library)
+const struct proc_object *pjrt_find_library(const struct proc_maps *maps,
+					    pid_t pid, const char *library)
 {
 	size_t nobjs = proc_maps__object_count(maps);
 	struct stat want, got;
@@ -422,7 +382,7 @@ static const struct proc_object *library_of_table(const struct proc_maps *maps,
 	return proc_maps__object_of(maps, prev);
 }
 
-static struct proc_maps *read_maps(pid_t pid, char *reason, size_t size)
+struct proc_maps *pjrt_read_maps(pid_t pid, char *reason, size_t size)
 {
 	struct proc_maps *maps = proc_maps__read(pid);
 	int err;
@@ -430,15 +390,15 @@ static struct proc_maps *read_maps(pid_t pid, char *reason, size_t size)
 	if (maps)
 		return maps;
 	err = errno == ENOENT ? ESRCH : errno;
-	say(reason, size, "cannot read the memory map of process %d: %s",
-	    (int)pid, strerror(err));
+	pjrt_say(reason, size, "cannot read the memory map of process %d: %s",
+		 (int)pid, strerror(err));
 	errno = err;
 	return NULL;
 }
 
-static struct pjrt_api *make_api(pid_t pid, struct proc_maps *maps,
-				 const struct proc_object *lib,
-				 struct table *t, const char *note)
+struct pjrt_api *pjrt_make_api(pid_t pid, struct proc_maps *maps,
+			       const struct proc_object *lib,
+			       struct table *t, const char *note)
 {
 	struct pjrt_api *api = calloc(1, sizeof(*api));
 
@@ -465,14 +425,14 @@ static struct pjrt_api *read_with(pid_t pid, uint64_t addr,
 	enum stage stage;
 	int err;
 
-	maps = read_maps(pid, reason, size);
+	maps = pjrt_read_maps(pid, reason, size);
 	if (!maps)
 		return NULL;
 	if (library) {
-		lib = find_library(maps, pid, library);
+		lib = pjrt_find_library(maps, pid, library);
 		if (!lib) {
-			say(reason, size, "%s is not mapped by process %d", library,
-			    (int)pid);
+			pjrt_say(reason, size, "%s is not mapped by process %d", library,
+				 (int)pid);
 			err = -ENOENT;
 			goto cleanup;
 		}
@@ -480,24 +440,24 @@ static struct pjrt_api *read_with(pid_t pid, uint64_t addr,
 		lib = library_of_table(maps, addr);
 		if (!lib) {
 			describe_addr(maps, addr, where, sizeof(where));
-			say(reason, size, "the %s at 0x%" PRIx64 " lies in %s, not in "
-			    "a library or right after one; name the library", what,
-			    addr, where);
+			pjrt_say(reason, size, "the %s at 0x%" PRIx64 " lies in %s, not in "
+				 "a library or right after one; name the library", what,
+				 addr, where);
 			err = -EINVAL;
 			goto cleanup;
 		}
 	}
-	err = validate(pid, maps, lib, addr, &t, &stage, msg, sizeof(msg));
+	err = pjrt_validate(pid, maps, lib, addr, &t, &stage, msg, sizeof(msg));
 	if (err) {
-		say(reason, size, "%s", msg);
+		pjrt_say(reason, size, "%s", msg);
 		goto cleanup;
 	}
-	api = make_api(pid, maps, lib, &t, msg);
+	api = pjrt_make_api(pid, maps, lib, &t, msg);
 	if (!api) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	say(reason, size, "%s", msg);
+	pjrt_say(reason, size, "%s", msg);
 	return api;
 
 cleanup:
@@ -518,323 +478,19 @@ struct pjrt_api *pjrt_api__from_getpjrtapi(pid_t pid, const char *library,
 					   size_t reason_size)
 {
 	if (!library) {
-		say(reason, reason_size, "no library given for GetPjrtApi's "
-		    "return value");
+		pjrt_say(reason, reason_size, "no library given for GetPjrtApi's "
+			 "return value");
 		errno = EINVAL;
 		return NULL;
 	}
 	if (!ret) {
-		say(reason, reason_size, "GetPjrtApi in %s returned NULL",
-		    base_name(library));
+		pjrt_say(reason, reason_size, "GetPjrtApi in %s returned NULL",
+			 pjrt_base_name(library));
 		errno = EINVAL;
 		return NULL;
 	}
 	return read_with(pid, ret, library, "table GetPjrtApi returned", reason,
 			 reason_size);
-}
-
-/* ---------------------------------------------------------------- scan */
-
-#define SCAN_CHUNK (1u << 20)
-/* How much anonymous memory after a library is scanned when its file does
- * not say where its .bss ends. */
-#define BSS_SCAN_FALLBACK (64u << 20)
-
-/*
- * Where lib's memory image ends in the process: the end of its highest
- * PT_LOAD segment (p_vaddr + p_memsz, .bss included), relocated by the load
- * bias that its lowest mapping gives. 0 when the file cannot tell.
- */
-static uint64_t image_end(pid_t pid, const struct proc_maps *maps,
-			  const struct proc_object *lib)
-{
-	const struct proc_map *m0 = proc_maps__get(maps, lib->first);
-	uint64_t pg = sysconf(_SC_PAGESIZE), bias = 0, end = 0;
-	struct elf_image *img;
-	bool have_bias = false;
-	char path[4096];
-
-	if (proc_maps__open_path(pid, m0, path, sizeof(path)))
-		return 0;
-	img = elf_image__open(path);
-	if (!img)
-		return 0;
-	for (size_t i = 0; i < elf_image__segment_count(img); i++) {
-		struct elf_segment seg;
-
-		elf_image__segment(img, i, &seg);
-		/* The loader maps each segment from its page-aligned offset. */
-		if (!have_bias && (seg.offset & ~(pg - 1)) == m0->offset) {
-			bias = m0->start - (seg.vaddr & ~(pg - 1));
-			have_bias = true;
-		}
-		if (seg.vaddr + seg.memsz > end)
-			end = seg.vaddr + seg.memsz;
-	}
-	elf_image__free(img);
-	return have_bias ? bias + end : 0;
-}
-
-/*
- * A candidate header: version struct_size 24 at +16, major 0 at +32, a
- * minor in [1, 999] at +36, struct_size 40 + 8 * n with n <= 4096. A few
- * words of ordinary data match that by chance (.dynamic has
- * {DT_RELAENT, 24} followed by a small tag), which validation refuses.
- * *other_major is set for a header that is plausible but for a major in
- * [1, 15]: the caller checks its first slots before calling it a candidate,
- * so that a table of a newer major is refused by name, not missed.
- */
-static bool plausible_header(const unsigned char *p, bool *other_major)
-{
-	struct api_header h;
-
-	memcpy(&h, p, sizeof(h));
-	*other_major = false;
-	if (h.version_struct_size != PJRT_API_VERSION_SIZE)
-		return false;
-	if (h.minor < 1 || h.minor > PJRT_MINOR_MAX_PLAUSIBLE)
-		return false;
-	if (h.struct_size < PJRT_API_HEADER_SIZE + 8 ||
-	    (h.struct_size - PJRT_API_HEADER_SIZE) % 8 ||
-	    (h.struct_size - PJRT_API_HEADER_SIZE) / 8 > PJRT_MAX_SLOTS)
-		return false;
-	if (h.major == PJRT_KNOWN_MAJOR)
-		return true;
-	*other_major = h.major > 0 && h.major <= 15;
-	return false;
-}
-
-struct scan_state {
-	pid_t pid;
-	const struct proc_maps *maps;
-	const struct proc_object *lib;
-	size_t candidates;
-	uint64_t bytes, unreadable;
-	size_t regions;
-	struct table valid[2];	/* the first, and the first different one */
-	size_t nvalid, ncopies;
-	enum stage best_stage;
-	bool have_best;
-	uint64_t best_addr;
-	char best_reason[512];
-	int best_err;		/* how the furthest-reaching candidate failed */
-	int err;		/* a hard error (ENOMEM) */
-};
-
-static void scan_candidate(struct scan_state *s, uint64_t addr)
-{
-	char msg[512];
-	enum stage stage;
-	struct table t;
-	int err;
-
-	s->candidates++;
-	err = validate(s->pid, s->maps, s->lib, addr, &t, &stage, msg, sizeof(msg));
-	if (err == -ENOMEM) {
-		s->err = err;
-		return;
-	}
-	if (err) {
-		if (!s->have_best || stage > s->best_stage) {
-			s->have_best = true;
-			s->best_stage = stage;
-			s->best_addr = addr;
-			s->best_err = err;
-			snprintf(s->best_reason, sizeof(s->best_reason), "%s", msg);
-		}
-		return;
-	}
-	if (s->nvalid && same_table(&s->valid[0], &t)) {
-		s->ncopies++;
-		free(t.slots);
-		return;
-	}
-	if (s->nvalid < 2) {
-		s->valid[s->nvalid++] = t;
-		return;
-	}
-	free(t.slots);
-}
-
-/* The first four slots of a header at addr all point into the library's text. */
-static bool slots_look_like_code(const struct scan_state *s, uint64_t addr)
-{
-	uint64_t slots[4];
-
-	if (process_read(s->pid, addr + PJRT_API_HEADER_SIZE, slots, sizeof(slots)))
-		return false;
-	for (int i = 0; i < 4; i++)
-		if (!in_lib_text(s->maps, s->lib, slots[i]))
-			return false;
-	return true;
-}
-
-static void scan_region(struct scan_state *s, unsigned char *buf,
-			uint64_t start, uint64_t end)
-{
-	uint64_t pos = start;
-
-	s->regions++;
-	while (pos + PJRT_API_HEADER_SIZE <= end && !s->err) {
-		uint64_t len = end - pos;
-		int err;
-
-		if (len > SCAN_CHUNK)
-			len = SCAN_CHUNK;
-		err = process_read(s->pid, pos, buf, len);
-		if (err) {
-			log_debug("scan: cannot read %" PRIu64 " bytes at 0x%" PRIx64
-				  ": %s", len, pos, strerror(-err));
-			s->unreadable += len;
-			pos += len;
-			continue;
-		}
-		s->bytes += len;
-		for (uint64_t off = 0; off + PJRT_API_HEADER_SIZE <= len; off += 8) {
-			bool other_major;
-
-			if (plausible_header(buf + off, &other_major) ||
-			    (other_major && slots_look_like_code(s, pos + off)))
-				scan_candidate(s, pos + off);
-		}
-		if (pos + len >= end)
-			break;
-		/* Overlap so a header across the chunk boundary is seen. */
-		pos += len - PJRT_API_HEADER_SIZE + 8;
-	}
-}
-
-struct pjrt_api *pjrt_api__scan(pid_t pid, const char *library, char *reason,
-				size_t reason_size)
-{
-	struct scan_state s = { .pid = pid };
-	struct proc_maps *maps;
-	const struct proc_object *lib;
-	const struct proc_map *after;
-	struct pjrt_api *api = NULL;
-	unsigned char *buf = NULL;
-	const char *name;
-	char msg[768];
-	int err;
-
-	if (!library) {
-		say(reason, reason_size, "no library given to scan");
-		errno = EINVAL;
-		return NULL;
-	}
-	maps = read_maps(pid, reason, reason_size);
-	if (!maps)
-		return NULL;
-	lib = find_library(maps, pid, library);
-	if (!lib) {
-		say(reason, reason_size, "%s is not mapped by process %d", library,
-		    (int)pid);
-		err = -ENOENT;
-		goto cleanup;
-	}
-	name = base_name(lib->path);
-	s.maps = maps;
-	s.lib = lib;
-	buf = malloc(SCAN_CHUNK);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-
-	/* The library's readable data: .rodata, .data.rel.ro, .data, .bss. */
-	for (size_t i = lib->first; i <= lib->last && !s.err; i++) {
-		const struct proc_map *m = proc_maps__get(maps, i);
-
-		if (proc_maps__object_of(maps, m) == lib && m->r && !m->x)
-			scan_region(&s, buf, m->start, m->end);
-	}
-	/*
-	 * The rest of .bss: anonymous memory right after its last mapping, up
-	 * to where the file's PT_LOAD segments say its image ends (an
-	 * unrelated mapping may have been placed right after the .bss).
-	 */
-	after = proc_maps__get(maps, lib->last + 1);
-	if (after && !s.err && !after->inode && !after->path[0] && after->r &&
-	    after->start == proc_maps__get(maps, lib->last)->end) {
-		uint64_t end = image_end(pid, maps, lib);
-
-		if (!end) {
-			log_debug("%s: image end unknown; scanning at most %u MiB after it",
-				  name, BSS_SCAN_FALLBACK >> 20);
-			end = after->start + BSS_SCAN_FALLBACK;
-		}
-		if (end > after->end)
-			end = after->end;
-		if (end > after->start)
-			scan_region(&s, buf, after->start, end);
-	}
-	if (s.err) {
-		err = s.err;
-		goto cleanup;
-	}
-
-	if (s.nvalid == 2) {
-		struct table *a = &s.valid[0], *b = &s.valid[1];
-
-		say(reason, reason_size, "two different valid PJRT_Api tables in "
-		    "%s: at 0x%" PRIx64 " (%d.%d, %zu slots) and at 0x%" PRIx64
-		    " (%d.%d, %zu slots); acceltrace does not choose", name,
-		    a->addr, a->h.major, a->h.minor, a->nslots, b->addr,
-		    b->h.major, b->h.minor, b->nslots);
-		err = -ENOTUNIQ;
-		goto cleanup;
-	}
-	if (!s.nvalid) {
-		int n;
-
-		n = snprintf(msg, sizeof(msg), "no valid PJRT_Api table in %s's "
-			     "data (%" PRIu64 " bytes in %zu mappings",
-			     name, s.bytes, s.regions);
-		if (s.unreadable && n > 0 && (size_t)n < sizeof(msg))
-			n += snprintf(msg + n, sizeof(msg) - n, ", %" PRIu64
-				      " unreadable", s.unreadable);
-		if (n > 0 && (size_t)n < sizeof(msg)) {
-			if (s.candidates)
-				snprintf(msg + n, sizeof(msg) - n, "): %zu candidate "
-					 "header%s; the best, at 0x%" PRIx64 ": %s",
-					 s.candidates, s.candidates == 1 ? "" : "s",
-					 s.best_addr, s.best_reason);
-			else
-				snprintf(msg + n, sizeof(msg) - n, "): no candidate "
-					 "header (a table the plugin builds on its "
-					 "first GetPjrtApi call is zero until then, "
-					 "and one on the heap is not scanned)");
-		}
-		say(reason, reason_size, "%s", msg);
-		/* No candidate: not built yet. Candidates that all failed
-		 * validation: a table that is there and is refused. */
-		err = s.candidates && s.best_err ? s.best_err : -ENOENT;
-		goto cleanup;
-	}
-
-	snprintf(msg, sizeof(msg), "PJRT_Api at 0x%" PRIx64 " in %s found by "
-		 "scan (%zu candidate%s%s): version %d.%d, %zu slots; %s",
-		 s.valid[0].addr, name, s.candidates, s.candidates == 1 ? "" : "s",
-		 s.ncopies ? ", identical copies ignored" : "",
-		 s.valid[0].h.major, s.valid[0].h.minor, s.valid[0].nslots,
-		 s.valid[0].layout_why);
-	api = make_api(pid, maps, lib, &s.valid[0], msg);
-	if (!api) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	maps = NULL;
-	say(reason, reason_size, "%s", msg);
-	err = 0;
-
-cleanup:
-	for (size_t i = 0; i < s.nvalid; i++)
-		free(s.valid[i].slots);
-	free(buf);
-	proc_maps__free(maps);
-	if (err)
-		errno = -err;
-	return api;
 }
 
 /* ---------------------------------------------------------------- accessors */
