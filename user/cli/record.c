@@ -4,9 +4,9 @@
  * launched command, or of every accelerator user on the host, and write them
  * where TensorBoard/XProf opens them.
  *
- * One lifecycle: features -> load probes -> attach -> targets -> arm (the
- * clock starts at the first device activity) -> window -> stop (+ grace) ->
- * finalize -> write -> cleanup.
+ * The options become a struct recorder_opts; the recorder (collect/recorder.c)
+ * attaches, arms and runs the windows. Here: signals, writing each window's
+ * capture, its summary, and the exit status.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,43 +16,28 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define LOG_CONTEXT "record"
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "cli/cli.h"
 #include "collect/collector.h"
-#include "discover/device_irqs.h"
-#include "discover/device_nodes.h"
-#include "lib/json_writer.h"
-#include "probe/kernel_features.h"
-#include "probe/probe_session.h"
+#include "collect/recorder.h"
+#include "discover/probe_packs.h"
 #include "discover/runtime_attach.h"
-#include "discover/targets.h"
+#include "lib/json_writer.h"
 #include "output/xspace_writer.h"
+#include "probe/probe_session.h"
 
 #define MAX_PIDS 64
 #define MAX_LIBRARIES 16
-/* --steps: a start time per step, 8 bytes each (up to twice that while
- * the array doubles). */
-#define MAX_STEPS 10000000ull
-#define POLL_MS 5
-#define RESCAN_NS (250 * 1000000ull)
-#define FULL_RESCAN_NS (1000 * 1000000ull)
 
-struct record_opts {
+/* The recorder's options, the arrays they point into, and where to write. */
+struct record_args {
+	struct recorder_opts opts;
 	pid_t pids[MAX_PIDS];
-	size_t n_pids;
-	bool children, whole_host;
-	char **command;
-	uint64_t duration_ns, delay_ns, grace_ns, arm_timeout_ns, interval_ns;
-	uint64_t steps, windows, max_spans, ring_bytes;
-	const char *logdir, *session;
 	const char *libraries[MAX_LIBRARIES];
-	size_t n_libraries;
-	bool sched;
+	const char *logdir;
 };
 
 void usage_record(FILE *out)
@@ -125,26 +110,9 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int64_t realtime_offset(void)
-{
-	struct timespec r, m;
-
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000ll + (r.tv_nsec - m.tv_nsec);
-}
-
 /* ---------------------------------------------------------------- options */
 
-static int parse_options(int argc, char **argv, struct record_opts *o)
+static int parse_options(int argc, char **argv, struct record_args *a)
 {
 	enum {
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
@@ -171,12 +139,16 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
+	struct recorder_opts *o = &a->opts;
 	uint64_t v;
 	int opt;
 
-	o->logdir = "acceltrace-logs";
+	o->sz = sizeof(*o);
+	o->pids = a->pids;
+	o->libraries = a->libraries;
 	o->arm_timeout_ns = 30ull * 1000000000ull;
 	o->windows = 1;
+	a->logdir = "acceltrace-logs";
 	/* '+': stop at the first non-option, so "-- CMD -x" reaches CMD. */
 	while ((opt = getopt_long(argc, argv, "+:p:ad:o:" CLI_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
@@ -187,7 +159,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			if (o->n_pids == MAX_PIDS)
 				return cli_bad_value("record", "--pid", optarg,
 						     "at most 64 processes");
-			o->pids[o->n_pids++] = v;
+			a->pids[o->n_pids++] = v;
 			break;
 		case OPT_CHILDREN: o->children = true; break;
 		case 'a': o->whole_host = true; break;
@@ -199,7 +171,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		case OPT_STEPS:
 			/* The window keeps a start time per step, up to N + 1. */
 			if (cli_parse_uint(optarg, &o->steps) || !o->steps ||
-			    o->steps > MAX_STEPS)
+			    o->steps > RECORDER_MAX_STEPS)
 				return cli_bad_value("record", "--steps", optarg,
 						     "a number of steps from 1 to 10000000");
 			break;
@@ -225,7 +197,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			if (cli_parse_duration(optarg, &o->interval_ns))
 				return cli_bad_value("record", "--interval", optarg, "a time");
 			break;
-		case 'o': o->logdir = optarg; break;
+		case 'o': a->logdir = optarg; break;
 		case OPT_SESSION:
 			if (!*optarg || strchr(optarg, '/') || !strcmp(optarg, ".") ||
 			    !strcmp(optarg, ".."))
@@ -242,7 +214,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			if (o->n_libraries == MAX_LIBRARIES)
 				return cli_bad_value("record", "--library", optarg,
 						     "at most 16 libraries");
-			o->libraries[o->n_libraries++] = optarg;
+			a->libraries[o->n_libraries++] = optarg;
 			break;
 		case OPT_SCHED: o->sched = true; break;
 		case OPT_RINGBUF:
@@ -278,179 +250,6 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		return EXIT_USAGE;
 	}
 	return 0;
-}
-
-/* ---------------------------------------------------------------- the run */
-
-struct run {
-	struct record_opts *o;
-	struct features features;
-	struct probe_session *ps;
-	struct runtime_attach *ra;
-	struct collector *col;
-	struct targets *targets;
-	struct capture *cap;
-	uint64_t last_rescan, last_full_rescan;
-	uint64_t probes_attached_ns;
-	char written[4096];
-	uint64_t written_bytes;
-};
-
-static int poll_once(struct run *r)
-{
-	uint64_t now;
-	int n = probe_session__poll(r->ps, POLL_MS);
-
-	if (n < 0 && n != -EINTR) {
-		log_err("reading the ring buffers failed: %s", strerror(-n));
-		return n;
-	}
-	now = now_ns();
-	if (now - r->last_rescan >= RESCAN_NS) {
-		bool full = now - r->last_full_rescan >= FULL_RESCAN_NS;
-
-		targets__rescan(r->targets, full);
-		r->last_rescan = now;
-		if (full)
-			r->last_full_rescan = now;
-	}
-	return 0;
-}
-
-static struct capture *new_capture(struct run *r, uint64_t window)
-{
-	struct capture_opts copts = { .sz = sizeof(copts) };
-	char session[256];
-	struct capture *cap;
-
-	copts.max_spans = r->o->max_spans;
-	if (r->o->session && r->o->windows > 1) {
-		snprintf(session, sizeof(session), "%s_w%" PRIu64, r->o->session, window + 1);
-		copts.session = session;
-	} else if (r->o->session) {
-		copts.session = r->o->session;
-	} else if (r->o->windows > 1) {
-		time_t t = time(NULL);
-		struct tm tm;
-
-		localtime_r(&t, &tm);
-		strftime(session, sizeof(session), "%Y_%m_%d_%H_%M_%S", &tm);
-		snprintf(session + strlen(session), sizeof(session) - strlen(session),
-			 "_w%" PRIu64, window + 1);
-		copts.session = session;
-	}
-	cap = capture__new(&copts);
-	if (!cap)
-		return NULL;
-	capture__set_realtime_offset(cap, realtime_offset());
-	capture__set_probes_attached(cap, r->probes_attached_ns);
-	return cap;
-}
-
-/* Waits for the first device activity after the probes settled. */
-static int arm(struct run *r, uint64_t *start)
-{
-	uint64_t deadline = now_ns() + r->o->arm_timeout_ns, settled_at = 0;
-	char diag[2048];
-
-	while (!interrupts) {
-		uint64_t first;
-
-		if (poll_once(r))
-			return -EIO;
-		/* Probes in place (tables found, callbacks probed): from now on
-		 * nothing the window overlaps can be missed. */
-		if (!settled_at && runtime_attach__settled(r->ra) &&
-		    collector__completions_probed(r->col)) {
-			settled_at = now_ns();
-			collector__watch_activity(r->col, settled_at);
-		}
-		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
-		if (first) {
-			*start = first + r->o->delay_ns;
-			return 0;
-		}
-		if (!targets__alive(r->targets)) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("the target exited before any device activity: %s", diag);
-			return -ESRCH;
-		}
-		if (now_ns() >= deadline) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("no device activity within %.1f s: %s",
-				r->o->arm_timeout_ns / 1e9, diag);
-			return -ETIMEDOUT;
-		}
-	}
-	log_err("interrupted before the window opened: no capture written");
-	return -EINTR;
-}
-
-/* Runs one window from @start; returns 0 with the capture finalized. */
-static int run_window(struct run *r, uint64_t start)
-{
-	uint64_t stop = 0, now, end_at = start + r->o->duration_ns;
-	int interrupts_at_start = interrupts;
-	bool steps_seen_once = false;
-
-	/* With --delay the window opens later than the activity that armed it. */
-	while (now_ns() < start && !interrupts)
-		if (poll_once(r))
-			return -EIO;
-	collector__open_window(r->col, start);
-	log_info("window open (pid%s %d%s)", targets__count(r->targets) > 1 ? "s" : "",
-		 targets__count(r->targets) ? targets__report(r->targets, 0)->pid : 0,
-		 targets__count(r->targets) > 1 ? ", ..." : "");
-	for (;;) {
-		if (poll_once(r))
-			return -EIO;
-		now = now_ns();
-		if (interrupts > interrupts_at_start) {
-			stop = now;
-			log_info("interrupted: finishing the capture (Ctrl-C again aborts)");
-			break;
-		}
-		if (r->o->duration_ns && now >= end_at) {
-			stop = end_at;
-			break;
-		}
-		if (r->o->steps) {
-			uint64_t next = collector__window_steps_end(r->col);
-
-			/* Step N + 1 began: the window holds N whole steps,
-			 * each with the host work that led to the next. Records
-			 * of earlier executions may still sit in other shards:
-			 * one more drain, and the stop is where it says. */
-			if (next && steps_seen_once) {
-				stop = next - 1 > start ? next - 1 : start;
-				break;
-			}
-			steps_seen_once = next != 0;
-		}
-		if (!targets__alive(r->targets)) {
-			stop = now;
-			log_info("the target exited: finishing the capture");
-			break;
-		}
-	}
-	collector__begin_close(r->col, stop);
-	/* Grace: records of spans that end soon after the stop keep their
-	 * true end; a second Ctrl-C still aborts. */
-	interrupts_at_start = interrupts;
-	do {
-		if (poll_once(r))
-			return -EIO;
-		if (interrupts > interrupts_at_start)
-			break;
-	} while (r->o->grace_ns && now_ns() < stop + r->o->grace_ns &&
-		 !collector__all_closed(r->col));
-	probe_session__drain(r->ps);
-	if (interrupts >= 2) {
-		log_err("aborted: no capture written");
-		return -EINTR;
-	}
-	collector__finish(r->col);
-	return capture__finalize(r->cap);
 }
 
 /* ---------------------------------------------------------------- summary */
@@ -543,186 +342,121 @@ static void print_collector_json(struct json_writer *jw,
 	jw_end_object(jw);
 }
 
-static void print_summary(struct run *r, uint64_t window)
+/* What one window's capture holds, and where it went. */
+struct written {
+	const char *logdir;
+	char path[4096];
+	uint64_t bytes;
+};
+
+static void print_summary(struct recorder *rec, const struct written *wr)
 {
+	const struct capture *cap = recorder__capture(rec);
 	uint64_t start, stop;
 	size_t nk = sizeof(summary_kinds) / sizeof(summary_kinds[0]);
 
-	capture__window(r->cap, &start, &stop);
+	capture__window(cap, &start, &stop);
 	if (cli_json()) {
 		struct json_writer *jw = jw_new(stdout, true);
 
 		if (!jw)
 			return;
 		jw_start_object(jw);
-		jw_string_field(jw, "path", r->written);
-		jw_uint_field(jw, "bytes", r->written_bytes);
-		jw_string_field(jw, "session", capture__session(r->cap));
-		jw_string_field(jw, "host", capture__hostname(r->cap));
-		jw_uint_field(jw, "window", window + 1);
+		jw_string_field(jw, "path", wr->path);
+		jw_uint_field(jw, "bytes", wr->bytes);
+		jw_string_field(jw, "session", capture__session(cap));
+		jw_string_field(jw, "host", capture__hostname(cap));
+		jw_uint_field(jw, "window", recorder__window(rec));
 		jw_uint_field(jw, "window_start_ns", start);
 		jw_uint_field(jw, "window_stop_ns", stop);
-		jw_uint_field(jw, "probes_attached_ns", r->probes_attached_ns);
+		jw_uint_field(jw, "probes_attached_ns", recorder__probes_attached_ns(rec));
 		jw_name(jw, "spans");
 		jw_start_object(jw);
 		for (size_t i = 0; i < nk; i++)
 			jw_uint_field(jw, span_kind_name(summary_kinds[i]),
-				      capture__span_count(r->cap, summary_kinds[i]));
+				      capture__span_count(cap, summary_kinds[i]));
 		jw_end_object(jw);
 		jw_name(jw, "processes");
 		jw_start_array(jw);
-		for (size_t i = 0; i < capture__num_processes(r->cap); i++) {
-			const struct capture_process *p = capture__process(r->cap, i);
+		for (size_t i = 0; i < capture__num_processes(cap); i++) {
+			const struct capture_process *p = capture__process(cap, i);
 
 			jw_start_object(jw);
 			jw_uint_field(jw, "pid", p->pid);
-			jw_string_field(jw, "name", capture__string(r->cap, p->name));
+			jw_string_field(jw, "name", capture__string(cap, p->name));
 			jw_bool_field(jw, "exited", p->exit_ns != 0);
 			jw_end_object(jw);
 		}
 		jw_end_array(jw);
-		jw_uint_field(jw, "devices", capture__num_devices(r->cap));
-		print_libraries_json(jw, r->ra);
+		jw_uint_field(jw, "devices", capture__num_devices(cap));
+		print_libraries_json(jw, recorder__runtime_attach(rec));
 		jw_name(jw, "losses");
 		jw_start_object(jw);
-		for (size_t i = 0; i < capture__num_losses(r->cap); i++) {
+		for (size_t i = 0; i < capture__num_losses(cap); i++) {
 			uint64_t n;
-			const char *what = capture__loss(r->cap, i, &n);
+			const char *what = capture__loss(cap, i, &n);
 
 			jw_uint_field(jw, what, n);
 		}
 		jw_end_object(jw);
-		print_collector_json(jw, collector__stats(r->col), r->cap, r->ps, r->ra);
+		print_collector_json(jw, collector__stats(recorder__collector(rec)), cap,
+				     recorder__probe_session(rec), recorder__runtime_attach(rec));
 		jw_name(jw, "warnings");
 		jw_start_array(jw);
-		for (size_t i = 0; i < capture__num_warnings(r->cap); i++)
-			jw_string(jw, capture__warning(r->cap, i));
+		for (size_t i = 0; i < capture__num_warnings(cap); i++)
+			jw_string(jw, capture__warning(cap, i));
 		jw_end_array(jw);
 		jw_end_object(jw);
 		jw_free(jw);
 		putchar('\n');
 		return;
 	}
-	printf("capture written: %s (%.1f KiB)\n", r->written, r->written_bytes / 1024.0);
+	printf("capture written: %s (%.1f KiB)\n", wr->path, wr->bytes / 1024.0);
 	printf("  window %.3f s, %zu process(es), %zu device core(s)\n",
-	       (stop - start) / 1e9, capture__num_processes(r->cap),
-	       capture__num_devices(r->cap));
+	       (stop - start) / 1e9, capture__num_processes(cap),
+	       capture__num_devices(cap));
 	for (size_t i = 0; i < nk; i++) {
-		uint64_t n = capture__span_count(r->cap, summary_kinds[i]);
+		uint64_t n = capture__span_count(cap, summary_kinds[i]);
 
 		if (n)
 			printf("  %-28s %10" PRIu64 "\n", span_kind_name(summary_kinds[i]), n);
 	}
-	if (!capture__num_losses(r->cap))
+	if (!capture__num_losses(cap))
 		printf("  losses: none\n");
-	for (size_t i = 0; i < capture__num_losses(r->cap); i++) {
+	for (size_t i = 0; i < capture__num_losses(cap); i++) {
 		uint64_t n;
-		const char *what = capture__loss(r->cap, i, &n);
+		const char *what = capture__loss(cap, i, &n);
 
 		printf("  loss: %s: %" PRIu64 "\n", what, n);
 	}
-	for (size_t i = 0; i < capture__num_warnings(r->cap); i++)
-		printf("  warning: %s\n", capture__warning(r->cap, i));
-	printf("  open it: tensorboard --logdir %s  (Profile tab)\n", r->o->logdir);
+	for (size_t i = 0; i < capture__num_warnings(cap); i++)
+		printf("  warning: %s\n", capture__warning(cap, i));
+	printf("  open it: tensorboard --logdir %s  (Profile tab)\n", wr->logdir);
 }
 
 /* ---------------------------------------------------------------- command */
 
-static int setup(struct run *r)
+/* Each finalized window: written, then summarized. */
+static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 {
-	struct probe_session_opts popts = { .sz = sizeof(popts) };
-	struct runtime_attach_opts aopts = { .sz = sizeof(aopts) };
-	struct targets_opts topts = { .sz = sizeof(topts) };
-	struct collector_opts copts = { .sz = sizeof(copts) };
-	static const char *prefixes[AT_MAX_DEV_PREFIXES];
-	char missing[512];
+	const struct record_args *args = ctx;
+	struct written wr = { .logdir = args->logdir };
+	struct stat st;
 	int err;
 
-	features__probe(&r->features);
-	if (!features__can_run(&r->features, missing, sizeof(missing))) {
-		log_err("acceltrace cannot run here: missing %s", missing);
-		return -EPERM;
-	}
-	r->cap = new_capture(r, 0);
-	if (!r->cap)
-		return -errno;
-	popts.features = &r->features;
-	popts.whole_host = r->o->whole_host;
-	popts.children = r->o->children;
-	popts.sched_switch = r->o->sched;
-	popts.irqs = true;
-	popts.io_uring = true;
-	popts.ring_bytes = r->o->ring_bytes;
-	popts.dev_prefixes = prefixes;
-	popts.n_dev_prefixes = device_node_prefixes(prefixes, AT_MAX_DEV_PREFIXES);
-	copts.capture = r->cap;
-	copts.sched_switch = r->o->sched;
-	copts.steps = r->o->steps;
-	/* The session delivers records to the collector, which then needs the
-	 * session and the attach manager: connect them once all exist. */
-	r->col = collector__new(&copts);
-	if (!r->col)
-		return -errno;
-	r->ps = probe_session__open(&popts, collector__record, r->col);
-	if (!r->ps)
-		return -errno;
-	aopts.libraries = r->o->libraries;
-	aopts.n_libraries = r->o->n_libraries;
-	r->ra = runtime_attach__new(r->ps, &aopts);
-	if (!r->ra)
-		return -errno;
-	collector__connect(r->col, r->ps, r->ra);
-	err = probe_session__attach_kernel(r->ps);
+	(void)window;
+	err = xspace_write_capture(recorder__capture(rec), wr.logdir, wr.path,
+				   sizeof(wr.path));
 	if (err)
-		return err;
-	/* Accelerator interrupts present now (the simulator has none). */
-	device_irqs__trace(r->ps);
-	topts.pids = r->o->pids;
-	topts.n_pids = r->o->n_pids;
-	topts.children = r->o->children;
-	topts.whole_host = r->o->whole_host;
-	topts.command = r->o->command;
-	r->targets = targets__new(&topts, r->ps, r->ra);
-	if (!r->targets)
-		return -errno;
-	err = targets__start(r->targets);
-	if (err) {
-		log_err("starting the targets failed: %s", strerror(-err));
-		return err;
-	}
-	r->probes_attached_ns = now_ns();
-	capture__set_probes_attached(r->cap, r->probes_attached_ns);
-	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
+		return err;	/* the writer said why; no partial file */
+	wr.bytes = stat(wr.path, &st) ? 0 : st.st_size;
+	print_summary(rec, &wr);
 	return 0;
 }
 
-/* Detaches every probe: nothing of acceltrace stays in the kernel. */
-static void detach(struct run *r)
+/* With -- CMD: its wait status becomes ours when the capture went well. */
+static int command_status(int status, int rc)
 {
-	collector__free(r->col);
-	r->col = NULL;
-	runtime_attach__free(r->ra);
-	r->ra = NULL;
-	probe_session__free(r->ps);
-	r->ps = NULL;
-}
-
-static void teardown(struct run *r)
-{
-	detach(r);
-	targets__free(r->targets);
-	capture__free(r->cap);
-}
-
-/* With -- CMD: wait for it, forwarding nothing; its status is ours. */
-static int finish_command(struct run *r, int rc)
-{
-	int status;
-
-	if (!targets__command_pid(r->targets))
-		return rc;
-	if (targets__wait_command(r->targets, &status))
-		return rc;
 	if (WIFEXITED(status) && WEXITSTATUS(status) && !rc) {
 		log_info("the command exited with status %d", WEXITSTATUS(status));
 		return WEXITSTATUS(status);
@@ -734,51 +468,26 @@ static int finish_command(struct run *r, int rc)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = {};
-	struct run r = { .o = &o };
-	uint64_t start;
-	int rc = 1, err;
+	struct record_args args = {};
+	struct recorder *rec = NULL;
+	int rc = 1, err, status;
 
-	err = parse_options(argc, argv, &o);
+	err = parse_options(argc, argv, &args);
 	if (err)
 		return err < 0 ? 0 : err;
+	args.opts.interrupts = &interrupts;
 	install_signals();
-	err = setup(&r);
+	rec = recorder__new(&args.opts);
+	if (!rec) {
+		log_err("starting the recorder failed: %s", strerror(errno));
+		return 1;
+	}
+	err = recorder__attach(rec);
 	if (err)
 		goto out;
-	for (uint64_t w = 0; w < o.windows; w++) {
-		if (w) {
-			uint64_t resume = now_ns() + o.interval_ns;
-
-			capture__free(r.cap);
-			r.cap = new_capture(&r, w);
-			if (!r.cap)
-				goto out;
-			collector__set_capture(r.col, r.cap);
-			while (now_ns() < resume && !interrupts)
-				if (poll_once(&r))
-					goto out;
-			if (interrupts || !targets__alive(r.targets))
-				break;
-		}
-		err = arm(&r, &start);
-		if (err)
-			goto out;
-		err = run_window(&r, start);
-		if (err)
-			goto out;
-		err = xspace_write_capture(r.cap, o.logdir, r.written, sizeof(r.written));
-		if (err)
-			goto out;	/* the writer said why; no partial file */
-		{
-			struct stat st;
-
-			r.written_bytes = stat(r.written, &st) ? 0 : st.st_size;
-		}
-		print_summary(&r, w);
-		if (interrupts || !targets__alive(r.targets))
-			break;
-	}
+	err = recorder__run(rec, write_window, &args);
+	if (err)
+		goto out;
 	rc = 0;
 out:
 	if (fflush(stdout) || ferror(stdout)) {
@@ -787,8 +496,9 @@ out:
 	}
 	/* With -- CMD the command runs on after the capture: detach first, so
 	 * it does not pay for probes nobody reads while we wait for it. */
-	detach(&r);
-	rc = r.targets ? finish_command(&r, rc) : rc;
-	teardown(&r);
+	recorder__detach(rec);
+	if (!recorder__wait_command(rec, &status))
+		rc = command_status(status, rc);
+	recorder__free(rec);
 	return rc;
 }

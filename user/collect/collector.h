@@ -25,8 +25,8 @@
 
 struct capture;
 struct collector;
+struct control_ops;
 struct probe_session;
-struct runtime_attach;
 
 struct collector_opts {
 	size_t sz;
@@ -55,16 +55,21 @@ struct collector_stats {
 	uint64_t target_exits;
 	uint64_t steps_unexamined;	/* device executions past the step list's cap */
 	uint64_t steps_lost;		/* execution starts --steps could not keep */
+	uint64_t out_of_memory;		/* state lost to a failed allocation */
+	uint64_t control_errors;	/* control records the controller failed */
 };
 
 struct collector *collector__new(const struct collector_opts *opts);
 /*
- * The session whose open-span, fd tables and losses it reads, and the attach
- * manager that maps probe ids to pack entries (and attaches callbacks). The
- * session needs the collector as its record callback first, hence this step.
+ * The session whose open-call tables and loss counters it reads (never
+ * writes), and the attach controller it hands control records to (a
+ * GetPjrtApi return, a callback registered, a device opened, an eventfd
+ * registered, exec/fork/exit) and asks what a runtime probe id stands for.
+ * Either may be NULL (tests feed records without them). The session needs
+ * the collector as its record callback first, hence this step.
  */
 void collector__connect(struct collector *c, struct probe_session *ps,
-			struct runtime_attach *ra);
+			const struct control_ops *ctl);
 void collector__free(struct collector *c);
 
 /* The probe_record_fn for probe_session: one record. */
@@ -89,8 +94,9 @@ void collector__watch_activity(struct collector *c, uint64_t after_ns);
  */
 uint64_t collector__window_steps_end(const struct collector *c);
 
-/* Switches the capture a new window fills (several windows in one run). */
-void collector__set_capture(struct collector *c, struct capture *capture);
+/* Switches the capture a new window fills (several windows in one run);
+ * -ENOMEM when the collector's per-capture state cannot be made. */
+int collector__set_capture(struct collector *c, struct capture *capture);
 int collector__open_window(struct collector *c, uint64_t start_ns);
 void collector__begin_close(struct collector *c, uint64_t stop_ns);
 /* True when nothing acceltrace saw begin is still open (grace may end). */
@@ -98,10 +104,5 @@ bool collector__all_closed(struct collector *c);
 int collector__finish(struct collector *c);
 
 const struct collector_stats *collector__stats(const struct collector *c);
-
-/* The module name in the first bytes of a PJRT program (HLO text, MLIR,
- * HloModuleProto); false when none can be read. */
-bool pjrt_program_module_name(const char *code, size_t len, char *name,
-			      size_t name_len);
 
 #endif /* ACCELTRACE_COLLECTOR_H */

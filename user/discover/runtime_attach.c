@@ -22,6 +22,7 @@
 #include "discover/pjrt_api.h"
 #include "probe/probe_session.h"
 #include "discover/proc_maps.h"
+#include "discover/procfs.h"
 #include "discover/runtime_attach.h"
 
 #define MAX_CALLBACKS 64
@@ -318,6 +319,8 @@ static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
 			if (strncmp(buf, vars[v], vl))
 				continue;
 			list = strdup(buf + vl);
+			if (!list)
+				continue;	/* found later by its mapping */
 			/* TPU_LIBRARY_PATH is one path; the PJRT list is
 			 * name:path pairs separated by commas. */
 			for (item = strtok_r(list, ",", &save); item;
@@ -341,50 +344,47 @@ static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
 	fclose(f);
 }
 
+struct fd_walk {
+	struct runtime_attach *ra;
+	pid_t pid;
+	struct process_report *report;
+};
+
+/* Tells the kernel which fds are device nodes and eventfds. */
+static int note_fd(void *ctx, int fd, const char *target)
+{
+	struct fd_walk *w = ctx;
+	struct process_report *r = w->report;
+	const struct device_node_pattern *pat;
+
+	if (!strcmp(target, "anon_inode:[eventfd]")) {
+		if (w->ra->ps)
+			probe_session__set_fd(w->ra->ps, w->pid, fd, FD_EVENTFD);
+		if (r)
+			r->n_eventfds++;
+		return 0;
+	}
+	pat = device_node_match(target);
+	if (!pat)
+		return 0;
+	if (w->ra->ps)
+		probe_session__set_fd(w->ra->ps, w->pid, fd, FD_DEVICE);
+	if (r && r->n_device_nodes < 16) {
+		r->device_nodes[r->n_device_nodes].fd = fd;
+		snprintf(r->device_nodes[r->n_device_nodes].path,
+			 sizeof(r->device_nodes[0].path), "%.127s", target);
+		r->device_nodes[r->n_device_nodes].family = pat->family->name;
+		r->n_device_nodes++;
+	}
+	return 0;
+}
+
 static void add_process_fds(struct runtime_attach *ra, pid_t pid,
 			    struct process_report *r)
 {
-	char dir[64], link[320], target[256];
-	struct dirent *de;
-	DIR *d;
+	struct fd_walk w = { .ra = ra, .pid = pid, .report = r };
 
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		const struct device_node_pattern *pat;
-		int fd = atoi(de->d_name);
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		if (!strcmp(target, "anon_inode:[eventfd]")) {
-			if (ra->ps)
-				probe_session__set_fd(ra->ps, pid, fd, FD_EVENTFD);
-			if (r)
-				r->n_eventfds++;
-			continue;
-		}
-		pat = device_node_match(target);
-		if (!pat)
-			continue;
-		if (ra->ps)
-			probe_session__set_fd(ra->ps, pid, fd, FD_DEVICE);
-		if (r && r->n_device_nodes < 16) {
-			r->device_nodes[r->n_device_nodes].fd = fd;
-			snprintf(r->device_nodes[r->n_device_nodes].path,
-				 sizeof(r->device_nodes[0].path), "%.127s", target);
-			r->device_nodes[r->n_device_nodes].family = pat->family->name;
-			r->n_device_nodes++;
-		}
-	}
-	closedir(d);
+	procfs_for_each_fd(pid, note_fd, &w);
 }
 
 int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,

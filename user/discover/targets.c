@@ -18,6 +18,7 @@
 #include "discover/probe_packs.h"
 #include "probe/probe_session.h"
 #include "discover/proc_maps.h"
+#include "discover/procfs.h"
 #include "discover/targets.h"
 
 struct traced {
@@ -38,28 +39,6 @@ struct targets {
 	bool command_reaped;
 	int command_status;
 };
-
-/* Alive and not a zombie: a zombie still answers kill(pid, 0). */
-static bool pid_alive(pid_t pid)
-{
-	char path[64], buf[256], *close_paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "pid (comm) S ...": the state follows the last ')'. */
-	close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' &&
-	       close_paren[2] != 'Z' && close_paren[2] != 'X';
-}
 
 /* Reaps the launched command when it has exited (without blocking). */
 static void reap_command(struct targets *t)
@@ -140,35 +119,23 @@ static void add_descendants(struct targets *t, pid_t pid)
 	closedir(d);
 }
 
+static int is_device_node(void *ctx, int fd, const char *target)
+{
+	(void)ctx;
+	(void)fd;
+	return device_node_match(target) != NULL;
+}
+
 /* Does @pid map a runtime library or hold a device node? (-a discovery) */
 static bool uses_accelerator(pid_t pid)
 {
 	struct proc_maps *maps = proc_maps__read(pid);
-	char dir[64], link[320], target[256];
 	bool found = false;
-	struct dirent *de;
-	DIR *d;
 
 	for (size_t i = 0; maps && i < proc_maps__object_count(maps) && !found; i++)
 		found = rt_pack_match(proc_maps__object(maps, i)->path) != NULL;
 	proc_maps__free(maps);
-	if (found)
-		return true;
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
-	d = opendir(dir);
-	while (d && (de = readdir(d)) && !found) {
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		found = device_node_match(target) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return found || procfs_for_each_fd(pid, is_device_node, NULL) > 0;
 }
 
 static void scan_host(struct targets *t)
@@ -242,7 +209,7 @@ struct targets *targets__new(const struct targets_opts *opts,
 	t->ra = ra;
 	t->release_fd = -1;
 	for (size_t i = 0; i < opts->n_pids; i++) {
-		if (opts->pids[i] <= 0 || !pid_alive(opts->pids[i])) {
+		if (opts->pids[i] <= 0 || !procfs_pid_alive(opts->pids[i])) {
 			log_err("no process with pid %d", opts->pids[i]);
 			free(t);
 			errno = ESRCH;
@@ -309,7 +276,7 @@ void targets__rescan(struct targets *t, bool full)
 
 		if (p->gone)
 			continue;
-		if (!pid_alive(p->report.pid) ||
+		if (!procfs_pid_alive(p->report.pid) ||
 		    (p->report.pid == t->command_pid && t->command_reaped)) {
 			p->gone = true;
 			continue;
@@ -318,14 +285,6 @@ void targets__rescan(struct targets *t, bool full)
 	}
 	if (full && (t->opts.whole_host || t->opts.children))
 		scan_host(t);
-}
-
-void targets__exited(struct targets *t, pid_t pid)
-{
-	struct traced *p = find(t, pid);
-
-	if (p)
-		p->gone = true;
 }
 
 bool targets__alive(const struct targets *t)

@@ -42,8 +42,6 @@ void targets__free(struct targets *t);
 int targets__start(struct targets *t);
 /* Periodic: late dlopen, new threads' libraries, new processes (-a, children). */
 void targets__rescan(struct targets *t, bool full);
-/* Marks a process gone (the collector saw it exit). */
-void targets__exited(struct targets *t, pid_t pid);
 
 /* True while some explicit target (PID or command) is alive; -a: always. */
 bool targets__alive(const struct targets *t);

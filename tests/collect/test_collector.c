@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The collector without the kernel: records built here are fed to it as
+ * the probe session would, with a fake attach controller that maps probe
+ * ids to pack entries and keeps the control records it is handed.
+ *
+ * - Execute -> OnReady -> callback: device work per device, named by the
+ *   module Compile saw, linked by launch id; steps; the callback probed
+ *   through a control record, not by the collector.
+ * - ioctls: every decoded field of DRM_IOCTL_IVPU_SUBMIT (6) and
+ *   GASKET_IOCTL_MAP_BUFFER's host and device addresses are in the span.
+ * - an eventfd registered with a driver: a control record, and its reads
+ *   are device waits carrying the interrupt.
+ * - GetPjrtApi, exec, fork, exit: control records; exit ends work in flight.
+ * - malformed records and unknown probes are counted as losses.
+ * - allocation failures, injected one at a time: never a crash, and any
+ *   difference from the run without failures is counted, never silent.
+ */
+#include <linux/types.h>
+
+#include "test.h"
+#include "alloc_fail.h"
+#include "acceltrace/events.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+#include "discover/attach_control.h"
+#include "discover/probe_packs.h"
+
+#define PID 3999990u
+#define TID 3999991u
+#define MS 1000000ull
+
+enum { P_EXEC, P_ONREADY, P_CALLBACK, P_COMPILE, P_API, P__COUNT };
+
+static const struct rt_pack_entry entries[P__COUNT] = {
+	[P_EXEC] = { .name = "PJRT_LoadedExecutable_Execute", .event = RT_EV_EXECUTE },
+	[P_ONREADY] = { .name = "PJRT_Event_OnReady", .event = RT_EV_ON_READY },
+	[P_CALLBACK] = { .name = "OnReady callback", .event = RT_EV_CALLBACK },
+	[P_COMPILE] = { .name = "PJRT_Client_Compile", .event = RT_EV_COMPILE },
+	[P_API] = { .name = "GetPjrtApi", .event = RT_EV_GET_PJRT_API },
+};
+
+struct fake_controller {
+	struct control_record recs[64];
+	size_t n;
+};
+
+static int fake_handle(void *ctx, const struct control_record *rec)
+{
+	struct fake_controller *f = ctx;
+
+	if (f->n < sizeof(f->recs) / sizeof(f->recs[0]))
+		f->recs[f->n++] = *rec;
+	return 0;
+}
+
+static const struct rt_pack_entry *fake_entry(void *ctx, int probe_id)
+{
+	(void)ctx;
+	return probe_id >= 0 && probe_id < P__COUNT ? &entries[probe_id] : NULL;
+}
+
+static const struct control_record *find_control(const struct fake_controller *f,
+						 enum control_kind kind)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->recs[i].kind == kind)
+			return &f->recs[i];
+	return NULL;
+}
+
+struct rig {
+	struct capture *cap;
+	struct collector *col;
+	struct fake_controller ctl;
+};
+
+/* 0, or -errno with nothing left to free. */
+static int rig_open(struct rig *r)
+{
+	struct capture_opts copts = {
+		.sz = sizeof(copts), .hostname = "testhost", .session = "s",
+	};
+	struct collector_opts opts = { .sz = sizeof(opts) };
+	struct control_ops ops = {
+		.ctx = &r->ctl, .handle = fake_handle, .probe_entry = fake_entry,
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->cap = capture__new(&copts);
+	if (!r->cap)
+		return -errno;
+	opts.capture = r->cap;
+	r->col = collector__new(&opts);
+	if (!r->col) {
+		int err = -errno;
+
+		capture__free(r->cap);
+		return err;
+	}
+	collector__connect(r->col, NULL, &ops);
+	return 0;
+}
+
+static void rig_close(struct rig *r)
+{
+	collector__free(r->col);
+	capture__free(r->cap);
+}
+
+static void feed(struct rig *r, const void *rec, size_t size)
+{
+	collector__record(r->col, rec, size);
+}
+
+static void rt_call(struct rig *r, int probe, uint64_t start, uint64_t end,
+		    const uint64_t *vals, size_t n, const char *payload)
+{
+	struct ev_rt_call rec = {
+		.h = { .type = EV_RT_CALL, .pid = PID, .tid = TID,
+		       .start_ns = start, .end_ns = end },
+		.probe_id = probe,
+	};
+
+	memcpy(rec.vals, vals, n * sizeof(*vals));
+	if (payload) {
+		rec.payload_len = strlen(payload);
+		memcpy(rec.payload, payload, rec.payload_len);
+	}
+	feed(r, &rec, sizeof(rec));
+}
+
+static void task(struct rig *r, enum task_event ev, uint32_t other, uint64_t t)
+{
+	struct ev_task rec = {
+		.h = { .type = EV_TASK, .pid = PID, .tid = TID, .start_ns = t, .end_ns = t },
+		.event = ev, .other = other,
+	};
+
+	strcpy(rec.comm, "trainer");
+	feed(r, &rec, sizeof(rec));
+}
+
+/* Compile names executable 0x1000 jit_step; launch 7 runs it on two
+ * devices, whose completions come through OnReady callbacks. */
+static void execution(struct rig *r, uint64_t launch, uint64_t t, bool complete)
+{
+	uint64_t exec[V_EXEC_EVENT0 + 2] = {
+		[V_EXEC_EXECUTABLE] = 0x1000, [V_EXEC_LAUNCH_ID] = launch,
+		[V_EXEC_NUM_DEVICES] = 2, [V_EXEC_EVENTS] = 0x5000,
+		[V_EXEC_EVENT0] = 0xa0 + launch * 2, [V_EXEC_EVENT0 + 1] = 0xa1 + launch * 2,
+	};
+
+	rt_call(r, P_EXEC, t, t + 1 * MS, exec, V_EXEC_EVENT0 + 2, NULL);
+	for (uint64_t d = 0; d < 2; d++) {
+		uint64_t on_ready[] = { exec[V_EXEC_EVENT0 + d], 0xc0, 0x100 + launch * 2 + d };
+		uint64_t cb[] = { 0, 0x100 + launch * 2 + d };
+
+		rt_call(r, P_ONREADY, t + 1 * MS, t + 1 * MS, on_ready, 3, NULL);
+		if (complete)
+			rt_call(r, P_CALLBACK, t + 5 * MS + d, t + 5 * MS + d + 1000, cb, 2,
+				NULL);
+	}
+}
+
+static uint64_t count_kind(const struct capture *c, enum span_kind kind)
+{
+	uint64_t n = 0;
+
+	for (size_t t = 0; t < capture__num_tracks(c); t++) {
+		size_t ns;
+		const struct capture_span *s = capture__track_spans(c, t, &ns);
+
+		for (size_t i = 0; s && i < ns; i++)
+			n += s[i].kind == kind;
+	}
+	return n;
+}
+
+static const struct capture_span *first_of(const struct capture *c, enum span_kind kind)
+{
+	for (size_t t = 0; t < capture__num_tracks(c); t++) {
+		size_t ns;
+		const struct capture_span *s = capture__track_spans(c, t, &ns);
+
+		for (size_t i = 0; s && i < ns; i++)
+			if (s[i].kind == kind)
+				return &s[i];
+	}
+	return NULL;
+}
+
+static bool arg_u64(const struct capture *c, const struct capture_span *s,
+		    const char *key, uint64_t *v)
+{
+	for (uint32_t i = 0; i < s->nargs; i++)
+		if (!strcmp(capture__string(c, s->args[i].key), key)) {
+			*v = s->args[i].value.u;
+			return true;
+		}
+	return false;
+}
+
+static void test_execution(void)
+{
+	const char *hlo = "HloModule jit_step, entry_computation_layout={}";
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	const struct capture_span *s;
+	const struct control_record *cr;
+	struct rig r;
+	uint64_t v;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	rt_call(&r, P_COMPILE, 1 * MS, 2 * MS, compile, V_COMPILE_EXECUTABLE + 1, hlo);
+	execution(&r, 7, 10 * MS, true);
+	ASSERT_OK(collector__open_window(r.col, 9 * MS), "open window");
+	execution(&r, 8, 20 * MS, true);
+	collector__begin_close(r.col, 40 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	ASSERT_EQ(count_kind(r.cap, SPAN_DEVICE_MODULE), 4, "device executions (2 launches x 2)");
+	ASSERT_EQ(count_kind(r.cap, SPAN_DEVICE_STEP), 4, "steps: every execution of jit_step");
+	ASSERT_EQ(count_kind(r.cap, SPAN_CALLBACK), 4, "callbacks");
+	ASSERT_EQ(collector__stats(r.col)->completions, 4, "completions matched");
+	s = first_of(r.cap, SPAN_DEVICE_MODULE);
+	if (ASSERT_OK_PTR(s, "a device execution")) {
+		ASSERT_STREQ(capture__string(r.cap, s->name), "jit_step", "named by Compile");
+		ASSERT_EQ(s->correlation_id, 7, "linked to its launch");
+		ASSERT_TRUE(arg_u64(r.cap, s, "launch_id", &v) && v == 7, "launch_id arg");
+	}
+	cr = find_control(&r.ctl, CTL_CALLBACK_REGISTERED);
+	if (ASSERT_OK_PTR(cr, "callback handed to the controller")) {
+		ASSERT_EQ(cr->value, 0xc0, "callback address");
+		ASSERT_EQ(cr->pid, PID, "callback pid");
+	}
+out:
+	rig_close(&r);
+}
+
+static void ioctl_on(struct rig *r, uint32_t fd, uint32_t cmd, const void *arg,
+		     size_t len, uint64_t t)
+{
+	struct ev_syscall rec = {
+		.h = { .type = EV_SYSCALL, .pid = PID, .tid = TID, .start_ns = t,
+		       .end_ns = t + 1000 },
+		.sc = SC_IOCTL, .fd = fd, .args = { cmd }, .fd_kind = FD_DEVICE,
+		.argbuf_len = len,
+	};
+
+	memcpy(rec.argbuf, arg, len);
+	feed(r, &rec, sizeof(rec));
+}
+
+static void dev_open(struct rig *r, const char *path, int fd, uint64_t t)
+{
+	struct ev_dev_open rec = {
+		.h = { .type = EV_DEV_OPEN, .pid = PID, .tid = TID, .start_ns = t,
+		       .end_ns = t + 1000 },
+		.fd = fd,
+	};
+
+	snprintf(rec.path, sizeof(rec.path), "%s", path);
+	feed(r, &rec, sizeof(rec));
+}
+
+static const struct capture_span *span_named(const struct capture *c, const char *name)
+{
+	for (size_t t = 0; t < capture__num_tracks(c); t++) {
+		size_t ns;
+		const struct capture_span *s = capture__track_spans(c, t, &ns);
+
+		for (size_t i = 0; s && i < ns; i++)
+			if (!strcmp(capture__string(c, s[i].name), name))
+				return &s[i];
+	}
+	return NULL;
+}
+
+static void test_ioctls(void)
+{
+	/* struct drm_ivpu_submit: u64 buffers_ptr, u32 count, engine, flags,
+	 * commands_offset, priority. */
+	struct { __u64 ptr; __u32 count, engine, flags, off, prio; } submit = {
+		0x7f0000001000, 3, 1, 0x2, 0x40, 2,
+	};
+	/* struct gasket_page_table_ioctl: index, size, host, device address. */
+	__u64 map[4] = { 0, 0x200000, 0x7f0000200000, 0x10000000 };
+	static const char *const submit_fields[] = {
+		"buffers_ptr", "buffer_count", "engine", "flags", "commands_offset",
+		"priority",
+	};
+	const uint64_t submit_values[] = { 0x7f0000001000, 3, 1, 0x2, 0x40, 2 };
+	const struct capture_span *s;
+	struct rig r;
+	uint64_t v;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	dev_open(&r, "/dev/accel/accel0", 5, 2 * MS);
+	dev_open(&r, "/dev/accel0", 6, 2 * MS);
+	ASSERT_OK_PTR(find_control(&r.ctl, CTL_DEVICE_OPENED), "device open handed over");
+	ioctl_on(&r, 5, 0xc0206445, &submit, sizeof(submit), 3 * MS);
+	ioctl_on(&r, 6, 0x4020dc08, map, sizeof(map), 4 * MS);
+	collector__begin_close(r.col, 10 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	s = span_named(r.cap, "DRM_IOCTL_IVPU_SUBMIT");
+	if (ASSERT_OK_PTR(s, "IVPU submit decoded"))
+		for (size_t i = 0; i < 6; i++)
+			ASSERT_TRUE(arg_u64(r.cap, s, submit_fields[i], &v) &&
+				    v == submit_values[i], submit_fields[i]);
+	s = span_named(r.cap, "GASKET_IOCTL_MAP_BUFFER");
+	if (ASSERT_OK_PTR(s, "gasket map decoded")) {
+		ASSERT_TRUE(arg_u64(r.cap, s, "host_address", &v) && v == map[2],
+			    "host_address kept");
+		ASSERT_TRUE(arg_u64(r.cap, s, "device_address", &v) && v == map[3],
+			    "device_address kept");
+		ASSERT_TRUE(arg_u64(r.cap, s, "size", &v) && v == map[1], "size kept");
+	}
+out:
+	rig_close(&r);
+}
+
+static void test_eventfd(void)
+{
+	__u64 set_eventfd[2] = { 3, 9 };	/* interrupt 3 -> eventfd 9 */
+	struct ev_syscall rd = {
+		.h = { .type = EV_SYSCALL, .pid = PID, .tid = TID, .start_ns = 5 * MS,
+		       .end_ns = 6 * MS },
+		.sc = SC_READ, .fd = 9, .ret = 8, .fd_kind = FD_EVENTFD, .argbuf_len = 8,
+	};
+	const struct control_record *cr;
+	const struct capture_span *s;
+	struct rig r;
+	uint64_t one = 1;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	dev_open(&r, "/dev/accel0", 6, 2 * MS);
+	ioctl_on(&r, 6, 0x4010dc01, set_eventfd, sizeof(set_eventfd), 3 * MS);
+	cr = find_control(&r.ctl, CTL_EVENTFD_REGISTERED);
+	if (ASSERT_OK_PTR(cr, "eventfd handed to the controller"))
+		ASSERT_EQ(cr->fd, 9, "the eventfd");
+	memcpy(rd.argbuf, &one, sizeof(one));
+	feed(&r, &rd, sizeof(rd));
+	collector__begin_close(r.col, 10 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	s = first_of(r.cap, SPAN_DEVICE_WAIT);
+	if (ASSERT_OK_PTR(s, "eventfd read is a device wait")) {
+		uint64_t v;
+
+		ASSERT_TRUE(arg_u64(r.cap, s, "interrupt", &v) && v == 3, "interrupt");
+	}
+out:
+	rig_close(&r);
+}
+
+static void test_process_lifecycle(void)
+{
+	uint64_t api[] = { 0xfeed000 };
+	const struct control_record *cr;
+	const struct capture_span *s;
+	struct rig r;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	rt_call(&r, P_API, 2 * MS, 2 * MS + 100, api, 1, NULL);
+	cr = find_control(&r.ctl, CTL_PJRT_API_RETURNED);
+	if (ASSERT_OK_PTR(cr, "GetPjrtApi handed over"))
+		ASSERT_EQ(cr->value, 0xfeed000, "table address");
+	task(&r, TASK_EXEC, 0, 3 * MS);
+	ASSERT_OK_PTR(find_control(&r.ctl, CTL_EXEC), "exec handed over");
+	task(&r, TASK_FORK, PID + 5, 4 * MS);
+	cr = find_control(&r.ctl, CTL_FORK);
+	if (ASSERT_OK_PTR(cr, "fork handed over"))
+		ASSERT_EQ(cr->value, PID + 5, "the child");
+	execution(&r, 1, 5 * MS, false);
+	task(&r, TASK_PROC_EXIT, 0, 8 * MS);
+	ASSERT_OK_PTR(find_control(&r.ctl, CTL_EXIT), "exit handed over");
+	collector__begin_close(r.col, 10 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	ASSERT_EQ(count_kind(r.cap, SPAN_DEVICE_MODULE), 2, "work in flight ended at exit");
+	s = first_of(r.cap, SPAN_DEVICE_MODULE);
+	if (ASSERT_OK_PTR(s, "device execution")) {
+		ASSERT_TRUE(s->flags & SPAN_F_TARGET_EXITED, "marked: target exited");
+		ASSERT_EQ(s->end_ns, 8 * MS, "ends at the exit");
+	}
+out:
+	rig_close(&r);
+}
+
+static void test_bad_records(void)
+{
+	struct ev_header short_rec = { .type = EV_RT_CALL };
+	uint64_t vals[1] = { 0 };
+	struct rig r;
+	uint64_t n;
+	bool malformed = false, unknown = false;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	feed(&r, &short_rec, sizeof(short_rec));
+	short_rec.type = 999;
+	feed(&r, &short_rec, sizeof(short_rec));
+	rt_call(&r, 77, 2 * MS, 3 * MS, vals, 1, NULL);
+	ASSERT_EQ(collector__stats(r.col)->bad_records, 2, "malformed records counted");
+	ASSERT_EQ(collector__stats(r.col)->unknown_probes, 1, "unknown probe counted");
+	ASSERT_OK(collector__finish(r.col), "finish");
+	ASSERT_OK(capture__finalize(r.cap), "finalize");
+	for (size_t i = 0; i < capture__num_losses(r.cap); i++) {
+		const char *what = capture__loss(r.cap, i, &n);
+
+		malformed |= !strcmp(what, "malformed records") && n == 2;
+		unknown |= !strcmp(what, "records from unknown probes") && n == 1;
+	}
+	ASSERT_TRUE(malformed, "capture says: malformed records");
+	ASSERT_TRUE(unknown, "capture says: records from unknown probes");
+	rig_close(&r);
+}
+
+/* What the allocation-failure runs are compared on. */
+struct outcome {
+	uint64_t modules, steps, callbacks;
+};
+
+static void run_workload(struct rig *r)
+{
+	const char *hlo = "HloModule jit_step";
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	__u64 set_eventfd[2] = { 3, 9 };
+
+	rt_call(r, P_COMPILE, 1 * MS, 2 * MS, compile, V_COMPILE_EXECUTABLE + 1, hlo);
+	execution(r, 1, 3 * MS, true);
+	collector__open_window(r->col, 2 * MS);
+	dev_open(r, "/dev/accel0", 6, 3 * MS);
+	ioctl_on(r, 6, 0x4010dc01, set_eventfd, sizeof(set_eventfd), 3 * MS);
+	/* 30 launches in flight at once: the correlation maps must grow. */
+	for (uint64_t l = 2; l < 32; l++)
+		execution(r, l, l * 10 * MS, false);
+	for (uint64_t l = 2; l < 32; l++)
+		for (uint64_t d = 0; d < 2; d++) {
+			uint64_t cb[] = { 0, 0x100 + l * 2 + d };
+
+			rt_call(r, P_CALLBACK, 400 * MS + l * MS + d, 400 * MS + l * MS + d + 1000,
+				cb, 2, NULL);
+		}
+	execution(r, 40, 500 * MS, false);
+	task(r, TASK_PROC_EXIT, 0, 600 * MS);
+	collector__begin_close(r->col, 900 * MS);
+}
+
+static void test_allocation_failures(void)
+{
+	struct outcome ref = {}, got;
+	unsigned long failures;
+	struct rig r;
+	int runs = 0;
+
+	if (!ASSERT_OK(rig_open(&r), "reference rig"))
+		return;
+	run_workload(&r);
+	ASSERT_OK(collector__finish(r.col), "reference finish");
+	ASSERT_OK(capture__finalize(r.cap), "reference finalize");
+	ref.modules = count_kind(r.cap, SPAN_DEVICE_MODULE);
+	ref.steps = count_kind(r.cap, SPAN_DEVICE_STEP);
+	ref.callbacks = count_kind(r.cap, SPAN_CALLBACK);
+	rig_close(&r);
+	ASSERT_EQ(ref.modules, 64, "reference: device executions");
+
+	for (long n = 0; n < 100000; n++) {
+		const struct collector_stats *st;
+		int err_finish, err_final;
+		long live = alloc_fail_live();
+		bool counted;
+
+		alloc_fail_at(n, false);
+		if (rig_open(&r)) {
+			alloc_fail_off();
+			if (alloc_fail_live() != live)
+				ASSERT_EQ(alloc_fail_live(), live, "a refused open leaks nothing");
+			continue;
+		}
+		run_workload(&r);
+		err_finish = collector__finish(r.col);
+		err_final = capture__finalize(r.cap);
+		failures = alloc_fail_off();
+		runs++;
+		if (!failures) {
+			rig_close(&r);
+			ASSERT_EQ(alloc_fail_live(), live, "nothing leaked");
+			break;		/* past the last allocation */
+		}
+		st = collector__stats(r.col);
+		got.modules = err_final ? 0 : count_kind(r.cap, SPAN_DEVICE_MODULE);
+		got.steps = err_final ? 0 : count_kind(r.cap, SPAN_DEVICE_STEP);
+		got.callbacks = err_final ? 0 : count_kind(r.cap, SPAN_CALLBACK);
+		counted = st->out_of_memory || st->spans_refused || st->steps_unexamined ||
+			  st->prearm_dropped || err_finish || err_final ||
+			  capture__num_warnings(r.cap);
+		/* A failure either changed nothing, or the capture says so. */
+		if (memcmp(&got, &ref, sizeof(ref)) && !counted) {
+			ASSERT_TRUE(false, "a loss from a failed allocation went uncounted");
+			fprintf(stderr, "  allocation %ld: modules %llu steps %llu callbacks %llu\n",
+				n, (unsigned long long)got.modules,
+				(unsigned long long)got.steps,
+				(unsigned long long)got.callbacks);
+		}
+		rig_close(&r);
+		if (alloc_fail_live() != live) {
+			ASSERT_EQ(alloc_fail_live(), live, "nothing leaked after a failure");
+			fprintf(stderr, "  allocation %ld failed\n", n);
+		}
+	}
+	ASSERT_GE(runs, 20, "allocations exercised");
+}
+
+int main(void)
+{
+	test_execution();
+	test_ioctls();
+	test_eventfd();
+	test_process_lifecycle();
+	test_bad_records();
+	test_allocation_failures();
+	return test_exit();
+}

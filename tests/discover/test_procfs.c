@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * discover/procfs.c on this process and its children: command names of the
+ * process and of a named thread, fd targets (a file, an eventfd), the fd
+ * walk, liveness of a running child, a zombie and a reaped one; and the
+ * attach controller's refusals without a session (an unknown kind).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "test.h"
+#include "discover/attach_control.h"
+#include "discover/procfs.h"
+
+struct walk {
+	int want_fd;
+	char target[320];
+	int seen;
+};
+
+static int on_fd(void *ctx, int fd, const char *target)
+{
+	struct walk *w = ctx;
+
+	w->seen++;
+	if (fd == w->want_fd)
+		snprintf(w->target, sizeof(w->target), "%s", target);
+	return 0;
+}
+
+static int stop_at_first(void *ctx, int fd, const char *target)
+{
+	(void)ctx;
+	(void)target;
+	return fd + 1000;
+}
+
+static pthread_barrier_t named;
+static pid_t thread_tid;
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "pt_data_worker");
+	thread_tid = syscall(SYS_gettid);
+	pthread_barrier_wait(&named);
+	pthread_barrier_wait(&named);
+	return NULL;
+}
+
+static void test_names(void)
+{
+	char comm[64], tiny[4];
+	pthread_t th;
+
+	prctl(PR_SET_NAME, "procfs-test");
+	ASSERT_OK(procfs_comm(getpid(), 0, comm, sizeof(comm)), "own comm");
+	ASSERT_STREQ(comm, "procfs-test", "process name, no newline");
+	ASSERT_OK(procfs_comm(getpid(), 0, tiny, sizeof(tiny)), "short buffer");
+	ASSERT_STREQ(tiny, "pro", "truncated");
+	pthread_barrier_init(&named, NULL, 2);
+	if (!ASSERT_OK(pthread_create(&th, NULL, thread_main, NULL), "thread"))
+		return;
+	pthread_barrier_wait(&named);
+	ASSERT_OK(procfs_comm(getpid(), thread_tid, comm, sizeof(comm)), "thread comm");
+	ASSERT_STREQ(comm, "pt_data_worker", "thread name");
+	pthread_barrier_wait(&named);
+	pthread_join(th, NULL);
+	ASSERT_EQ(procfs_comm(getpid(), thread_tid, comm, sizeof(comm)), -ENOENT,
+		  "an exited thread");
+	ASSERT_STREQ(comm, "", "empty name on failure");
+}
+
+static void test_fds(void)
+{
+	char path[] = "/tmp/procfs-test-XXXXXX", target[320];
+	struct walk w = {};
+	int fd = mkstemp(path), efd = eventfd(0, EFD_CLOEXEC);
+
+	if (!ASSERT_GE(fd, 0, "temp file") || !ASSERT_GE(efd, 0, "eventfd"))
+		return;
+	ASSERT_OK(procfs_fd_path(getpid(), fd, target, sizeof(target)), "file fd");
+	ASSERT_STREQ(target, path, "file target");
+	ASSERT_OK(procfs_fd_path(getpid(), efd, target, sizeof(target)), "eventfd");
+	ASSERT_STREQ(target, "anon_inode:[eventfd]", "eventfd target");
+	ASSERT_EQ(procfs_fd_path(getpid(), 9999, target, sizeof(target)), -ENOENT,
+		  "closed fd");
+	w.want_fd = fd;
+	ASSERT_OK(procfs_for_each_fd(getpid(), on_fd, &w), "walk");
+	ASSERT_STREQ(w.target, path, "walk finds the file");
+	ASSERT_GE(w.seen, 5, "walk sees stdio, the file and the eventfd");
+	ASSERT_GE(procfs_for_each_fd(getpid(), stop_at_first, NULL), 1000,
+		  "a nonzero return stops the walk and is returned");
+	ASSERT_LE(procfs_for_each_fd(999999999, on_fd, &w), -1, "no such process");
+	close(fd);
+	close(efd);
+	unlink(path);
+}
+
+static void test_alive(void)
+{
+	pid_t child = fork();
+	int status;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!ASSERT_GE(child, 0, "fork"))
+		return;
+	ASSERT_TRUE(procfs_pid_alive(getpid()), "self alive");
+	ASSERT_TRUE(procfs_pid_alive(child), "child alive");
+	kill(child, SIGKILL);
+	/* A zombie until reaped: not alive, though kill(pid, 0) answers. */
+	for (int i = 0; i < 200 && procfs_pid_alive(child); i++)
+		usleep(5000);
+	ASSERT_FALSE(procfs_pid_alive(child), "zombie is not alive");
+	ASSERT_OK(kill(child, 0), "the zombie still answers kill(pid, 0)");
+	waitpid(child, &status, 0);
+	ASSERT_FALSE(procfs_pid_alive(child), "reaped");
+}
+
+static void test_controller_without_session(void)
+{
+	struct attach_control *ac = attach_control__new(NULL, NULL);
+	struct control_record exec = { .kind = CTL_EXEC, .pid = getpid() };
+	struct control_record bogus = { .kind = 999, .pid = getpid() };
+	struct control_ops ops;
+
+	if (!ASSERT_OK_PTR(ac, "controller"))
+		return;
+	ASSERT_OK(attach_control__handle(ac, &exec), "nothing to do without a session");
+	ASSERT_EQ(attach_control__handle(ac, &bogus), -EINVAL, "unknown kind refused");
+	ops = attach_control__ops(ac);
+	ASSERT_TRUE(ops.ctx == ac && ops.handle && ops.probe_entry, "ops filled");
+	ASSERT_TRUE(ops.probe_entry(ops.ctx, 3) == NULL, "no probes: no entry");
+	ASSERT_STREQ(control_kind_name(CTL_EVENTFD_REGISTERED), "eventfd registered", "name");
+	attach_control__free(ac);
+	attach_control__free(NULL);
+}
+
+int main(void)
+{
+	test_names();
+	test_fds();
+	test_alive();
+	test_controller_without_session();
+	return test_exit();
+}

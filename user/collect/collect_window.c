@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The window: spans held before it opens are kept when they reach into it;
+ * --steps counts the window's executions; at the stop, what is still open
+ * (in the kernel's open-call tables and in the correlation state) is ended
+ * there and marked; then the steps and every loss go into the capture.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_CONTEXT "collector"
+#include "lib/log.h"
+#include "lib/array.h"
+#include "collect/collector_internal.h"
+#include "probe/probe_session.h"
+
+bool collector__completions_probed(const struct collector *c)
+{
+	/* Runtimes that register callbacks do so right after each Execute:
+	 * a few executions without one mean this one awaits instead. */
+	return c->onready_seen > 0 || c->st.executions >= 8;
+}
+
+uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns)
+{
+	return c->first_activity >= after_ns ? c->first_activity : 0;
+}
+
+void collector__watch_activity(struct collector *c, uint64_t after_ns)
+{
+	c->watch_after = after_ns;
+	if (c->first_activity < after_ns)
+		c->first_activity = 0;
+}
+
+uint64_t collector__window_steps_end(const struct collector *c)
+{
+	return smallest_k__full(&c->step_starts) ? smallest_k__top(&c->step_starts) : 0;
+}
+
+int collector__set_capture(struct collector *c, struct capture *capture)
+{
+	c->cap = capture;
+	c->window_open = c->closing = false;
+	c->prearm_len = 0;
+	c->n_execs = 0;
+	/* Names and tracks live in the capture: start them afresh. */
+	hashmap__free(c->threads, NULL);
+	hashmap__free(c->processes, NULL);
+	hashmap__free(c->files, NULL);
+	c->threads = hashmap__new();
+	c->processes = hashmap__new();
+	c->files = hashmap__new();
+	/* Devices keep their last completion; their index is the capture's. */
+	c->cap_gen++;
+#define KEY(f, s) c->f = capture__intern(capture, s)
+	KEY(k_launch_id, "launch_id");
+	KEY(k_num_devices, "num_devices");
+	KEY(k_module, "module");
+	KEY(k_bytes, "bytes");
+	KEY(k_requested, "requested_bytes");
+	KEY(k_offset, "offset");
+	KEY(k_file, "file");
+	KEY(k_fd, "fd");
+	KEY(k_ret, "ret");
+	KEY(k_value, "value");
+	KEY(k_interrupt, "interrupt");
+	KEY(k_cmd, "cmd");
+	KEY(k_kind, "kind");
+	KEY(k_device, "device");
+	KEY(k_type, "element_type");
+	KEY(k_dims, "num_dims");
+	KEY(k_step_num, "step_num");
+	KEY(k_state, "state");
+	KEY(k_issued_before, "issued_before_probes");
+	KEY(k_path, "path");
+	KEY(k_old_name, "old_name");
+	KEY(k_irq, "irq");
+	KEY(k_error, "error");
+#undef KEY
+	/* A key interned as 0 reads as "": the capture's names are lost. */
+	if (!c->threads || !c->processes || !c->files || !c->k_error)
+		return -ENOMEM;
+	return 0;
+}
+
+void collect_remember_execution(struct collector *c, const struct capture_span *s)
+{
+	const struct capture_track *t = capture__track(c->cap, s->track);
+	struct step_candidate *m;
+
+	if (!t)
+		return;
+	/* As many as the capture could keep; beyond, steps are not found. */
+	if (c->n_execs >= MAX_STEP_CANDIDATES) {
+		c->st.steps_unexamined++;
+		return;
+	}
+	if (ARRAY_GROW(c->execs, c->cap_execs, c->n_execs + 1)) {
+		c->st.steps_unexamined++;
+		collect_out_of_memory(c);
+		return;
+	}
+	m = &c->execs[c->n_execs++];
+	m->pid = t->pid;
+	m->device = t->device;
+	m->program = s->name;
+	m->start_ns = s->start_ns;
+	m->end_ns = s->end_ns;
+	m->launch_id = s->correlation_id;
+	m->flags = s->flags;
+}
+
+int collector__open_window(struct collector *c, uint64_t start_ns)
+{
+	c->start_ns = start_ns;
+	c->window_open = true;
+	smallest_k__reset(&c->step_starts, c->steps ? c->steps + 1 : 0);
+	c->closing = false;
+	/* Spans held before the window: keep those that reach into it, and
+	 * count the executions among them as the window's steps. */
+	for (size_t i = 0; i < c->prearm_len; i++) {
+		struct capture_span *s = &c->prearm[(c->prearm_head + i) % PREARM_MAX];
+
+		if (s->kind == SPAN_EXECUTE && s->start_ns >= start_ns)
+			collect_count_window_execution(c, s->start_ns);
+		collect_keep_span(c, s);
+	}
+	c->prearm_len = 0;
+	c->prearm_head = 0;
+	return capture__set_window(c->cap, start_ns, start_ns);
+}
+
+void collector__begin_close(struct collector *c, uint64_t stop_ns)
+{
+	c->stop_ns = stop_ns;
+	c->closing = true;
+}
+
+struct open_count {
+	struct collector *c;
+	size_t n;
+};
+
+static int count_open(void *ctx, const void *data, size_t size)
+{
+	struct open_count *oc = ctx;
+	const struct ev_header *h = data;
+
+	(void)size;
+	if (h->start_ns <= oc->c->stop_ns && !hashmap__get(oc->c->exited, h->pid, 0))
+		oc->n++;
+	return 0;
+}
+
+bool collector__all_closed(struct collector *c)
+{
+	struct open_count oc = { .c = c };
+
+	if (c->ps)
+		probe_session__for_each_open(c->ps, count_open, &oc);
+	return oc.n == 0 && hashmap__count(c->owners) == 0;
+}
+
+/* A call still open at stop, from the kernel's open-call tables. */
+static int add_open_call(void *ctx, const void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const struct ev_header *h = data;
+
+	if (h->start_ns <= c->stop_ns &&
+	    !collect_replay_open_call(c, data, size, c->stop_ns, true))
+		c->st.open_at_stop++;
+	return 0;
+}
+
+/* The window's executions of the dominant program, as step spans. */
+static void add_steps(struct collector *c)
+{
+	uint32_t program;
+	int err = steps_dominant_program(c->execs, c->n_execs, &program);
+
+	if (err == -ENOMEM)
+		collect_out_of_memory(c);
+	if (err)
+		return;
+	for (size_t i = 0; i < c->n_execs; i++) {
+		const struct step_candidate *m = &c->execs[i];
+		struct capture_span s;
+		int track;
+
+		if (m->program != program)
+			continue;
+		track = capture__device_track(c->cap, m->device, TRACK_DEVICE_STEPS);
+		if (track < 0) {
+			collect_out_of_memory(c);
+			continue;
+		}
+		collect_init_span(&s, track, SPAN_DEVICE_STEP, m->program, m->start_ns,
+				  m->end_ns);
+		s.flags = m->flags;
+		s.correlation_id = m->launch_id;
+		capture_span__add_u64(&s, c->k_step_num, m->launch_id);
+		collect_keep_span(c, &s);
+	}
+}
+
+/* The probe session's losses, and the collector's own. */
+static void count_losses(struct collector *c)
+{
+	uint64_t losses[LOSS_KIND_MAX], rt_skipped, k_skipped;
+
+	if (c->ps) {
+		probe_session__losses(c->ps, losses);
+		for (int i = 0; i < LOSS_KIND_MAX; i++)
+			if (losses[i])
+				capture__count_loss(c->cap, loss_kind_name(i), losses[i]);
+		probe_session__skipped(c->ps, &rt_skipped, &k_skipped);
+		if (rt_skipped)
+			capture__count_loss(c->cap, "runtime probe hits the kernel skipped (BPF recursion guard)",
+					    rt_skipped);
+		if (k_skipped)
+			capture__count_loss(c->cap, "kernel probe hits the kernel skipped (BPF recursion guard)",
+					    k_skipped);
+	}
+	if (c->st.prearm_dropped)
+		capture__count_loss(c->cap, "spans before the window dropped",
+				    c->st.prearm_dropped);
+	if (c->st.unknown_probes)
+		capture__count_loss(c->cap, "records from unknown probes",
+				    c->st.unknown_probes);
+	if (c->st.bad_records)
+		capture__count_loss(c->cap, "malformed records", c->st.bad_records);
+	if (c->st.out_of_memory)
+		capture__count_loss(c->cap, "collector state lost (out of memory)",
+				    c->st.out_of_memory);
+	if (c->st.control_errors)
+		capture__warn(c->cap, "%llu attach actions failed (run with -v for each reason)",
+			      (unsigned long long)c->st.control_errors);
+	if (c->st.steps_lost)
+		capture__warn(c->cap, "%llu execution starts not kept for --steps (out of memory): "
+			      "the window may hold more steps", (unsigned long long)c->st.steps_lost);
+	if (c->st.steps_unexamined)
+		capture__warn(c->cap, "steps were found among the first %llu device executions "
+			      "only; %llu more were not examined",
+			      (unsigned long long)c->n_execs,
+			      (unsigned long long)c->st.steps_unexamined);
+	if (c->st.unmatched_completions)
+		capture__warn(c->cap, "%llu completions of device work issued before acceltrace attached",
+			      (unsigned long long)c->st.unmatched_completions);
+}
+
+int collector__finish(struct collector *c)
+{
+	if (!c->window_open)
+		return -EINVAL;
+	if (!c->closing)
+		collector__begin_close(c, c->start_ns);
+	/* A stop placed in the past (--steps) leaves later records' spans. */
+	c->st.spans_outside += capture__drop_after(c->cap, c->stop_ns);
+	if (c->ps)
+		probe_session__for_each_open(c->ps, add_open_call, c);
+	collect_runtime_close_open(c);
+	add_steps(c);
+	count_losses(c);
+	return capture__set_window(c->cap, c->start_ns, c->stop_ns);
+}

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The collector's own state, shared by its files and nobody else:
+ *   collector.c         lifecycle, the record switch, span plumbing
+ *   collect_runtime.c   runtime calls; Execute -> completion correlation
+ *   collect_syscalls.c  file reads, ioctls, device opens, eventfds
+ *   collect_tasks.c     threads and processes, scheduling, interrupts
+ *   collect_window.c    the window: open, close, open spans at stop, finish
+ */
+#ifndef ACCELTRACE_COLLECTOR_INTERNAL_H
+#define ACCELTRACE_COLLECTOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
+#include "analyze/steps.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+#include "discover/attach_control.h"
+#include "lib/hashmap.h"
+#include "lib/smallest_k.h"
+
+#define PREARM_MAX 65536
+/* Device executions remembered for step detection: as many as the default
+ * capture budget keeps spans (40 bytes each). */
+#define MAX_STEP_CANDIDATES 1000000
+
+/* One Execute call: its per-device work completes one device at a time. */
+struct launch {
+	uint64_t launch_id;
+	uint64_t enqueue_end;
+	char module[64];	/* a string: captures (windows) come and go */
+	uint32_t pending;	/* devices not complete yet */
+};
+
+/*
+ * What acceltrace follows a PJRT_Event for. Only executions for now: a
+ * transfer's done event is often destroyed without being awaited (JAX and
+ * the simulator do), so following those would only pile up owners; DMA
+ * completion will come from the device's own trace buffers.
+ */
+enum owner_kind { OWN_EXEC };
+
+/* What a PJRT_Event stands for, from the call that returned it. */
+struct owner {
+	enum owner_kind kind;
+	uint32_t pid;
+	uint32_t device;	/* OWN_EXEC: index within the execution */
+	struct launch *launch;
+	uint64_t event;		/* the PJRT_Event pointer */
+	uint64_t user_arg;	/* set when OnReady registered a callback */
+	uint64_t issued_ns;
+};
+
+/* Per (pid, device): when the device last finished, for runtime-view starts. */
+struct device_state {
+	uint64_t last_end;
+	uint32_t index;		/* capture device index */
+	uint32_t gen;		/* of the capture @index belongs to */
+};
+
+struct eventfd_info {
+	int64_t interrupt;
+	const char *device;	/* the node pattern's description (static) */
+};
+
+struct off_cpu {
+	uint64_t since;
+	int64_t state;
+};
+
+struct collector {
+	struct capture *cap;
+	uint32_t cap_gen;		/* bumped with each new capture (window) */
+	struct probe_session *ps;	/* read only: open calls, losses */
+	struct control_ops ctl;		/* where control records go */
+	bool sched_switch;
+	struct collector_stats st;
+
+	/* window */
+	bool window_open, closing;
+	uint64_t start_ns, stop_ns;
+	struct capture_span *prearm;	/* ring of spans before the window */
+	size_t prearm_head, prearm_len;
+
+	/* completions: OnReady registrations processed (callbacks probed) */
+	uint64_t onready_seen;
+	/* From when completions could be seen: earlier work may have completed
+	 * unseen, so it is never reported as still running. */
+	uint64_t completions_probed_ns;
+	/* activity, for arming and --steps */
+	uint64_t watch_after, first_activity;
+	/* --steps N: the N + 1 earliest starts of the window's executions. */
+	uint64_t steps;
+	struct smallest_k step_starts;
+
+	/* correlation */
+	struct hashmap *owners;		/* (pid, event) -> owner */
+	struct hashmap *user_args;	/* (pid, user_arg) -> owner */
+	struct hashmap *executables;	/* (pid, executable) -> char[64] name */
+	struct hashmap *devices;	/* (pid, device) -> device_state */
+	struct hashmap *dev_fds;	/* (pid, fd) -> device_node_pattern */
+	struct hashmap *eventfds;	/* (pid, fd) -> eventfd_info */
+	struct hashmap *files;		/* (dev, ino) -> path id (as pointer) */
+	struct hashmap *threads;	/* (pid, tid) -> seen marker */
+	struct hashmap *processes;	/* (pid, 0) -> seen marker */
+	struct hashmap *off_cpu;	/* (pid, tid) -> off_cpu */
+	struct hashmap *exited;		/* (pid, 0) -> exit marker */
+	/* The window's device executions: the candidates for steps. */
+	struct step_candidate *execs;
+	size_t n_execs, cap_execs;
+
+	/* interned names */
+	uint32_t k_launch_id, k_num_devices, k_module, k_bytes, k_requested,
+		 k_offset, k_file, k_fd, k_ret, k_value, k_interrupt, k_cmd,
+		 k_kind, k_device, k_type, k_dims, k_step_num, k_state,
+		 k_issued_before, k_path, k_old_name, k_irq, k_error;
+};
+
+/* ---- collector.c: plumbing every record family uses ------------------ */
+
+void collect_init_span(struct capture_span *s, int track, enum span_kind kind,
+		       uint32_t name, uint64_t start, uint64_t end);
+/* Keeps @s when it overlaps the window; holds it until the window opens. */
+void collect_keep_span(struct collector *c, struct capture_span *s);
+/* The track of a traced thread, naming it (and its process) on first use. */
+int collect_host_track(struct collector *c, uint32_t pid, uint32_t tid);
+void collect_ensure_process(struct collector *c, uint32_t pid);
+/* Device activity (execute, transfer, feed, submit) at @t, for arming. */
+void collect_note_activity(struct collector *c, uint64_t t);
+/* Hands a control record to the attach controller. */
+void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
+		     uint32_t fd, uint64_t value);
+/*
+ * A call from the kernel's open-call table, as a record ending at @end_ns:
+ * still open at the window's stop, or ended by its process's exit. 0, or
+ * -EINVAL for an entry of an unknown size or type.
+ */
+int collect_replay_open_call(struct collector *c, const void *data, size_t size,
+			      uint64_t end_ns, bool still_open);
+/* hashmap__put, with a failure counted as lost state (see finish). */
+int collect_put(struct collector *c, struct hashmap *h, uint64_t a, uint64_t b,
+		void *value, void **old);
+/* An allocation failed: what it was for is lost, and counted. */
+void collect_out_of_memory(struct collector *c);
+
+/* ---- collect_runtime.c ------------------------------------------------ */
+
+void collect_runtime(struct collector *c, const struct ev_rt_call *r);
+void collect_free_owner(void *owner);
+/* At stop: device work still running is ended there, marked. */
+void collect_runtime_close_open(struct collector *c);
+/* The process exited: its device work in flight ends with it, marked. */
+void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
+/* An execution that started in the window: a step, for --steps. */
+void collect_count_window_execution(struct collector *c, uint64_t start_ns);
+
+/* ---- collect_syscalls.c ----------------------------------------------- */
+
+void collect_syscall(struct collector *c, const struct ev_syscall *r);
+void collect_dev_open(struct collector *c, const struct ev_dev_open *r);
+
+/* ---- collect_tasks.c -------------------------------------------------- */
+
+void collect_task(struct collector *c, const struct ev_task *r);
+void collect_switch(struct collector *c, const struct ev_sched_switch *r);
+void collect_irq(struct collector *c, const struct ev_irq *r);
+
+/* ---- collect_window.c ------------------------------------------------- */
+
+/* A device execution kept in the window: a candidate for steps. */
+void collect_remember_execution(struct collector *c, const struct capture_span *s);
+
+#endif /* ACCELTRACE_COLLECTOR_INTERNAL_H */

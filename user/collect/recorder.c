@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The recorder: features -> load probes -> attach -> targets -> arm (the
+ * clock starts at the first device activity) -> window -> stop (+ grace) ->
+ * drain -> finish -> finalize, once per window -> detach -> cleanup.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOG_CONTEXT "record"
+#include "lib/log.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+#include "collect/recorder.h"
+#include "discover/attach_control.h"
+#include "discover/device_irqs.h"
+#include "discover/device_nodes.h"
+#include "discover/runtime_attach.h"
+#include "discover/targets.h"
+#include "probe/kernel_features.h"
+#include "probe/probe_session.h"
+
+#define POLL_MS 5
+#define RESCAN_NS (250 * 1000000ull)
+#define FULL_RESCAN_NS (1000 * 1000000ull)
+#define DEFAULT_ARM_TIMEOUT_NS (30 * 1000000000ull)
+
+#define offsetofend(type, field) \
+	(offsetof(type, field) + sizeof(((type *)0)->field))
+
+struct recorder {
+	struct recorder_opts o;
+	struct features features;
+	struct probe_session *ps;
+	struct runtime_attach *ra;
+	struct attach_control *ac;	/* acts on the collector's control records */
+	struct collector *col;
+	struct targets *targets;
+	struct capture *cap;		/* the current window's */
+	uint32_t window;		/* the current window, from 1 */
+	uint64_t start_ns;		/* where the armed window opens */
+	uint64_t probes_attached_ns;
+	uint64_t last_rescan, last_full_rescan;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int interrupts(const struct recorder *r)
+{
+	return r->o.interrupts ? *r->o.interrupts : 0;
+}
+
+/* One tick: the ring buffers read (up to POLL_MS), the targets rescanned
+ * now and then for late libraries and new processes. */
+static int poll_once(struct recorder *r)
+{
+	uint64_t now;
+	int n = probe_session__poll(r->ps, POLL_MS);
+
+	if (n < 0 && n != -EINTR) {
+		log_err("reading the ring buffers failed: %s", strerror(-n));
+		return n;
+	}
+	now = now_ns();
+	if (now - r->last_rescan >= RESCAN_NS) {
+		bool full = now - r->last_full_rescan >= FULL_RESCAN_NS;
+
+		targets__rescan(r->targets, full);
+		r->last_rescan = now;
+		if (full)
+			r->last_full_rescan = now;
+	}
+	return 0;
+}
+
+/* The capture window r->window fills: its session named "_wN" when the
+ * run takes several. */
+static struct capture *new_capture(struct recorder *r)
+{
+	struct capture_opts copts = { .sz = sizeof(copts) };
+	struct capture *cap;
+
+	copts.max_spans = r->o.max_spans;
+	copts.session = r->o.session;
+	copts.window = r->o.windows > 1 ? r->window : 0;
+	cap = capture__new(&copts);
+	if (!cap)
+		return NULL;
+	capture__set_probes_attached(cap, r->probes_attached_ns);
+	return cap;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/*
+ * The session delivers records to the collector, which reads the session's
+ * open-call tables, hands control records (a table returned, a callback
+ * registered, ...) to the attach controller and asks it what a probe id
+ * is: created in this order, then connected once all exist.
+ */
+static int connect_collector(struct recorder *r, const struct collector_opts *copts,
+			     const struct probe_session_opts *popts,
+			     const struct runtime_attach_opts *aopts)
+{
+	struct control_ops ops;
+
+	r->col = collector__new(copts);
+	if (!r->col)
+		return -errno;
+	r->ps = probe_session__open(popts, collector__record, r->col);
+	if (!r->ps)
+		return -errno;
+	r->ra = runtime_attach__new(r->ps, aopts);
+	if (!r->ra)
+		return -errno;
+	r->ac = attach_control__new(r->ps, r->ra);
+	if (!r->ac)
+		return -errno;
+	ops = attach_control__ops(r->ac);
+	collector__connect(r->col, r->ps, &ops);
+	return 0;
+}
+
+struct recorder *recorder__new(const struct recorder_opts *opts)
+{
+	struct recorder *r;
+	size_t sz;
+
+	if (!opts || opts->sz < offsetofend(struct recorder_opts, sz)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* A newer caller's extra fields must be zero (unknown here). */
+	for (sz = sizeof(*opts); sz < opts->sz; sz++) {
+		if (((const char *)opts)[sz]) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	memcpy(&r->o, opts, opts->sz < sizeof(r->o) ? opts->sz : sizeof(r->o));
+	r->o.sz = sizeof(r->o);
+	if (!r->o.arm_timeout_ns)
+		r->o.arm_timeout_ns = DEFAULT_ARM_TIMEOUT_NS;
+	if (!r->o.windows)
+		r->o.windows = 1;
+	if (r->o.steps > RECORDER_MAX_STEPS ||
+	    (r->o.n_pids > 0) + r->o.whole_host + (r->o.command != NULL) != 1) {
+		free(r);
+		errno = EINVAL;
+		return NULL;
+	}
+	return r;
+}
+
+int recorder__attach(struct recorder *r)
+{
+	struct probe_session_opts popts = { .sz = sizeof(popts) };
+	struct runtime_attach_opts aopts = { .sz = sizeof(aopts) };
+	struct targets_opts topts = { .sz = sizeof(topts) };
+	struct collector_opts copts = { .sz = sizeof(copts) };
+	static const char *prefixes[AT_MAX_DEV_PREFIXES];
+	char missing[512];
+	int err;
+
+	features__probe(&r->features);
+	if (!features__can_run(&r->features, missing, sizeof(missing))) {
+		log_err("acceltrace cannot run here: missing %s", missing);
+		return -EPERM;
+	}
+	r->window = 1;
+	r->cap = new_capture(r);
+	if (!r->cap)
+		return -errno;
+	popts.features = &r->features;
+	popts.whole_host = r->o.whole_host;
+	popts.children = r->o.children;
+	popts.sched_switch = r->o.sched;
+	popts.irqs = true;
+	popts.io_uring = true;
+	popts.ring_bytes = r->o.ring_bytes;
+	popts.dev_prefixes = prefixes;
+	popts.n_dev_prefixes = device_node_prefixes(prefixes, AT_MAX_DEV_PREFIXES);
+	copts.capture = r->cap;
+	copts.sched_switch = r->o.sched;
+	copts.steps = r->o.steps;
+	aopts.libraries = r->o.libraries;
+	aopts.n_libraries = r->o.n_libraries;
+	err = connect_collector(r, &copts, &popts, &aopts);
+	if (err)
+		return err;
+	err = probe_session__attach_kernel(r->ps);
+	if (err)
+		return err;
+	/* Accelerator interrupts present now (the simulator has none). */
+	device_irqs__trace(r->ps);
+	topts.pids = r->o.pids;
+	topts.n_pids = r->o.n_pids;
+	topts.children = r->o.children;
+	topts.whole_host = r->o.whole_host;
+	topts.command = r->o.command;
+	r->targets = targets__new(&topts, r->ps, r->ra);
+	if (!r->targets)
+		return -errno;
+	err = targets__start(r->targets);
+	if (err) {
+		log_err("starting the targets failed: %s", strerror(-err));
+		return err;
+	}
+	r->probes_attached_ns = now_ns();
+	capture__set_probes_attached(r->cap, r->probes_attached_ns);
+	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- windows */
+
+int recorder__next_window(struct recorder *r)
+{
+	uint64_t resume = now_ns() + r->o.interval_ns;
+	struct capture *cap;
+	int err;
+
+	r->window++;
+	cap = new_capture(r);
+	if (!cap) {
+		err = -errno;
+		log_err("starting window %u failed: %s", r->window, strerror(-err));
+		return err;
+	}
+	capture__free(r->cap);
+	r->cap = cap;
+	err = collector__set_capture(r->col, r->cap);
+	if (err) {
+		log_err("starting window %u failed: %s", r->window, strerror(-err));
+		return err;
+	}
+	while (now_ns() < resume && !interrupts(r)) {
+		err = poll_once(r);
+		if (err)
+			return err;
+	}
+	if (interrupts(r))
+		return -EINTR;
+	if (!targets__alive(r->targets))
+		return -ESRCH;
+	return 0;
+}
+
+/* Waits for the first device activity after the probes settled. */
+int recorder__arm(struct recorder *r)
+{
+	uint64_t deadline = now_ns() + r->o.arm_timeout_ns, settled_at = 0;
+	char diag[2048];
+	int err;
+
+	while (!interrupts(r)) {
+		uint64_t first;
+
+		err = poll_once(r);
+		if (err)
+			return err;
+		/* Probes in place (tables found, callbacks probed): from now on
+		 * nothing the window overlaps can be missed. */
+		if (!settled_at && runtime_attach__settled(r->ra) &&
+		    collector__completions_probed(r->col)) {
+			settled_at = now_ns();
+			collector__watch_activity(r->col, settled_at);
+		}
+		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
+		if (first) {
+			r->start_ns = first + r->o.delay_ns;
+			return 0;
+		}
+		if (!targets__alive(r->targets)) {
+			targets__diagnose(r->targets, diag, sizeof(diag));
+			log_err("the target exited before any device activity: %s", diag);
+			return -ESRCH;
+		}
+		if (now_ns() >= deadline) {
+			targets__diagnose(r->targets, diag, sizeof(diag));
+			log_err("no device activity within %.1f s: %s",
+				r->o.arm_timeout_ns / 1e9, diag);
+			return -ETIMEDOUT;
+		}
+	}
+	log_err("interrupted before the window opened: no capture written");
+	return -EINTR;
+}
+
+/* Polls until the window ends (an interruption since @interrupts_at_start
+ * ends it too); returns where it stops through @stop. */
+static int wait_stop(struct recorder *r, int interrupts_at_start, uint64_t *stop)
+{
+	uint64_t now, start = r->start_ns, end_at = start + r->o.duration_ns;
+	bool steps_seen_once = false;
+	int err;
+
+	for (;;) {
+		err = poll_once(r);
+		if (err)
+			return err;
+		now = now_ns();
+		if (interrupts(r) > interrupts_at_start) {
+			*stop = now;
+			log_info("interrupted: finishing the capture (Ctrl-C again aborts)");
+			return 0;
+		}
+		if (r->o.duration_ns && now >= end_at) {
+			*stop = end_at;
+			return 0;
+		}
+		if (r->o.steps) {
+			uint64_t next = collector__window_steps_end(r->col);
+
+			/* Step N + 1 began: the window holds N whole steps,
+			 * each with the host work that led to the next. Records
+			 * of earlier executions may still sit in other shards:
+			 * one more drain, and the stop is where it says. */
+			if (next && steps_seen_once) {
+				*stop = next - 1 > start ? next - 1 : start;
+				return 0;
+			}
+			steps_seen_once = next != 0;
+		}
+		if (!targets__alive(r->targets)) {
+			*stop = now;
+			log_info("the target exited: finishing the capture");
+			return 0;
+		}
+	}
+}
+
+/* Runs the armed window; returns 0 with its capture finalized. */
+int recorder__run_window(struct recorder *r)
+{
+	int interrupts_at_start = interrupts(r), interrupts_at_stop, err;
+	uint64_t stop = 0;
+	size_t n;
+
+	/* With --delay the window opens later than the activity that armed it. */
+	while (now_ns() < r->start_ns && !interrupts(r)) {
+		err = poll_once(r);
+		if (err)
+			return err;
+	}
+	err = collector__open_window(r->col, r->start_ns);
+	if (err) {
+		log_err("opening the window failed: %s: no capture written", strerror(-err));
+		return err;
+	}
+	n = targets__count(r->targets);
+	log_info("window open (pid%s %d%s)", n > 1 ? "s" : "",
+		 n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
+	err = wait_stop(r, interrupts_at_start, &stop);
+	if (err)
+		return err;
+	collector__begin_close(r->col, stop);
+	/* Grace: records of spans that end soon after the stop keep their
+	 * true end; a second Ctrl-C still aborts. */
+	interrupts_at_stop = interrupts(r);
+	do {
+		err = poll_once(r);
+		if (err)
+			return err;
+		if (interrupts(r) > interrupts_at_stop)
+			break;
+	} while (r->o.grace_ns && now_ns() < stop + r->o.grace_ns &&
+		 !collector__all_closed(r->col));
+	probe_session__drain(r->ps);
+	if (interrupts(r) >= 2) {
+		log_err("aborted: no capture written");
+		return -EINTR;
+	}
+	err = collector__finish(r->col);
+	if (err) {
+		log_err("finishing the window failed: %s: no capture written", strerror(-err));
+		return err;
+	}
+	err = capture__finalize(r->cap);
+	if (err) {
+		log_err("finalizing the capture failed: %s: no capture written", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+bool recorder__done(const struct recorder *r)
+{
+	return interrupts(r) || !r->targets || !targets__alive(r->targets);
+}
+
+int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx)
+{
+	int err;
+
+	for (uint64_t w = 0; w < r->o.windows; w++) {
+		if (w) {
+			err = recorder__next_window(r);
+			/* Interrupted or the targets gone between windows:
+			 * the run is over, the windows taken stand. */
+			if (err == -EINTR || err == -ESRCH)
+				return 0;
+			if (err)
+				return err;
+		}
+		err = recorder__arm(r);
+		if (err)
+			return err;
+		err = recorder__run_window(r);
+		if (err)
+			return err;
+		err = on_window ? on_window(ctx, r, r->window) : 0;
+		if (err)
+			return err;
+		if (recorder__done(r))
+			break;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+struct capture *recorder__capture(const struct recorder *r)
+{
+	return r->cap;
+}
+
+uint32_t recorder__window(const struct recorder *r)
+{
+	return r->window;
+}
+
+uint64_t recorder__probes_attached_ns(const struct recorder *r)
+{
+	return r->probes_attached_ns;
+}
+
+const struct collector *recorder__collector(const struct recorder *r)
+{
+	return r->col;
+}
+
+struct probe_session *recorder__probe_session(const struct recorder *r)
+{
+	return r->ps;
+}
+
+struct runtime_attach *recorder__runtime_attach(const struct recorder *r)
+{
+	return r->ra;
+}
+
+/* ---------------------------------------------------------------- teardown */
+
+void recorder__detach(struct recorder *r)
+{
+	if (!r)
+		return;
+	collector__free(r->col);
+	r->col = NULL;
+	attach_control__free(r->ac);
+	r->ac = NULL;
+	runtime_attach__free(r->ra);
+	r->ra = NULL;
+	probe_session__free(r->ps);
+	r->ps = NULL;
+}
+
+int recorder__wait_command(struct recorder *r, int *status)
+{
+	if (!r->targets || !targets__command_pid(r->targets))
+		return -ENOENT;
+	return targets__wait_command(r->targets, status);
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	recorder__detach(r);
+	targets__free(r->targets);
+	capture__free(r->cap);
+	free(r);
+}

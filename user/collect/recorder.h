@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The recorder: one tracing run, driven by `acceltrace record` (and the
+ * daemon). It owns the probes, the collector and the targets, and takes
+ * windows: each armed at the targets' first device activity, opened (after
+ * --delay), closed by --duration, --steps, an interruption or the targets'
+ * exit, given --grace, drained and finalized into a capture of its own.
+ *
+ * Lifecycle: recorder__new() -> recorder__attach() -> windows, either
+ * recorder__run() or, one at a time, [recorder__next_window()] ->
+ * recorder__arm() -> recorder__run_window() -> read recorder__capture() ->
+ * recorder__detach() -> [recorder__wait_command()] -> recorder__free().
+ *
+ * It installs no signal handlers and prints no summaries: the caller counts
+ * interruptions (opts.interrupts) and writes and reports each capture. It
+ * logs why a window failed.
+ */
+#ifndef ACCELTRACE_RECORDER_H
+#define ACCELTRACE_RECORDER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct capture;
+struct collector;
+struct probe_session;
+struct recorder;
+struct runtime_attach;
+
+/* The window keeps a start time per step: --steps is at most this. */
+#define RECORDER_MAX_STEPS 10000000ull
+
+/*
+ * Arrays and strings are borrowed: they must outlive the recorder. Zero
+ * means the default throughout.
+ */
+struct recorder_opts {
+	size_t sz;			/* sizeof(struct recorder_opts), for growth */
+	/* Targets: exactly one of pids, whole_host, command. */
+	const pid_t *pids;		/* --pid, repeatable */
+	size_t n_pids;
+	bool children;			/* --children */
+	bool whole_host;		/* -a */
+	char *const *command;		/* -- CMD ARGS (NULL-terminated) */
+	/* Probes. */
+	const char *const *libraries;	/* --library: probed from the start */
+	size_t n_libraries;
+	bool sched;			/* --sched: off-CPU spans */
+	uint64_t ring_bytes;		/* per ring-buffer shard (0: 8 MiB) */
+	/* Windows. */
+	uint64_t duration_ns;		/* 0: until steps, interruption or exit */
+	uint64_t steps;			/* --steps N: N whole device steps */
+	uint64_t delay_ns;		/* open this long after the arming activity */
+	uint64_t grace_ns;		/* after the stop, wait for open spans */
+	uint64_t arm_timeout_ns;	/* 0: 30 s */
+	uint64_t windows;		/* 0: 1 */
+	uint64_t interval_ns;		/* between windows */
+	/* Captures. */
+	uint64_t max_spans;		/* the event budget (0: the capture's) */
+	const char *session;		/* NULL: local time; "_wN" with windows > 1 */
+	/*
+	 * Interruptions so far (the caller's signal handler counts them);
+	 * NULL: never. A first ends the window and the capture is finished;
+	 * a second, before the capture is finalized, aborts it.
+	 */
+	const volatile sig_atomic_t *interrupts;
+};
+#define recorder_opts__last_field interrupts
+
+/* Checks and copies @opts, starts nothing. NULL and errno on failure. */
+struct recorder *recorder__new(const struct recorder_opts *opts);
+/*
+ * Checks the kernel's features, loads and attaches the probes, the
+ * collector and the targets (a command is launched here). Says why when it
+ * fails; the recorder is then only good for detach, wait and free.
+ */
+int recorder__attach(struct recorder *r);
+/*
+ * Every window the options ask for, each handed to @on_window once
+ * finalized (the i-th, from 1); an error from it ends the run. Stops early,
+ * and successfully, when interrupted or the targets exited between windows.
+ */
+typedef int (*recorder_window_fn)(void *ctx, struct recorder *r, uint32_t window);
+int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx);
+
+/*
+ * One window at a time. next_window: a fresh capture for a window after
+ * the first, once --interval has passed; -EINTR when interrupted, -ESRCH
+ * when the targets exited meanwhile. arm: waits for the first device
+ * activity (-ETIMEDOUT, -ESRCH, -EINTR: said why). run_window: opens,
+ * closes, drains and finalizes the window's capture; -EINTR when aborted.
+ */
+int recorder__next_window(struct recorder *r);
+int recorder__arm(struct recorder *r);
+int recorder__run_window(struct recorder *r);
+/* True once interrupted or the targets exited: no window to take after this. */
+bool recorder__done(const struct recorder *r);
+
+/* The current window's capture, finalized once run_window returned 0. */
+struct capture *recorder__capture(const struct recorder *r);
+/* The current window, from 1. */
+uint32_t recorder__window(const struct recorder *r);
+/* When the probes were in place (CLOCK_MONOTONIC ns). */
+uint64_t recorder__probes_attached_ns(const struct recorder *r);
+/* What was attached and what it saw, for summaries; NULL after detach. */
+const struct collector *recorder__collector(const struct recorder *r);
+struct probe_session *recorder__probe_session(const struct recorder *r);
+struct runtime_attach *recorder__runtime_attach(const struct recorder *r);
+
+/* Detaches every probe: nothing of acceltrace stays in the kernel. The
+ * capture and the targets stay. */
+void recorder__detach(struct recorder *r);
+/* With a command: waits for it to exit (its wait status through *status);
+ * -ENOENT when none was launched. */
+int recorder__wait_command(struct recorder *r, int *status);
+void recorder__free(struct recorder *r);
+
+#endif /* ACCELTRACE_RECORDER_H */

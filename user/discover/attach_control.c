@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The attach controller: acts on the control records the collector hands
+ * over (see attach_control.h). One switch, one action per kind; the probes
+ * themselves are placed by runtime_attach and the kernel's tables written
+ * through the probe session.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+
+#define LOG_CONTEXT "attach"
+#include "lib/log.h"
+#include "acceltrace/events.h"
+#include "discover/attach_control.h"
+#include "discover/runtime_attach.h"
+#include "probe/probe_session.h"
+
+struct attach_control {
+	struct probe_session *ps;
+	struct runtime_attach *ra;
+};
+
+const char *control_kind_name(enum control_kind kind)
+{
+	switch (kind) {
+	case CTL_PJRT_API_RETURNED: return "GetPjrtApi returned";
+	case CTL_CALLBACK_REGISTERED: return "callback registered";
+	case CTL_DEVICE_OPENED: return "device opened";
+	case CTL_NOT_A_DEVICE: return "not a device";
+	case CTL_EVENTFD_REGISTERED: return "eventfd registered";
+	case CTL_EXEC: return "exec";
+	case CTL_FORK: return "fork";
+	case CTL_EXIT: return "exit";
+	}
+	return "unknown";
+}
+
+struct attach_control *attach_control__new(struct probe_session *ps,
+					   struct runtime_attach *ra)
+{
+	struct attach_control *ac = calloc(1, sizeof(*ac));
+
+	if (!ac)
+		return NULL;
+	ac->ps = ps;
+	ac->ra = ra;
+	return ac;
+}
+
+void attach_control__free(struct attach_control *ac)
+{
+	free(ac);
+}
+
+/* A process to examine (again): what it maps and holds may have changed. */
+static int examine(struct attach_control *ac, uint32_t pid)
+{
+	int n;
+
+	if (!ac->ra)
+		return 0;
+	n = runtime_attach__add_process(ac->ra, pid, NULL);
+	/* Gone already: its exit record follows and cleans up. */
+	return n < 0 && n != -ESRCH && n != -ENOENT ? n : 0;
+}
+
+static int set_fd(struct attach_control *ac, uint32_t pid, uint32_t fd,
+		  enum fd_kind kind)
+{
+	return ac->ps ? probe_session__set_fd(ac->ps, pid, fd, kind) : 0;
+}
+
+static int forget(struct attach_control *ac, uint32_t pid)
+{
+	int err = 0, e;
+
+	if (ac->ps) {
+		err = probe_session__forget_pid_calls(ac->ps, pid);
+		e = probe_session__forget_pid_fds(ac->ps, pid);
+		err = err ? err : e;
+	}
+	if (ac->ra)
+		runtime_attach__remove_process(ac->ra, pid);
+	return err;
+}
+
+int attach_control__handle(struct attach_control *ac,
+			   const struct control_record *rec)
+{
+	int err = 0;
+
+	switch ((enum control_kind)rec->kind) {
+	case CTL_PJRT_API_RETURNED:
+		/* Refusals are the attach manager's to explain (probes shows
+		 * them); an error here is one of ours. */
+		if (ac->ra)
+			err = runtime_attach__on_pjrt_api(ac->ra, rec->pid, rec->value);
+		break;
+	case CTL_CALLBACK_REGISTERED:
+		/* Runtimes register the same few callbacks on every execution:
+		 * probed once per function. */
+		if (ac->ra && rec->value &&
+		    !runtime_attach__callback_ready(ac->ra, rec->pid, rec->value))
+			err = runtime_attach__on_callback(ac->ra, rec->pid, rec->value);
+		break;
+	case CTL_DEVICE_OPENED:
+	case CTL_EXEC:
+		err = examine(ac, rec->pid);
+		break;
+	case CTL_FORK:
+		err = examine(ac, (uint32_t)rec->value);
+		break;
+	case CTL_NOT_A_DEVICE:
+		err = set_fd(ac, rec->pid, rec->fd, FD_UNKNOWN);
+		break;
+	case CTL_EVENTFD_REGISTERED:
+		err = set_fd(ac, rec->pid, rec->fd, FD_EVENTFD);
+		break;
+	case CTL_EXIT:
+		err = forget(ac, rec->pid);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	if (err)
+		log_debug("%s (pid %u): %s", control_kind_name(rec->kind), rec->pid,
+			  strerror(-err));
+	return err;
+}
+
+static int ops_handle(void *ctx, const struct control_record *rec)
+{
+	return attach_control__handle(ctx, rec);
+}
+
+static const struct rt_pack_entry *ops_probe_entry(void *ctx, int probe_id)
+{
+	struct attach_control *ac = ctx;
+	const struct attached_probe *p;
+
+	p = ac->ra ? runtime_attach__probe(ac->ra, probe_id) : NULL;
+	return p ? p->entry : NULL;
+}
+
+struct control_ops attach_control__ops(struct attach_control *ac)
+{
+	return (struct control_ops){
+		.ctx = ac,
+		.handle = ops_handle,
+		.probe_entry = ops_probe_entry,
+	};
+}

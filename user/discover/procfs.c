@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* /proc/PID/{comm,task/TID/comm,fd,stat}: small reads, no caching here. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "discover/procfs.h"
+
+int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[80];
+	ssize_t n;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = '\0';
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0) {
+		buf[0] = '\0';
+		return -EIO;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	if (len < 2)
+		return -EINVAL;
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n ? 0 : -ENOENT;
+}
+
+int procfs_for_each_fd(pid_t pid, int (*fn)(void *ctx, int fd, const char *target),
+		       void *ctx)
+{
+	char dir[64], target[320];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		fd = atoi(de->d_name);
+		if (procfs_fd_path(pid, fd, target, sizeof(target)))
+			continue;
+		ret = fn(ctx, fd, target);
+	}
+	closedir(d);
+	return ret;
+}
+
+bool procfs_pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' &&
+	       close_paren[2] != 'Z' && close_paren[2] != 'X';
+}

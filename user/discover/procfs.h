@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What /proc says about a process besides its mappings (proc_maps.h):
+ * names, open files, liveness. Discovery's one reader of these files; the
+ * collector asks here for names of threads and files it meets first in a
+ * record.
+ */
+#ifndef ACCELTRACE_PROCFS_H
+#define ACCELTRACE_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * The command name of a process (@tid 0) or of one of its threads, without
+ * the newline. 0, or -errno with buf set to "".
+ */
+int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+
+/* What fd @fd of @pid points at ("/dev/accel0", "anon_inode:[eventfd]");
+ * 0, or -errno (the fd is closed, the process gone). */
+int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len);
+
+/*
+ * Calls fn for every open fd of @pid with its target; fn returning nonzero
+ * stops the walk and is returned. -errno when the fds cannot be listed.
+ */
+int procfs_for_each_fd(pid_t pid, int (*fn)(void *ctx, int fd, const char *target),
+		       void *ctx);
+
+/* Alive and not a zombie: a zombie still answers kill(pid, 0). */
+bool procfs_pid_alive(pid_t pid);
+
+#endif /* ACCELTRACE_PROCFS_H */
