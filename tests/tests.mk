@@ -4,7 +4,8 @@
 # user/<folder>/ are tests/<folder>/test_*, those of bpf/ are tests/bpf/.
 # C tests are linked with libacceltrace; scripts run as they are.
 # (tests/e2e, tests/sim and tests/bench have makefiles of their own.)
-MODULE_TEST_DIRS := bpf $(USER_DIRS)
+# tests/user/ checks user/ as a whole (its layout rules).
+MODULE_TEST_DIRS := bpf user $(USER_DIRS)
 
 TEST_C_SRCS := $(wildcard $(patsubst %,tests/%/test_*.c,$(MODULE_TEST_DIRS)))
 TEST_C_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_C_SRCS))
