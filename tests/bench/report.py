@@ -254,6 +254,17 @@ def build(t):
     t.row("drops during the hold", drops, "records", 0, 0, "<=", "0")
     t.row("collector CPU per record (collector__record, sched_switch pairs)",
           get("col.collector.ns_per_record"), "ns", 1)
+    wbound = get("col.window.producer_bound")
+    t.row("window open, PJRT step mix: highest rate with zero drops, short trials" +
+          (" (producer-bound)" if wbound and wbound[0] else ""),
+          get("col.window.max_rate"), "M rec/s", 2)
+    wsecs = get("col.window.hold_seconds")
+    t.row(f"window open: held for {fmt(wsecs[0] if wsecs else float('nan'))} s at 95% of it: consumed",
+          get("col.window.hold_rate"), "M rec/s", 2)
+    t.row("window open: drops during the hold", get("col.window.hold_drops"), "records", 0)
+    t.row("collector CPU per record, window open (spans into the capture, Execute/callback correlation)",
+          get("col.window.ns_per_record"), "ns", 1)
+    t.row("window open: spans into the capture per record", get("col.window.spans_per_record"), "spans", 2)
     t.row("the ring drained by a callback that only counts (floor)", get("col.floor.max_rate"), "M rec/s", 2)
     t.row("the synthetic producer flat out", get("col.producer.max_rate"), "M rec/s", 2)
 
