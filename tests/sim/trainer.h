@@ -54,6 +54,7 @@ struct trainer_config {
 	bool truth_ops;
 	int trainers;
 	int64_t compile_ms;		/* -1: the plugin's default */
+	int init_programs;		/* one-off programs run before the first step */
 	uint64_t clock_rate_hz;		/* 0: the plugin's default */
 	int64_t clock_drift_ppb;
 	bool clock_drift_set;
@@ -192,5 +193,7 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		 struct loop_result *res);
 /* The HLO-like program text for a step (and for the long device op). */
 char *trainer_program_text(const struct trainer_config *cfg, bool long_op);
+/* A one-off start-up program (parameter initialisation): "jit_init_<i>". */
+char *trainer_init_program_text(const struct trainer_config *cfg, int i);
 
 #endif /* ACCELTRACE_SIM_TRAINER_H */

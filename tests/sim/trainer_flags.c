@@ -16,7 +16,7 @@ enum {
 	OPT_FETCH_EVERY, OPT_LONG_DEV, OPT_LONG_DEV_STEP, OPT_LONG_HOST,
 	OPT_LONG_HOST_STEP, OPT_LATE_LOAD, OPT_CHURN, OPT_CRASH_AFTER,
 	OPT_SUBMIT_IOCTL, OPT_TRACE_RECORDS, OPT_TRACE_DIR, OPT_DEVICE_DIR,
-	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS,
+	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS, OPT_INIT_PROGRAMS,
 	OPT_CLOCK_RATE, OPT_CLOCK_DRIFT, OPT_CLOCK_OFFSET, OPT_KEEP_FILES,
 };
 
@@ -59,6 +59,7 @@ static const struct flag flags[] = {
 	{ { "no-truth-ops", 0, 0, OPT_NO_TRUTH_OPS }, NULL, "leave per-op records out of the ground truth" },
 	{ { "trainers", 1, 0, OPT_TRAINERS }, "N", "run N trainer processes at once (default 1)" },
 	{ { "compile-ms", 1, 0, OPT_COMPILE_MS }, "N", "compile time (default 20)" },
+	{ { "init-programs", 1, 0, OPT_INIT_PROGRAMS }, "N", "start-up: N one-off programs (jit_init_<i>), each compiled and run once before the training step is compiled (default 0)" },
 	{ { "clock-rate", 1, 0, OPT_CLOCK_RATE }, "HZ", "device clock rate (default 940000000)" },
 	{ { "clock-drift-ppb", 1, 0, OPT_CLOCK_DRIFT }, "N", "device clock drift against CLOCK_MONOTONIC (default 37000)" },
 	{ { "clock-offset", 1, 0, OPT_CLOCK_OFFSET }, "TICKS", "device clock reading at client creation (default 5e12)" },
@@ -284,6 +285,10 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 		case OPT_COMPILE_MS:
 			err = parse_u64(name, optarg, 0, 600000, &u);
 			cfg->compile_ms = (int64_t)u;
+			break;
+		case OPT_INIT_PROGRAMS:
+			err = parse_u64(name, optarg, 0, 100, &u);
+			cfg->init_programs = (int)u;
 			break;
 		case OPT_CLOCK_RATE: err = parse_u64(name, optarg, 1000, 10000000000ull, &cfg->clock_rate_hz); break;
 		case OPT_CLOCK_DRIFT: {

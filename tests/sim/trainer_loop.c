@@ -121,6 +121,23 @@ char *trainer_program_text(const struct trainer_config *cfg, bool long_op)
 	return s;
 }
 
+char *trainer_init_program_text(const struct trainer_config *cfg, int i)
+{
+	size_t slice = cfg->batch_bytes / (size_t)cfg->cores, n = 1024;
+	char *s = malloc(n);
+
+	if (!s)
+		return NULL;
+	snprintf(s, n,
+		 "HloModule jit_init_%d, entry_computation_layout={(u8[%zu]{0})->f32[256]{0}}\n\n"
+		 "ENTRY %%jit_init_%d (batch: u8[%zu]) -> f32[256] {\n"
+		 "  %%rng.1 = f32[256]{0} rng(%%batch), distribution=rng_uniform, "
+		 "sim_ns=500000, sim_flops=256, sim_bytes=1024\n"
+		 "  ROOT %%tuple.2 = (f32[256]{0}) tuple(%%rng.1), sim_output_bytes=1024\n"
+		 "}\n", i, slice, i, slice);
+	return s;
+}
+
 /* ---------------------------------------------------------------- completion */
 
 static void on_device_done(void *arg, PJRT_Error *err)
@@ -303,6 +320,42 @@ static int launch(struct loop *l, struct step_slot *s, PJRT_LoadedExecutable *ex
 	return 0;
 }
 
+/* Launch ids of start-up programs: apart from the steps' (1, 2, ...). */
+#define INIT_LAUNCH_BASE 1000000000ull
+
+/*
+ * Start-up as frameworks do it: one-off programs (parameter
+ * initialisation), each compiled and executed once, completion awaited,
+ * before the training step is compiled. Their truth records are steps of
+ * module jit_init_<i> with launch id INIT_LAUNCH_BASE + i.
+ */
+static int run_init_programs(struct loop *l)
+{
+	for (int i = 0; i < l->cfg->init_programs && !stopping(); i++) {
+		PJRT_LoadedExecutable *init = NULL;
+		char *text = trainer_init_program_text(l->cfg, i);
+		struct step_slot *s;
+		int err;
+
+		err = text ? pjrt__compile(l->p, text, &init) : -ENOMEM;
+		free(text);
+		if (err)
+			return err;
+		s = &l->slots[l->launched % (uint64_t)l->nslots];
+		memset(s, 0, sizeof(*s));
+		s->step = INIT_LAUNCH_BASE + (uint64_t)i;
+		s->module = "jit_init";
+		s->t_start = truth_now();
+		err = launch(l, s, init, false);
+		if (!err)
+			wait_inflight(l, l->launched, 1);
+		pjrt__executable_free(l->p, init);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		 struct input *in, struct feeder *f, const char *work_dir,
 		 struct loop_result *res)
@@ -324,6 +377,9 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		err = -ENOMEM;
 		goto out;
 	}
+	err = run_init_programs(&l);
+	if (err)
+		goto out;
 	text = trainer_program_text(cfg, false);
 	err = text ? pjrt__compile(p, text, &train) : -ENOMEM;
 	free(text);

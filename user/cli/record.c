@@ -58,13 +58,17 @@ void usage_record(FILE *out)
 		"                         including processes that start later\n"
 		"  -- CMD [ARGS...]       launch CMD and trace it from its first instruction\n"
 		"\n"
-		"Window (the clock starts at the target's first device activity):\n"
+		"Window (the clock starts at the target's first execution of a compiled\n"
+		"program: an Execute, a kernel or graph launch, a submit ioctl):\n"
 		"  -d, --duration TIME    window length, e.g. 10s, 500ms, 2m\n"
 		"      --steps N          N device steps (executions): ends where step N+1\n"
 		"                         begins (N at most 10000000)\n"
-		"      --delay TIME       open the window TIME after the first activity\n"
+		"      --delay TIME       open the window TIME after the first execution\n"
+		"      --from-start       start at the first device activity of any kind\n"
+		"                         (start-up transfers included), not the first\n"
+		"                         execution\n"
 		"      --grace TIME       after the stop, wait up to TIME for open spans to end\n"
-		"      --arm-timeout TIME give up when no device activity comes (default 30s)\n"
+		"      --arm-timeout TIME give up when no execution comes (default 30s)\n"
 		"      --windows K        K windows, each in its own session directory\n"
 		"      --interval TIME    time between windows (default 0)\n"
 		"  Without --duration or --steps the window lasts until Ctrl-C, or until\n"
@@ -117,7 +121,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	enum {
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
-		OPT_SCHED, OPT_RINGBUF,
+		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -128,6 +132,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "delay", required_argument, NULL, OPT_DELAY },
 		{ "grace", required_argument, NULL, OPT_GRACE },
 		{ "arm-timeout", required_argument, NULL, OPT_ARM_TIMEOUT },
+		{ "from-start", no_argument, NULL, OPT_FROM_START },
 		{ "windows", required_argument, NULL, OPT_WINDOWS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "logdir", required_argument, NULL, 'o' },
@@ -187,6 +192,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 			if (cli_parse_duration(optarg, &o->arm_timeout_ns) || !o->arm_timeout_ns)
 				return cli_bad_value("record", "--arm-timeout", optarg, "a time");
 			break;
+		case OPT_FROM_START: o->from_start = true; break;
 		case OPT_WINDOWS:
 			if (cli_parse_uint(optarg, &o->windows) || !o->windows ||
 			    o->windows > 1000)
@@ -370,6 +376,7 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		jw_uint_field(jw, "window_start_ns", start);
 		jw_uint_field(jw, "window_stop_ns", stop);
 		jw_uint_field(jw, "probes_attached_ns", recorder__probes_attached_ns(rec));
+		jw_uint_field(jw, "arm_wait_ns", recorder__arm_wait_ns(rec));
 		jw_name(jw, "spans");
 		jw_start_object(jw);
 		for (size_t i = 0; i < nk; i++)

@@ -143,10 +143,50 @@ static void owner_done(struct collector *c, struct owner *o, uint64_t t,
 
 /* ---------------------------------------------------------------- runtime */
 
-void collect_note_activity(struct collector *c, uint64_t t)
+void collect_note_activity(struct collector *c, uint64_t t, enum activity what)
 {
+	if (what != ACT_EXECUTION && !c->arm_on_any_activity)
+		return;
 	if (t >= c->watch_after && (!c->first_activity || t < c->first_activity))
 		c->first_activity = t;
+}
+
+/*
+ * Arming on a program's executions: a program's first execution arms the
+ * window once the program runs a second time (it is a step), so the
+ * one-off programs of start-up (parameter initialisation, warm-up) do not
+ * open it; the window then starts at that first execution (its spans are
+ * held until the window opens). A program first run before the watch
+ * began arms at its next execution. --from-start arms on any execution.
+ *
+ * A program is known by the module name Compile gave it, else by its
+ * executable's address: runtimes free one-off executables, and the next
+ * one compiled may well get the same address.
+ */
+static void note_program_execution(struct collector *c, uint32_t pid,
+				   uint64_t executable, uint64_t t)
+{
+	const char *name = hashmap__get(c->executables, pid, executable);
+	uint64_t first, key = executable;
+
+	if (c->arm_on_any_activity) {
+		collect_note_activity(c, t, ACT_EXECUTION);
+		return;
+	}
+	if (name) {
+		/* FNV-1a, high bit set: apart from user-space addresses. */
+		key = 14695981039346656037ull;
+		for (const char *p = name; *p; p++)
+			key = (key ^ (unsigned char)*p) * 1099511628211ull;
+		key |= 1ull << 63;
+	}
+	first = (uintptr_t)hashmap__get(c->program_runs, pid, key);
+	if (!first) {
+		/* Not remembered: it arms one execution later, nothing lost. */
+		collect_put(c, c->program_runs, pid, key, (void *)(uintptr_t)t, NULL);
+		return;
+	}
+	collect_note_activity(c, first >= c->watch_after ? first : t, ACT_EXECUTION);
 }
 
 /* The module an executable runs: the name Compile saw, or its address. */
@@ -175,7 +215,7 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	char module[64];
 
 	c->st.executions++;
-	collect_note_activity(c, r->h.start_ns);
+	note_program_execution(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], r->h.start_ns);
 	if (c->window_open && r->h.start_ns >= c->start_ns)
 		collect_count_window_execution(c, r->h.start_ns);
 
@@ -303,7 +343,7 @@ void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 		capture_span__add_u64(&s, c->k_bytes, bytes);
 		capture_span__add_u64(&s, c->k_type, r->vals[V_H2D_TYPE]);
 		capture_span__add_u64(&s, c->k_dims, n);
-		collect_note_activity(c, r->h.start_ns);
+		collect_note_activity(c, r->h.start_ns, ACT_OTHER);
 		break;
 	}
 	case RT_EV_D2H:
@@ -312,7 +352,7 @@ void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 		s.kind = SPAN_D2H;
 		bytes = r->vals[V_D2H_DST_SIZE];
 		capture_span__add_u64(&s, c->k_bytes, bytes);
-		collect_note_activity(c, r->h.start_ns);
+		collect_note_activity(c, r->h.start_ns, ACT_OTHER);
 		break;
 	case RT_EV_ON_READY: {
 		struct owner *o = hashmap__get(c->owners, r->h.pid, r->vals[V_ONREADY_EVENT]);
@@ -375,18 +415,18 @@ feed:
 		s.kind = (ev == RT_EV_OUTFEED_LITERAL || ev == RT_EV_OUTFEED_RAW) ?
 			 SPAN_OUTFEED : SPAN_INFEED;
 		capture_span__add_u64(&s, c->k_bytes, bytes);
-		collect_note_activity(c, r->h.start_ns);
+		collect_note_activity(c, r->h.start_ns, ACT_OTHER);
 		break;
 	case RT_EV_CUDA_LAUNCH:
 	case RT_EV_CUDA_GRAPH_LAUNCH:
 		s.kind = SPAN_EXECUTE;
-		collect_note_activity(c, r->h.start_ns);
+		collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
 		break;
 	case RT_EV_CUDA_MEMCPY_H2D:
 	case RT_EV_CUDA_MEMCPY_D2H:
 		s.kind = ev == RT_EV_CUDA_MEMCPY_H2D ? SPAN_H2D : SPAN_D2H;
 		capture_span__add_u64(&s, c->k_bytes, r->vals[V_CUMEM_BYTES]);
-		collect_note_activity(c, r->h.start_ns);
+		collect_note_activity(c, r->h.start_ns, ACT_OTHER);
 		break;
 	case RT_EV_CUDA_SYNC:
 		s.kind = SPAN_AWAIT;

@@ -114,7 +114,7 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 	if (d) {
 		s->name = capture__intern_static(c->cap, d->name);
 		if (d->kind == IOCTL_SUBMIT)
-			collect_note_activity(c, r->h.start_ns);
+			collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
 		for (int i = 0; i < IOCTL_MAX_FIELDS && d->fields[i].name; i++) {
 			const struct ioctl_field *f = &d->fields[i];
 			uint64_t v;

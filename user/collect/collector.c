@@ -245,6 +245,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 		return NULL;
 	c->sched_switch = opts->sched_switch;
 	c->steps = opts->steps;
+	c->arm_on_any_activity = opts->arm_on_any_activity;
 	c->owners = hashmap__new();
 	c->user_args = hashmap__new();
 	c->devices = hashmap__new();
@@ -253,8 +254,10 @@ struct collector *collector__new(const struct collector_opts *opts)
 	c->off_cpu = hashmap__new();
 	c->exited = hashmap__new();
 	c->executables = hashmap__new();
-	if (!c->owners || !c->user_args || !c->dev_fds || !c->eventfds ||
-	    !c->off_cpu || !c->exited || !c->devices || !c->executables ||
+	c->program_runs = hashmap__new();
+	if (!c->program_runs || !c->owners || !c->user_args || !c->dev_fds ||
+	    !c->eventfds || !c->off_cpu || !c->exited || !c->devices ||
+	    !c->executables ||
 	    collector__set_capture(c, opts->capture)) {
 		collector__free(c);
 		errno = ENOMEM;
@@ -281,6 +284,7 @@ void collector__free(struct collector *c)
 	hashmap__free(c->user_args, NULL);
 	hashmap__free(c->owners, collect_free_owner);
 	hashmap__free(c->executables, free_value);
+	hashmap__free(c->program_runs, NULL);
 	hashmap__free(c->devices, free_value);
 	hashmap__free(c->dev_fds, NULL);
 	hashmap__free(c->eventfds, free_value);

@@ -33,8 +33,16 @@ struct collector_opts {
 	struct capture *capture;
 	bool sched_switch;		/* turn on/off-CPU records into spans */
 	uint64_t steps;			/* --steps: find where step N + 1 begins */
+	/*
+	 * What arms a window: by default the first execution of a program
+	 * that runs again (a step: start-up's one-off programs do not arm),
+	 * a CUDA kernel or graph launch, or a submit ioctl; not the transfers
+	 * and feeds of start-up. With this (--from-start), any device
+	 * activity, transfers and one-off programs included.
+	 */
+	bool arm_on_any_activity;
 };
-#define collector_opts__last_field steps
+#define collector_opts__last_field arm_on_any_activity
 
 struct collector_stats {
 	uint64_t records[EV_TYPE_MAX];
@@ -82,8 +90,8 @@ int collector__record(void *ctx, const void *data, size_t size);
  * waits for this, so no window opens before its completions are visible.
  */
 bool collector__completions_probed(const struct collector *c);
-/* Device activity (execute, transfer, feed, submit) starting at or after
- * @after_ns, by a traced process; 0 when none yet. */
+/* The first activity that arms a window (see arm_on_any_activity)
+ * starting at or after @after_ns, by a traced process; 0 when none yet. */
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
 /*

@@ -92,6 +92,7 @@ struct collector {
 	 * unseen, so it is never reported as still running. */
 	uint64_t completions_probed_ns;
 	/* activity, for arming and --steps */
+	bool arm_on_any_activity;
 	uint64_t watch_after, first_activity;
 	/* --steps N: the N + 1 earliest starts of the window's executions. */
 	uint64_t steps;
@@ -101,6 +102,7 @@ struct collector {
 	struct hashmap *owners;		/* (pid, event) -> owner */
 	struct hashmap *user_args;	/* (pid, user_arg) -> owner */
 	struct hashmap *executables;	/* (pid, executable) -> char[64] name */
+	struct hashmap *program_runs;	/* (pid, program) -> first start, arming */
 	struct hashmap *devices;	/* (pid, device) -> device_state */
 	struct hashmap *dev_fds;	/* (pid, fd) -> device_node_pattern */
 	struct hashmap *eventfds;	/* (pid, fd) -> eventfd_info */
@@ -129,8 +131,11 @@ void collect_keep_span(struct collector *c, struct capture_span *s);
 /* The track of a traced thread, naming it (and its process) on first use. */
 int collect_host_track(struct collector *c, uint32_t pid, uint32_t tid);
 void collect_ensure_process(struct collector *c, uint32_t pid);
-/* Device activity (execute, transfer, feed, submit) at @t, for arming. */
-void collect_note_activity(struct collector *c, uint64_t t);
+/* What device activity at @t is, for arming: an execution of a program
+ * (Execute, a kernel or graph launch, a submit ioctl) or anything else
+ * (a transfer, a feed), which arms only with arm_on_any_activity. */
+enum activity { ACT_EXECUTION, ACT_OTHER };
+void collect_note_activity(struct collector *c, uint64_t t, enum activity what);
 /* Hands a control record to the attach controller. */
 void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
 		     uint32_t fd, uint64_t value);

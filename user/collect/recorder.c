@@ -5,6 +5,7 @@
  * drain -> finish -> finalize, once per window -> detach -> cleanup.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,6 +42,7 @@ struct recorder {
 	struct capture *cap;		/* the current window's */
 	uint32_t window;		/* the current window, from 1 */
 	uint64_t start_ns;		/* where the armed window opens */
+	uint64_t arm_wait_ns;		/* how long the last arming waited */
 	uint64_t probes_attached_ns;
 	uint64_t last_rescan, last_full_rescan;
 };
@@ -194,6 +196,7 @@ int recorder__attach(struct recorder *r)
 	copts.capture = r->cap;
 	copts.sched_switch = r->o.sched;
 	copts.steps = r->o.steps;
+	copts.arm_on_any_activity = r->o.from_start;
 	aopts.libraries = r->o.libraries;
 	aopts.n_libraries = r->o.n_libraries;
 	err = connect_collector(r, &copts, &popts, &aopts);
@@ -257,10 +260,47 @@ int recorder__next_window(struct recorder *r)
 	return 0;
 }
 
-/* Waits for the first device activity after the probes settled. */
+/*
+ * What the targets did while the recorder waited to arm, said in one line
+ * (start-up: transfers, compiles, file reads): @before is the collector's
+ * counters when the wait began.
+ */
+static void say_wait(struct recorder *r, const struct collector_stats *before,
+		     uint64_t waited_ns, bool armed)
+{
+	const struct collector_stats *now = collector__stats(r->col);
+	char seen[512] = "";
+	size_t len = 0;
+	uint64_t n;
+
+	for (int k = 0; k < RT_EV__COUNT; k++) {
+		if (k == RT_EV_EXECUTE || k == RT_EV_CUDA_LAUNCH || k == RT_EV_CUDA_GRAPH_LAUNCH)
+			continue;
+		n = now->rt_calls[k] - before->rt_calls[k];
+		if (n && len < sizeof(seen))
+			len += snprintf(seen + len, sizeof(seen) - len, "%s%llu %s",
+					len ? ", " : "", (unsigned long long)n,
+					rt_event_kind_name(k));
+	}
+	n = now->records[EV_SYSCALL] - before->records[EV_SYSCALL];
+	if (n && len < sizeof(seen))
+		len += snprintf(seen + len, sizeof(seen) - len, "%s%llu syscalls",
+				len ? ", " : "", (unsigned long long)n);
+	if (armed)
+		log_info("armed after %.3f s at the first %s; meanwhile: %s", waited_ns / 1e9,
+			 r->o.from_start ? "device activity" : "execution",
+			 len ? seen : "nothing");
+	else
+		log_info("in %.3f s the targets did: %s", waited_ns / 1e9,
+			 len ? seen : "nothing acceltrace saw");
+}
+
+/* Waits for the first execution (or, --from-start, any device activity)
+ * after the probes settled. */
 int recorder__arm(struct recorder *r)
 {
-	uint64_t deadline = now_ns() + r->o.arm_timeout_ns, settled_at = 0;
+	uint64_t began = now_ns(), deadline = began + r->o.arm_timeout_ns, settled_at = 0;
+	struct collector_stats before = *collector__stats(r->col);
 	char diag[2048];
 	int err;
 
@@ -280,6 +320,8 @@ int recorder__arm(struct recorder *r)
 		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
 		if (first) {
 			r->start_ns = first + r->o.delay_ns;
+			r->arm_wait_ns = first > began ? first - began : 0;
+			say_wait(r, &before, r->arm_wait_ns, true);
 			return 0;
 		}
 		if (!targets__alive(r->targets)) {
@@ -289,8 +331,10 @@ int recorder__arm(struct recorder *r)
 		}
 		if (now_ns() >= deadline) {
 			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("no device activity within %.1f s: %s",
+			log_err("no %s within %.1f s: %s",
+				r->o.from_start ? "device activity" : "execution of a program",
 				r->o.arm_timeout_ns / 1e9, diag);
+			say_wait(r, &before, now_ns() - began, false);
 			return -ETIMEDOUT;
 		}
 	}
@@ -444,6 +488,11 @@ uint32_t recorder__window(const struct recorder *r)
 uint64_t recorder__probes_attached_ns(const struct recorder *r)
 {
 	return r->probes_attached_ns;
+}
+
+uint64_t recorder__arm_wait_ns(const struct recorder *r)
+{
+	return r->arm_wait_ns;
 }
 
 const struct collector *recorder__collector(const struct recorder *r)

@@ -56,6 +56,12 @@ struct recorder_opts {
 	uint64_t delay_ns;		/* open this long after the arming activity */
 	uint64_t grace_ns;		/* after the stop, wait for open spans */
 	uint64_t arm_timeout_ns;	/* 0: 30 s */
+	/*
+	 * --from-start: arm at the first device activity of any kind
+	 * (transfers of start-up included), not at the first execution of a
+	 * compiled program.
+	 */
+	bool from_start;
 	uint64_t windows;		/* 0: 1 */
 	uint64_t interval_ns;		/* between windows */
 	/* Captures. */
@@ -105,6 +111,8 @@ struct capture *recorder__capture(const struct recorder *r);
 uint32_t recorder__window(const struct recorder *r);
 /* When the probes were in place (CLOCK_MONOTONIC ns). */
 uint64_t recorder__probes_attached_ns(const struct recorder *r);
+/* How long the last arming waited for the activity that armed it. */
+uint64_t recorder__arm_wait_ns(const struct recorder *r);
 /* What was attached and what it saw, for summaries; NULL after detach. */
 const struct collector *recorder__collector(const struct recorder *r);
 struct probe_session *recorder__probe_session(const struct recorder *r);
