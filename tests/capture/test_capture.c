@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The capture model: options (session per window), interning, tracks,
- * devices (unknown type), threads, the lifecycle
+ * devices (unknown type), threads and their name histories, the lifecycle
  * (-EBUSY after finalize, -EAGAIN before), sorting, the span budget (which
  * kinds go, and the warning that says so), warnings and loss counters.
  */
@@ -593,6 +593,96 @@ static void test_budget_refusal(void)
 	capture__free(c);
 }
 
+/*
+ * A thread's name history: its first name (with its start, when known),
+ * each new name with its time, nothing for the same name again; the first
+ * CAPTURE_MAX_THREAD_NAMES kept and the rest counted; renaming makes no
+ * track, and a track follows the latest name.
+ */
+static void test_thread_names(void)
+{
+	struct capture *c = new_capture(0);
+	const struct capture_thread_name *h;
+	uint64_t more;
+	size_t n;
+	int i, j, tr;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	ASSERT_OK(capture__set_thread(c, 7, 70, "python3", 1000), "created");
+	ASSERT_OK(capture__rename_thread(c, 7, 70, "tf_foreach", 2000), "renamed");
+	ASSERT_OK(capture__rename_thread(c, 7, 70, "tf_foreach", 2500), "same name");
+	ASSERT_OK(capture__set_thread(c, 7, 70, "tf_foreach", 0), "same name, set");
+	ASSERT_OK(capture__rename_thread(c, 7, 70, "py_xla_callback", 3000), "renamed again");
+	ASSERT_EQ(capture__num_tracks(c), 0, "renames make no track");
+	i = capture__find_thread(c, 7, 70);
+	if (!ASSERT_GE(i, 0, "find_thread"))
+		goto out;
+	ASSERT_EQ(capture__find_thread(c, 7, 71), -ENOENT, "find_thread: unknown");
+	h = capture__thread_names(c, i, &n, &more);
+	if (ASSERT_OK_PTR(h, "history") && ASSERT_EQ(n, 3, "three names")) {
+		ASSERT_STREQ(capture__string(c, h[0].name), "python3", "first name");
+		ASSERT_EQ(h[0].ts_ns, 1000, "at the thread's start");
+		ASSERT_STREQ(capture__string(c, h[1].name), "tf_foreach", "second");
+		ASSERT_EQ(h[1].ts_ns, 2000, "at its rename");
+		ASSERT_STREQ(capture__string(c, h[2].name), "py_xla_callback", "latest");
+		ASSERT_EQ(h[2].ts_ns, 3000, "at its rename");
+	}
+	ASSERT_EQ(more, 0, "none past the bound");
+	ASSERT_STREQ(capture__string(c, capture__thread(c, i)->name), "py_xla_callback",
+		     "the thread's name is the latest");
+	ASSERT_EQ(capture__thread(c, i)->start_ns, 1000, "a rename leaves the start");
+
+	/* A track made later, and renames after it: it follows the latest. */
+	tr = capture__host_track(c, 7, 70);
+	ASSERT_OK(capture__set_thread(c, 7, 70, "from_proc", 0), "named, time unknown");
+	if (ASSERT_GE(tr, 0, "track"))
+		ASSERT_STREQ(capture__string(c, capture__track(c, tr)->name), "from_proc",
+			     "the track has the latest name");
+	h = capture__thread_names(c, i, &n, &more);
+	if (ASSERT_EQ(n, 4, "four names"))
+		ASSERT_EQ(h[3].ts_ns, 0, "set_thread's later name: time unknown");
+
+	/* Bounded: the first names kept, the rest counted; the latest still wins. */
+	for (int k = 0; k < CAPTURE_MAX_THREAD_NAMES + 4; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "worker-%d", k);
+		ASSERT_OK(capture__rename_thread(c, 7, 72, name, 100 + k), "rename");
+	}
+	j = capture__find_thread(c, 7, 72);
+	if (ASSERT_GE(j, 0, "a thread first seen renaming")) {
+		h = capture__thread_names(c, j, &n, &more);
+		ASSERT_EQ(n, CAPTURE_MAX_THREAD_NAMES, "the first names kept");
+		ASSERT_EQ(more, 4, "the rest counted");
+		if (h && n)
+			ASSERT_STREQ(capture__string(c, h[0].name), "worker-0", "the first");
+		ASSERT_STREQ(capture__string(c, capture__thread(c, j)->name), "worker-19",
+			     "the latest name all the same");
+		ASSERT_EQ(capture__thread(c, j)->start_ns, 0, "start unknown");
+	}
+
+	/* A thread never named has no history; an unknown index none either. */
+	ASSERT_OK(capture__thread_exited(c, 7, 73, 50), "exit of an unnamed thread");
+	j = capture__find_thread(c, 7, 73);
+	if (ASSERT_GE(j, 0, "unnamed thread")) {
+		errno = 0;
+		h = capture__thread_names(c, j, &n, &more);
+		ASSERT_TRUE(!h && n == 0 && more == 0, "no history");
+	}
+	errno = 0;
+	h = capture__thread_names(c, 1000, &n, NULL);
+	ASSERT_TRUE(!h && n == 0 && errno == ENOENT, "unknown index: ENOENT");
+
+	ASSERT_OK(capture__finalize(c), "finalize");
+	ASSERT_EQ(capture__rename_thread(c, 7, 70, "late", 9000), -EBUSY,
+		  "rename after finalize");
+	h = capture__thread_names(c, i, &n, &more);
+	ASSERT_EQ(n, 4, "history readable after finalize, unchanged");
+out:
+	capture__free(c);
+}
+
 int main(void)
 {
 	test_opts();
@@ -608,5 +698,6 @@ int main(void)
 	test_warnings_losses();
 	test_window_default();
 	test_drop_after();
+	test_thread_names();
 	return test_exit();
 }

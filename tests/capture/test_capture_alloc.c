@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The capture model under allocation failure (tests/harness/alloc_fail.h):
- * a small capture is built (processes, threads, devices, host and device
+ * a small capture is built (processes, threads and renames, devices, host and device
  * tracks, spans with args over the span budget, warnings, losses) and
  * finalized, with the n-th allocation failing, for n = 0, 1, 2, ... until
  * an attempt sees no failure; once with that one failure only, once with
@@ -55,6 +55,7 @@ static void attempt(struct result *r, bool single)
 				  .max_spans = MAX_SPANS, .window = 2 };
 	uint64_t accepted[SPAN_KIND__COUNT] = {}, kept = 0;
 	bool lost_seen = false;
+	int refused;		/* a call on thread 101 returned -ENOMEM */
 	int tracks[4], ntracks = 0, dev[2];
 	struct capture *c;
 	uint32_t key, val;
@@ -74,6 +75,16 @@ static void attempt(struct result *r, bool single)
 	CHECK(r, ok_or_nomem(err), "set_thread %d", err);
 	err = capture__set_thread(c, 100, 101, "pt_data_worker", 5);
 	CHECK(r, ok_or_nomem(err), "set_thread %d", err);
+	refused = err;
+	/* Renames: the history degrades (counted, warned), the name does not. */
+	for (int k = 0; k < 3; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "worker-%d", k);
+		err = capture__rename_thread(c, 100, 101, name, 10 + k);
+		CHECK(r, ok_or_nomem(err), "rename_thread %d", err);
+		refused |= err;
+	}
 	err = capture__thread_exited(c, 100, 101, 900);
 	CHECK(r, ok_or_nomem(err), "thread_exited %d", err);
 	err = capture__process_exited(c, 200, 950);
@@ -180,6 +191,33 @@ static void attempt(struct result *r, bool single)
 		CHECK(r, capture__warning(c, i) != NULL, "warning %zu", i);
 	for (size_t i = 0; i < capture__num_losses(c); i++)
 		CHECK(r, capture__loss(c, i, NULL) != NULL, "loss %zu", i);
+	/* Thread 101's history: 4 names, kept or counted; the latest is its name. */
+	{
+		int i = capture__find_thread(c, 100, 101);
+		const struct capture_thread_name *h;
+		const char *latest;
+		uint64_t more = 0;
+		size_t n = 0;
+
+		h = i >= 0 ? capture__thread_names(c, i, &n, &more) : NULL;
+		latest = i >= 0 ? capture__string(c, capture__thread(c, i)->name) : NULL;
+		for (size_t k = 0; h && k < n; k++)
+			CHECK(r, capture__string(c, h[k].name) && h[k].name,
+			      "history entry %zu has no name", k);
+		if (single && i >= 0 && !lost_seen && !refused) {
+			bool said = false;
+
+			for (size_t k = 0; k < capture__num_warnings(c); k++)
+				said |= strstr(capture__warning(c, k), "not kept in name histories") ||
+					strstr(capture__warning(c, k), "lost (out of memory)");
+			CHECK(r, n + more == 4 || said, "history %zu + %llu names, unreported",
+			      n, (unsigned long long)more);
+			CHECK(r, !more || said, "%llu renames not kept, unreported",
+			      (unsigned long long)more);
+			CHECK(r, latest && (!strcmp(latest, "worker-2") || said),
+			      "latest name %s", latest ? latest : "(none)");
+		}
+	}
 	/* With one failure, spent before finalize, finalize says names went. */
 	if (single && lost_seen) {
 		bool said = false;

@@ -12,7 +12,11 @@
  * - an eventfd registered with a driver: a control record, and its reads
  *   are device waits carrying the interrupt.
  * - GetPjrtApi, exec, fork, exit: control records; exit ends work in flight.
+ * - arming: transfers and one-off programs do not arm a window; the first
+ *   execution of a program that runs again does; --from-start arms on any.
  * - malformed records and unknown probes are counted as losses.
+ * - thread renames: the thread's name history, no span and no track; a
+ *   thread with activity has one track, named by its latest name.
  * - allocation failures, injected one at a time: never a crash, and any
  *   difference from the run without failures is counted, never silent.
  */
@@ -30,7 +34,7 @@
 #define TID 3999991u
 #define MS 1000000ull
 
-enum { P_EXEC, P_ONREADY, P_CALLBACK, P_COMPILE, P_API, P__COUNT };
+enum { P_EXEC, P_ONREADY, P_CALLBACK, P_COMPILE, P_API, P_H2D, P__COUNT };
 
 static const struct rt_pack_entry entries[P__COUNT] = {
 	[P_EXEC] = { .name = "PJRT_LoadedExecutable_Execute", .event = RT_EV_EXECUTE },
@@ -38,6 +42,7 @@ static const struct rt_pack_entry entries[P__COUNT] = {
 	[P_CALLBACK] = { .name = "OnReady callback", .event = RT_EV_CALLBACK },
 	[P_COMPILE] = { .name = "PJRT_Client_Compile", .event = RT_EV_COMPILE },
 	[P_API] = { .name = "GetPjrtApi", .event = RT_EV_GET_PJRT_API },
+	[P_H2D] = { .name = "PJRT_Client_BufferFromHostBuffer", .event = RT_EV_H2D },
 };
 
 struct fake_controller {
@@ -76,7 +81,7 @@ struct rig {
 };
 
 /* 0, or -errno with nothing left to free. */
-static int rig_open(struct rig *r)
+static int rig_open_opts(struct rig *r, bool from_start)
 {
 	struct capture_opts copts = {
 		.sz = sizeof(copts), .hostname = "testhost", .session = "s",
@@ -91,6 +96,7 @@ static int rig_open(struct rig *r)
 	if (!r->cap)
 		return -errno;
 	opts.capture = r->cap;
+	opts.arm_on_any_activity = from_start;
 	r->col = collector__new(&opts);
 	if (!r->col) {
 		int err = -errno;
@@ -100,6 +106,11 @@ static int rig_open(struct rig *r)
 	}
 	collector__connect(r->col, NULL, &ops);
 	return 0;
+}
+
+static int rig_open(struct rig *r)
+{
+	return rig_open_opts(r, false);
 }
 
 static void rig_close(struct rig *r)
@@ -429,6 +440,128 @@ static void test_bad_records(void)
 	rig_close(&r);
 }
 
+static void task_of(struct rig *r, uint32_t tid, enum task_event ev, const char *comm,
+		    const char *oldcomm, uint64_t t)
+{
+	struct ev_task rec = {
+		.h = { .type = EV_TASK, .pid = PID, .tid = tid, .start_ns = t, .end_ns = t },
+		.event = ev,
+	};
+
+	snprintf(rec.comm, sizeof(rec.comm), "%s", comm);
+	snprintf(rec.oldcomm, sizeof(rec.oldcomm), "%s", oldcomm ? oldcomm : "");
+	feed(r, &rec, sizeof(rec));
+}
+
+static void file_read_on(struct rig *r, uint32_t tid, uint64_t t)
+{
+	struct ev_syscall rec = {
+		.h = { .type = EV_SYSCALL, .pid = PID, .tid = tid, .start_ns = t,
+		       .end_ns = t + 1000 },
+		.sc = SC_PREAD64, .fd = 5, .ret = 4096, .args = { 4096, 0 },
+		.fd_kind = FD_UNKNOWN,
+	};
+
+	feed(r, &rec, sizeof(rec));
+}
+
+/* Thread (PID, tid)'s name history as "a@t b@t ..." (t "?" when unknown). */
+static void history_of(const struct capture *c, uint32_t tid, char *buf, size_t size)
+{
+	const struct capture_thread_name *h;
+	int i = capture__find_thread(c, PID, tid);
+	size_t n, len = 0;
+	uint64_t more;
+
+	buf[0] = '\0';
+	if (i < 0)
+		return;
+	h = capture__thread_names(c, i, &n, &more);
+	for (size_t k = 0; k < n && len < size; k++) {
+		if (h[k].ts_ns)
+			len += snprintf(buf + len, size - len, "%s%s@%llu", k ? " " : "",
+					capture__string(c, h[k].name),
+					(unsigned long long)(h[k].ts_ns / MS));
+		else
+			len += snprintf(buf + len, size - len, "%s%s@?", k ? " " : "",
+					capture__string(c, h[k].name));
+	}
+}
+
+static bool has_track(const struct capture *c, uint32_t tid)
+{
+	for (size_t t = 0; t < capture__num_tracks(c); t++) {
+		const struct capture_track *tr = capture__track(c, t);
+
+		if (tr->kind == TRACK_HOST_THREAD && tr->pid == PID && tr->tid == tid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A rename is the thread's name history, not an event: a thread that only
+ * renames itself has no track (so no line); one with a file read has one
+ * track named by its latest name; a thread first seen renaming had the old
+ * name before.
+ */
+static void test_thread_renames(void)
+{
+	const uint32_t idle = TID + 1, reader = TID + 2, old = TID + 3;
+	const struct capture_track *tr = NULL;
+	char hist[256];
+	struct rig r;
+	int i;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	task_of(&r, idle, TASK_NEW, "python3", NULL, 2 * MS);
+	task_of(&r, idle, TASK_RENAME, "tf_foreach", "python3", 3 * MS);
+	task_of(&r, idle, TASK_RENAME, "tf_foreach_2", "tf_foreach", 4 * MS);
+	task_of(&r, reader, TASK_NEW, "python3", NULL, 2 * MS);
+	task_of(&r, reader, TASK_RENAME, "pt_data_worker", "python3", 5 * MS);
+	file_read_on(&r, reader, 6 * MS);
+	task_of(&r, old, TASK_RENAME, "llvm-worker-0", "python3", 7 * MS);
+	collector__begin_close(r.col, 10 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+
+	ASSERT_EQ(count_kind(r.cap, SPAN_INSTANT_THREAD), 0, "a rename is not a span");
+	ASSERT_FALSE(has_track(r.cap, idle), "renames alone make no track");
+	ASSERT_FALSE(has_track(r.cap, old), "nor a rename of a thread seen first then");
+	history_of(r.cap, idle, hist, sizeof(hist));
+	ASSERT_STREQ(hist, "python3@2 tf_foreach@3 tf_foreach_2@4", "idle thread: 3 names");
+	i = capture__find_thread(r.cap, PID, idle);
+	if (ASSERT_GE(i, 0, "idle thread known"))
+		ASSERT_STREQ(capture__string(r.cap, capture__thread(r.cap, i)->name),
+			     "tf_foreach_2", "its latest name");
+	history_of(r.cap, old, hist, sizeof(hist));
+	ASSERT_STREQ(hist, "python3@? llvm-worker-0@7", "first seen renaming: the old name");
+
+	for (size_t t = 0; t < capture__num_tracks(r.cap); t++) {
+		const struct capture_track *x = capture__track(r.cap, t);
+
+		if (x->kind == TRACK_HOST_THREAD && x->tid == reader)
+			tr = x;
+	}
+	if (ASSERT_OK_PTR(tr, "the reader has a track")) {
+		size_t n;
+		const struct capture_span *sp = capture__track_spans(r.cap, tr->id, &n);
+
+		ASSERT_STREQ(capture__string(r.cap, tr->name), "pt_data_worker",
+			     "named by its latest name");
+		ASSERT_EQ(n, 1, "holding its read only");
+		if (sp && n)
+			ASSERT_EQ(sp[0].kind, SPAN_FILE_READ, "a file read");
+	}
+	history_of(r.cap, reader, hist, sizeof(hist));
+	ASSERT_STREQ(hist, "python3@2 pt_data_worker@5", "reader: 2 names");
+out:
+	rig_close(&r);
+}
+
 /* What the allocation-failure runs are compared on. */
 struct outcome {
 	uint64_t modules, steps, callbacks;
@@ -445,6 +578,8 @@ static void run_workload(struct rig *r)
 	collector__open_window(r->col, 2 * MS);
 	dev_open(r, "/dev/accel0", 6, 3 * MS);
 	ioctl_on(r, 6, 0x4010dc01, set_eventfd, sizeof(set_eventfd), 3 * MS);
+	task_of(r, TID + 1, TASK_RENAME, "tf_foreach", "python3", 3 * MS);
+	task_of(r, TID, TASK_RENAME, "pt_main_thread", "trainer", 3 * MS);
 	/* 30 launches in flight at once: the correlation maps must grow. */
 	for (uint64_t l = 2; l < 32; l++)
 		execution(r, l, l * 10 * MS, false);
@@ -525,13 +660,83 @@ static void test_allocation_failures(void)
 	ASSERT_GE(runs, 20, "allocations exercised");
 }
 
+static void h2d(struct rig *r, uint64_t t)
+{
+	uint64_t vals[V_H2D_DIM0 + 1] = { [V_H2D_NUM_DIMS] = 1, [V_H2D_DIM0] = 64 };
+
+	rt_call(r, P_H2D, t, t + 1000, vals, V_H2D_DIM0 + 1, NULL);
+}
+
+static void execute_once(struct rig *r, uint64_t exe, uint64_t launch, uint64_t t)
+{
+	uint64_t exec[V_EXEC_EVENT0 + 1] = {
+		[V_EXEC_EXECUTABLE] = exe, [V_EXEC_LAUNCH_ID] = launch,
+		[V_EXEC_NUM_DEVICES] = 1,
+	};
+
+	rt_call(r, P_EXEC, t, t + 1000, exec, V_EXEC_EVENT0 + 1, NULL);
+}
+
+static void compile_named(struct rig *r, uint64_t exe, const char *name, uint64_t t)
+{
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = exe };
+	char hlo[96];
+
+	snprintf(hlo, sizeof(hlo), "HloModule %s, entry_computation_layout={}", name);
+	rt_call(r, P_COMPILE, t, t + 1000, compile, V_COMPILE_EXECUTABLE + 1, hlo);
+}
+
+/*
+ * Arming: transfers and one-off programs (even one whose executable's
+ * address the next program reuses) do not arm; the first execution of a
+ * program that runs again does, at that first execution; --from-start
+ * arms at the first transfer.
+ */
+static void test_arming(void)
+{
+	struct rig r;
+
+	for (int from_start = 0; from_start < 2; from_start++) {
+		if (!ASSERT_OK(rig_open_opts(&r, from_start), "rig"))
+			return;
+		collector__watch_activity(r.col, 1);
+		h2d(&r, 1 * MS);
+		compile_named(&r, 0x3000, "jit_init_0", 2 * MS);
+		execute_once(&r, 0x3000, 100, 3 * MS);
+		compile_named(&r, 0x3000, "jit_init_1", 4 * MS);	/* address reused */
+		execute_once(&r, 0x3000, 101, 5 * MS);
+		if (from_start) {
+			ASSERT_EQ(collector__first_activity(r.col, 1), 1 * MS,
+				  "--from-start: the first transfer arms");
+			rig_close(&r);
+			continue;
+		}
+		ASSERT_EQ(collector__first_activity(r.col, 1), 0,
+			  "transfers and one-off programs do not arm");
+		compile_named(&r, 0x1000, "jit_step", 6 * MS);
+		execute_once(&r, 0x1000, 1, 10 * MS);
+		ASSERT_EQ(collector__first_activity(r.col, 1), 0, "one step does not arm yet");
+		execute_once(&r, 0x1000, 2, 12 * MS);
+		ASSERT_EQ(collector__first_activity(r.col, 1), 10 * MS,
+			  "the second step arms, at the first");
+		/* A later watch: a program first run before it arms at its next. */
+		collector__watch_activity(r.col, 11 * MS);
+		execute_once(&r, 0x1000, 3, 14 * MS);
+		ASSERT_EQ(collector__first_activity(r.col, 11 * MS), 14 * MS,
+			  "a known program arms a later watch at its next execution");
+		rig_close(&r);
+	}
+}
+
 int main(void)
 {
 	test_execution();
+	test_arming();
 	test_ioctls();
 	test_eventfd();
 	test_process_lifecycle();
 	test_bad_records();
+	test_thread_renames();
 	test_allocation_failures();
 	return test_exit();
 }

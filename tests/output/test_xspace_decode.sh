@@ -30,7 +30,8 @@ rc=$?
 for want in 'name: "/host:CPU"' 'name: "/device:TPU:0"' 'name: "/device:TPU:1"' \
 	'name: "Task Environment"' 'name: "Steps"' 'name: "XLA Modules"' \
 	'name: "XLA Ops"' 'name: "acceltrace.true_start_ns"' 'str_value: "TPU v4"' \
-	'hostnames: "tpu-host_8470"' 'name: "profile_start_time"'; do
+	'hostnames: "tpu-host_8470"' 'name: "profile_start_time"' \
+	'name: "acceltrace.thread_names"' 'display_name: "pt_data_worker (pid 100, was python3, data \"w\")"'; do
 	contains "$text" "$want" "protoc text"
 done
 [[ $text != *"offset_ps: -"* && $text != *"duration_ps: -"* && $text != *"timestamp_ns: -"* ]] ||
@@ -136,6 +137,17 @@ check({l.id for l in L[100]} == {100, 100 + (1 << 32)}, "line ids of tid 100")
 check(all(l.name == "python3" and l.display_name == "python3 (pid 100)" for l in L[100]),
       "tid 100 names")
 check(L[200][0].display_name == "main (pid 200)", "pid in display names (two processes)")
+# Renames: one line per thread, named by its latest name, the earlier names
+# in its display name and the times in the plane stat acceltrace.thread_names.
+check([(l.name, l.display_name) for l in L[101]] ==
+      [("pt_data_worker", 'pt_data_worker (pid 100, was python3, data "w")')],
+      f"tid 101 named by its latest name: {[(l.name, l.display_name) for l in L[101]]}")
+import json
+hist = json.loads(stats(host, host)["acceltrace.thread_names"])
+check(hist == [{"pid": 100, "tid": 101, "more": 0,
+                "names": [{"name": "python3", "ns": -300}, {"name": 'data "w"', "ns": 15},
+                          {"name": "pt_data_worker", "ns": 20}]}],
+      f"thread name histories {hist}")
 check([len(l.events) for l in L[100]] == [5, 1], "events per line of tid 100")
 
 def ev_name(p, e):

@@ -3,7 +3,10 @@
  * The XSpace writer on a small capture that has every case: spans clipped at
  * either side and both, a span wholly before the window, partial overlaps
  * that need a second line, instants, every arg type, per-op metadata stats
- * on device planes, several processes, a budget cut, warnings and losses.
+ * on device planes, several processes, a budget cut, warnings and losses,
+ * renamed threads (a line named by the latest name, the history in its
+ * display name and the host plane's acceltrace.thread_names; a thread only
+ * renamed, and a track without spans: no line).
  *
  * Read back here with protobuf-c (structure, nesting, no negative times);
  * tests/output/test_xspace_decode.sh reads the same file with protoc and
@@ -79,12 +82,20 @@ static struct capture *build_sample(void)
 	capture__set_probes_attached(cap, WS - 500000);
 	capture__set_process(cap, 100, "trainer");
 	capture__set_thread(cap, 100, 100, "python3", 0);
-	capture__set_thread(cap, 100, 101, "pt_data_worker", WS + 10);
+	/* 101 renamed twice (once before its track), 102 only renamed, 103
+	 * a track without spans: one line each for 100, 101 and 200. */
+	capture__set_thread(cap, 100, 101, "python3", WS - 300);
+	capture__rename_thread(cap, 100, 101, "data \"w\"", WS + 15);
 	capture__set_process(cap, 200, "trainer2");
 	capture__set_thread(cap, 200, 200, "main", 0);
 	t100 = capture__host_track(cap, 100, 100);
 	t101 = capture__host_track(cap, 100, 101);
 	t200 = capture__host_track(cap, 200, 200);
+	capture__rename_thread(cap, 100, 101, "pt_data_worker", WS + 20);
+	capture__set_thread(cap, 100, 102, "python3", WS + 30);
+	capture__rename_thread(cap, 100, 102, "tf_foreach", WS + 40);
+	capture__rename_thread(cap, 100, 102, "tf_foreach", WS + 50);
+	capture__host_track(cap, 100, 103);
 
 	/* A: began 2 us before the window; nests B and F; C overlaps its end. */
 	span(t100, SPAN_EXECUTE, "PjRtLoadedExecutable::Execute", WS - 2000, WS + 5000,
@@ -242,6 +253,8 @@ static bool line_ok(const XLine *l, char *why, size_t len)
 	return true;
 }
 
+static const char *plane_stat_str(const XPlane *p, const char *name);
+
 static void check_sample_file(const char *path)
 {
 	uint8_t *buf;
@@ -310,6 +323,24 @@ static void check_sample_file(const char *path)
 				     "PjRtLoadedExecutable::Execute", "then A");
 			ASSERT_EQ(l0->events[1]->offset_ps, 0, "A clipped to 0");
 		}
+	}
+	for (size_t i = 0; i < host->n_lines; i++) {
+		const XLine *l = host->lines[i];
+
+		if (l->id != 101)
+			continue;
+		ASSERT_STREQ(l->name, "pt_data_worker", "101: its latest name");
+		ASSERT_STREQ(l->display_name, "pt_data_worker (pid 100, was python3, data \"w\")",
+			     "101: pid and earlier names");
+	}
+	{
+		const char *h = plane_stat_str(host, "acceltrace.thread_names");
+
+		ASSERT_STREQ(h, "[{\"pid\":100,\"tid\":101,\"names\":["
+			     "{\"name\":\"python3\",\"ns\":-300},"
+			     "{\"name\":\"data \\\"w\\\"\",\"ns\":15},"
+			     "{\"name\":\"pt_data_worker\",\"ns\":20}],\"more\":0}]",
+			     "host plane stat: histories of renamed threads with a line");
 	}
 	ASSERT_EQ(tpu0->n_lines, 4, "TPU:0 lines");
 	ASSERT_EQ(tpu1->n_lines, 1, "TPU:1 lines");
@@ -434,6 +465,85 @@ static void test_error_paths(struct capture *c, const char *dir)
 		ASSERT_EQ(err, -ENOSPC, "/dev/full: disk full reported");
 		fclose(f);
 	}
+}
+
+/* Writes @c to a temporary file and parses it back; NULL on failure. */
+static XSpace *write_and_parse(struct capture *c)
+{
+	uint8_t buf[1 << 16];
+	XSpace *xs = NULL;
+	FILE *f = tmpfile();
+	size_t len;
+
+	if (!ASSERT_OK_PTR(f, "tmpfile"))
+		return NULL;
+	if (ASSERT_OK(xspace_write_stream(c, f, NULL, NULL), "write")) {
+		rewind(f);
+		len = fread(buf, 1, sizeof(buf), f);
+		xs = tensorflow__profiler__xspace__unpack(NULL, len, buf);
+		ASSERT_OK_PTR(xs, "parse");
+	}
+	fclose(f);
+	return xs;
+}
+
+/*
+ * One process: a renamed thread's display name is "<latest> (was ...)";
+ * past the kept names, "+N more"; a thread never renamed has none; a
+ * thread whose only activity is renames has no line.
+ */
+static void test_thread_labels(void)
+{
+	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s" };
+	const XPlane *host;
+	struct capture *c;
+	XSpace *xs;
+	int t1, t2;
+	char name[16];
+
+	c = capture__new(&o);
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	cap = c;
+	capture__set_window(c, WS, WE);
+	capture__set_thread(c, 1, 1, "python3", 0);
+	capture__set_thread(c, 1, 2, "python3", WS + 1);
+	for (int k = 0; k < CAPTURE_MAX_THREAD_NAMES + 3; k++) {
+		snprintf(name, sizeof(name), "w%d", k);
+		capture__rename_thread(c, 1, 2, name, WS + 10 + k);
+	}
+	capture__set_thread(c, 1, 3, "python3", WS + 2);
+	capture__rename_thread(c, 1, 3, "tf_foreach", WS + 3);
+	t1 = capture__host_track(c, 1, 1);
+	t2 = capture__host_track(c, 1, 2);
+	span(t1, SPAN_FILE_READ, "read", WS + 100, WS + 200, 0, 0, NULL);
+	span(t2, SPAN_FILE_READ, "read", WS + 100, WS + 200, 0, 0, NULL);
+	if (!ASSERT_OK(capture__finalize(c), "finalize"))
+		goto out;
+	xs = write_and_parse(c);
+	host = xs ? plane(xs, "/host:CPU") : NULL;
+	if (ASSERT_OK_PTR(host, "host plane") && ASSERT_EQ(host->n_lines, 2, "two lines")) {
+		const char *h = plane_stat_str(host, "acceltrace.thread_names");
+
+		ASSERT_STREQ(host->lines[0]->name, "python3", "never renamed");
+		ASSERT_STREQ(host->lines[0]->display_name, "", "no display name");
+		ASSERT_STREQ(host->lines[1]->name, "w18", "the latest name");
+		ASSERT_STREQ(host->lines[1]->display_name,
+			     "w18 (was python3, w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, "
+			     "w11, w12, w13, w14, +4 more)", "bounded history");
+		ASSERT_OK_PTR(h, "thread names stat");
+		if (h) {
+			ASSERT_STRCONTAINS(h, "\"tid\":2,", "thread 2's history");
+			ASSERT_STRCONTAINS(h, "{\"name\":\"w14\",\"ns\":24}],\"more\":4}",
+					   "16 kept, 4 more");
+			ASSERT_TRUE(!strstr(h, "\"tid\":3,") && !strstr(h, "\"tid\":1,"),
+				    "only renamed threads with a line");
+		}
+	}
+	tensorflow__profiler__xspace__free_unpacked(xs, NULL);
+out:
+	capture__free(c);
+	cap = NULL;
 }
 
 /*
@@ -566,6 +676,7 @@ int main(int argc, char **argv)
 	test_error_paths(c, dir);
 	capture__free(c);
 	test_device_types(dir);
+	test_thread_labels();
 	test_random_nesting(dir);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path))

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The capture model (see capture.h): its lifecycle, identity (host,
- * session, window), processes, threads, devices, tracks, warnings and loss
- * counters, finalize, and the readers. Spans are added and sorted in
- * spans.c, the event budget is budget.c, and strings are a lib/strtab.
+ * session, window), devices, tracks, warnings and loss counters, finalize,
+ * and the readers. Processes and threads (with their name histories) are
+ * threads.c, spans are added and sorted in spans.c, the event budget is
+ * budget.c, and strings are a lib/strtab.
  *
  * Memory: a span costs sizeof(struct capture_span) in its track's array and
  * nothing else; strings are stored once and never move, so the pointers
@@ -36,11 +37,6 @@
 	(offsetof(type, field) + sizeof(((type *)0)->field))
 
 #define GROW(arr, cap, need) ARRAY_GROW(arr, cap, need)
-
-static uint64_t pair_key(uint32_t hi, uint32_t lo)
-{
-	return (uint64_t)hi << 32 | lo;
-}
 
 static char *default_session(void)
 {
@@ -152,6 +148,9 @@ void capture__free(struct capture *c)
 	u64_map__free(&c->proc_idx);
 	free(c->threads);
 	u64_map__free(&c->thread_idx);
+	for (size_t i = 0; i < c->nthreads; i++)
+		free(c->thread_names[i].v);
+	free(c->thread_names);
 	free(c->warnings);
 	u64_map__free(&c->warning_set);
 	free(c->losses);
@@ -233,117 +232,6 @@ void capture__set_probes_attached(struct capture *c, uint64_t mono_ns)
 		c->probes_attached = mono_ns;
 }
 
-static struct capture_process *get_process(struct capture *c, uint32_t pid)
-{
-	uint32_t i = u64_map__get(&c->proc_idx, pid);
-	struct capture_process *p;
-
-	if (i != NO_ID)
-		return &c->procs[i];
-	if (GROW(c->procs, c->procs_cap, c->nprocs + 1) ||
-	    u64_map__put(&c->proc_idx, pid, c->nprocs))
-		return NULL;
-	p = &c->procs[c->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
-}
-
-int capture__set_process(struct capture *c, uint32_t pid, const char *name)
-{
-	struct capture_process *p;
-
-	if (c->finalized)
-		return -EBUSY;
-	p = get_process(c, pid);
-	if (!p)
-		return -ENOMEM;
-	if (name && name[0]) {
-		uint32_t id = capture__intern(c, name);
-
-		if (id)		/* else counted lost; the old name stays */
-			p->name = id;
-	}
-	return 0;
-}
-
-int capture__process_exited(struct capture *c, uint32_t pid, uint64_t ts_ns)
-{
-	struct capture_process *p;
-
-	if (c->finalized)
-		return -EBUSY;
-	p = get_process(c, pid);
-	if (!p)
-		return -ENOMEM;
-	p->exit_ns = ts_ns;
-	return 0;
-}
-
-static struct capture_thread *get_thread(struct capture *c, uint32_t pid,
-					 uint32_t tid)
-{
-	uint64_t key = pair_key(pid, tid);
-	uint32_t i = u64_map__get(&c->thread_idx, key);
-	struct capture_thread *t;
-
-	if (i != NO_ID)
-		return &c->threads[i];
-	if (!get_process(c, pid))
-		return NULL;
-	if (GROW(c->threads, c->threads_cap, c->nthreads + 1) ||
-	    u64_map__put(&c->thread_idx, key, c->nthreads))
-		return NULL;
-	t = &c->threads[c->nthreads++];
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->tid = tid;
-	return t;
-}
-
-int capture__set_thread(struct capture *c, uint32_t pid, uint32_t tid,
-			const char *name, uint64_t start_ns)
-{
-	struct capture_thread *t;
-	uint32_t track, id;
-
-	if (c->finalized)
-		return -EBUSY;
-	t = get_thread(c, pid, tid);
-	if (!t)
-		return -ENOMEM;
-	if (start_ns)
-		t->start_ns = start_ns;
-	if (name && name[0] && (id = capture__intern(c, name))) {
-		t->name = id;
-		track = u64_map__get(&c->host_tracks, pair_key(pid, tid));
-		if (track != NO_ID)
-			c->tracks[track].info.name = t->name;
-		/* The main thread names an unnamed process. */
-		if (pid == tid) {
-			struct capture_process *p = get_process(c, pid);
-
-			if (p && !p->name)
-				p->name = t->name;
-		}
-	}
-	return 0;
-}
-
-int capture__thread_exited(struct capture *c, uint32_t pid, uint32_t tid,
-			   uint64_t ts_ns)
-{
-	struct capture_thread *t;
-
-	if (c->finalized)
-		return -EBUSY;
-	t = get_thread(c, pid, tid);
-	if (!t)
-		return -ENOMEM;
-	t->exit_ns = ts_ns;
-	return 0;
-}
-
 int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 		    const char *type, double peak_tflops, double peak_hbm_gbps)
 {
@@ -358,7 +246,7 @@ int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 
 		if (c->ndevices >= INT32_MAX)
 			return -E2BIG;
-		if (!get_process(c, pid) ||
+		if (!capture_get_process(c, pid) ||
 		    GROW(c->devices, c->devices_cap, c->ndevices + 1) ||
 		    GROW(c->device_tracks, cap, c->ndevices + 1))
 			return -ENOMEM;
@@ -421,7 +309,7 @@ int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid)
 		return id;
 	if (c->finalized)
 		return -EBUSY;
-	t = get_thread(c, pid, tid);
+	t = capture_get_thread(c, pid, tid);
 	if (!t)
 		return -ENOMEM;
 	info.name = t->name;
@@ -574,6 +462,14 @@ int capture__finalize(struct capture *c)
 			 c->strings_lost);
 		capture_add_warning(c, msg);
 	}
+	if (c->thread_names_lost) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg),
+			 "%" PRIu64 " thread renames not kept in name histories (out of memory)",
+			 c->thread_names_lost);
+		capture_add_warning(c, msg);
+	}
 	if (c->warnings_suppressed) {
 		char msg[128];
 		uint64_t n = c->warnings_suppressed;
@@ -669,34 +565,6 @@ const struct capture_device *capture__device_info(const struct capture *c,
 		return NULL;
 	}
 	return &c->devices[index];
-}
-
-size_t capture__num_processes(const struct capture *c)
-{
-	return c->nprocs;
-}
-
-const struct capture_process *capture__process(const struct capture *c, size_t i)
-{
-	if (i >= c->nprocs) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return &c->procs[i];
-}
-
-size_t capture__num_threads(const struct capture *c)
-{
-	return c->nthreads;
-}
-
-const struct capture_thread *capture__thread(const struct capture *c, size_t i)
-{
-	if (i >= c->nthreads) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return &c->threads[i];
 }
 
 size_t capture__num_warnings(const struct capture *c)

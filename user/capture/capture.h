@@ -164,6 +164,20 @@ struct capture_thread {
 	uint64_t exit_ns;	/* 0: still alive at stop */
 };
 
+/*
+ * One entry of a thread's name history (capture__thread_names): the name
+ * it took at ts_ns. The first entry is the name it had when created or
+ * first seen; ts_ns 0 means unknown (it had the name before the probes, or
+ * the caller did not say when).
+ */
+struct capture_thread_name {
+	uint64_t ts_ns;
+	uint32_t name;		/* interned, never 0 */
+};
+
+/* Names a thread's history keeps; later renames are only counted. */
+#define CAPTURE_MAX_THREAD_NAMES 16
+
 /* NULL and errno on failure. */
 struct capture *capture__new(const struct capture_opts *opts);
 void capture__free(struct capture *c);
@@ -201,9 +215,23 @@ void capture__set_probes_attached(struct capture *c, uint64_t mono_ns);
  */
 int capture__set_process(struct capture *c, uint32_t pid, const char *name);
 int capture__process_exited(struct capture *c, uint32_t pid, uint64_t ts_ns);
-/* Creates or renames; start_ns 0 when unknown. */
+/*
+ * Creates or names a thread; start_ns 0 when unknown. The first name goes
+ * into the thread's name history at start_ns; a later name other than the
+ * latest is appended at time 0, unknown (capture__rename_thread says when).
+ */
 int capture__set_thread(struct capture *c, uint32_t pid, uint32_t tid,
 			const char *name, uint64_t start_ns);
+/*
+ * The thread took @name at @ts_ns (creating the thread, named so, if it is
+ * new; its start stays unknown). A name equal to the latest adds nothing.
+ * The history keeps the first CAPTURE_MAX_THREAD_NAMES names and counts the
+ * renames after them; one that finds no memory to be kept still becomes
+ * the latest name, is counted with them, and finalize warns. A thread is
+ * not a track: renaming one creates none (capture__host_track does).
+ */
+int capture__rename_thread(struct capture *c, uint32_t pid, uint32_t tid,
+			   const char *name, uint64_t ts_ns);
 int capture__thread_exited(struct capture *c, uint32_t pid, uint32_t tid,
 			   uint64_t ts_ns);
 
@@ -290,6 +318,19 @@ size_t capture__num_processes(const struct capture *c);
 const struct capture_process *capture__process(const struct capture *c, size_t i);
 size_t capture__num_threads(const struct capture *c);
 const struct capture_thread *capture__thread(const struct capture *c, size_t i);
+/* The index (for capture__thread) of thread (pid, tid), or -ENOENT. */
+int capture__find_thread(const struct capture *c, uint32_t pid, uint32_t tid);
+/*
+ * Thread i's name history, oldest first (see struct capture_thread_name);
+ * *n set to its entries (at most CAPTURE_MAX_THREAD_NAMES), *more (may be
+ * NULL) to the renames not kept: past the first CAPTURE_MAX_THREAD_NAMES
+ * names, or out of memory. The latest name is always capture_thread.name,
+ * the last entry only while *more is 0. NULL with *n 0 for a thread never
+ * named, or an unknown index (errno ENOENT).
+ */
+const struct capture_thread_name *capture__thread_names(const struct capture *c,
+							size_t i, size_t *n,
+							uint64_t *more);
 
 size_t capture__num_warnings(const struct capture *c);
 const char *capture__warning(const struct capture *c, size_t i);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The capture model's insides, shared by its files only: capture.c (the
- * model, its lifecycle and its readers), spans.c (adding, dropping and
- * sorting spans) and budget.c (the event budget). Nothing outside
+ * model, its lifecycle and its readers), threads.c (processes, threads and
+ * their names), spans.c (adding, dropping and sorting spans) and budget.c
+ * (the event budget). Nothing outside
  * user/capture/ includes this.
  */
 #ifndef ACCELTRACE_CAPTURE_INTERNAL_H
@@ -17,11 +18,24 @@
 
 struct strtab;
 
+/* (pid, tid) or (pid, core) as one u64_map key. */
+static inline uint64_t pair_key(uint32_t hi, uint32_t lo)
+{
+	return (uint64_t)hi << 32 | lo;
+}
+
 struct track_store {
 	struct capture_track info;
 	struct capture_span *spans;
 	size_t n;
 	size_t cap;
+};
+
+/* A thread's name history, beside c->threads (same index). */
+struct thread_names {
+	struct capture_thread_name *v;
+	size_t n, cap;
+	uint64_t more;		/* renames not kept in v */
 };
 
 struct loss {
@@ -61,6 +75,9 @@ struct capture {
 	struct capture_thread *threads;
 	size_t nthreads, threads_cap;
 	struct u64_map thread_idx;	/* pid << 32 | tid -> index */
+	struct thread_names *thread_names;	/* by thread index */
+	size_t thread_names_cap;
+	uint64_t thread_names_lost;	/* renames not kept: no memory */
 
 	uint32_t *warnings;	/* interned */
 	size_t nwarnings, warnings_cap;
@@ -93,5 +110,10 @@ int capture_budget_apply(struct capture *c, bool final);
 int capture_sort_track(struct track_store *t);
 /* capture.c: keeps a warning once; out of memory, counts it suppressed. */
 void capture_add_warning(struct capture *c, const char *msg);
+
+/* threads.c: the process or thread, created on first use; NULL (ENOMEM). */
+struct capture_process *capture_get_process(struct capture *c, uint32_t pid);
+struct capture_thread *capture_get_thread(struct capture *c, uint32_t pid,
+					  uint32_t tid);
 
 #endif /* ACCELTRACE_CAPTURE_INTERNAL_H */

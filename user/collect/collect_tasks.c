@@ -47,21 +47,26 @@ static void on_process_exit(struct collector *c, uint32_t pid, uint64_t ts)
 	capture__process_exited(c->cap, pid, ts);
 }
 
+/*
+ * A rename is the thread's name history, not an event: no span, and no
+ * track (a thread whose only activity is renames gets no line). A thread
+ * first seen renaming had the old name until then.
+ */
 static void on_rename(struct collector *c, const struct ev_task *r)
 {
-	struct capture_span s;
-	char name[80];
-	int track;
+	char comm[AT_COMM_LEN + 1], old[AT_COMM_LEN + 1];
 
-	track = collect_host_track(c, r->h.pid, r->h.tid);
-	capture__set_thread(c->cap, r->h.pid, r->h.tid, r->comm, 0);
-	if (track < 0)
-		return;
-	snprintf(name, sizeof(name), "thread renamed %s", r->comm);
-	collect_init_span(&s, track, SPAN_INSTANT_THREAD, capture__intern(c->cap, name),
-			  r->h.start_ns, r->h.start_ns);
-	capture_span__add_str(&s, c->k_old_name, capture__intern(c->cap, r->oldcomm));
-	collect_keep_span(c, &s);
+	snprintf(comm, sizeof(comm), "%.*s", AT_COMM_LEN, r->comm);
+	snprintf(old, sizeof(old), "%.*s", AT_COMM_LEN, r->oldcomm);
+	if (!hashmap__get(c->threads, r->h.pid, r->h.tid)) {
+		collect_ensure_process(c, r->h.pid);
+		/* Without the marker /proc is only read again: no loss. */
+		collect_put(c, c->threads, r->h.pid, r->h.tid, (void *)1, NULL);
+		if (capture__set_thread(c->cap, r->h.pid, r->h.tid, old, 0))
+			collect_out_of_memory(c);
+	}
+	if (capture__rename_thread(c->cap, r->h.pid, r->h.tid, comm, r->h.start_ns))
+		collect_out_of_memory(c);
 }
 
 void collect_task(struct collector *c, const struct ev_task *r)

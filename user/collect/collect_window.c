@@ -41,6 +41,8 @@ uint64_t collector__window_steps_end(const struct collector *c)
 
 int collector__set_capture(struct collector *c, struct capture *capture)
 {
+	bool named = true;
+
 	c->cap = capture;
 	c->window_open = c->closing = false;
 	c->prearm_len = 0;
@@ -54,7 +56,7 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	c->files = hashmap__new();
 	/* Devices keep their last completion; their index is the capture's. */
 	c->cap_gen++;
-#define KEY(f, s) c->f = capture__intern(capture, s)
+#define KEY(f, s) named &= (c->f = capture__intern(capture, s)) != 0
 	KEY(k_launch_id, "launch_id");
 	KEY(k_num_devices, "num_devices");
 	KEY(k_module, "module");
@@ -74,13 +76,10 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	KEY(k_step_num, "step_num");
 	KEY(k_state, "state");
 	KEY(k_issued_before, "issued_before_probes");
-	KEY(k_path, "path");
-	KEY(k_old_name, "old_name");
 	KEY(k_irq, "irq");
-	KEY(k_error, "error");
 #undef KEY
 	/* A key interned as 0 reads as "": the capture's names are lost. */
-	if (!c->threads || !c->processes || !c->files || !c->k_error)
+	if (!c->threads || !c->processes || !c->files || !named)
 		return -ENOMEM;
 	return 0;
 }

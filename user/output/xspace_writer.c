@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@
 #include "lib/array.h"
 #include "lib/u64_map.h"
 #include "output/pb_wire.h"
+#include "output/thread_names.h"
 #include "output/track_layout.h"
 #include "output/xspace_stats.h"
 #include "output/xspace_writer.h"
@@ -557,10 +559,12 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 {
 	const struct capture *c = w->c;
 	size_t ntracks = capture__num_tracks(c);
+	struct name_histories hist = {};
 	bool multi = false, have_pid = false;
+	char *json = NULL;
 	uint32_t first_pid = 0;
 	uint64_t at;
-	int err = 0;
+	int err = 0, err2;
 
 	for (size_t t = 0; t < ntracks && !multi; t++) {
 		const struct capture_track *tr = capture__track(c, t);
@@ -576,28 +580,40 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 	at = begin_plane(w, plane_id, "/host:CPU", false);
 	for (size_t t = 0; t < ntracks && !err; t++) {
 		const struct capture_track *tr = capture__track(c, t);
+		const struct capture_thread_name *h;
 		const struct capture_span *sp;
-		char name[64], display[320];
+		char name[64], display[512];
 		struct line_ident li = {};
-		size_t n;
+		uint64_t more, before;
+		size_t n, nh;
 
 		if (tr->kind != TRACK_HOST_THREAD)
 			continue;
 		sp = capture__track_spans(c, t, &n);
-		if (!sp)
-			return -errno;
+		if (!sp) {
+			err = -errno;
+			break;
+		}
 		li.id = tr->tid;
 		li.name = capture__string(c, tr->name);
 		if (!li.name || !li.name[0]) {
 			snprintf(name, sizeof(name), "thread %u", tr->tid);
 			li.name = name;
 		}
-		if (multi) {
-			snprintf(display, sizeof(display), "%s (pid %u)", li.name, tr->pid);
-			li.display_name = display;
-		}
+		/* The line is the thread's latest name; a rename is not a line. */
+		h = thread_history(c, tr, &nh, &more);
+		li.display_name = thread_line_label(c, li.name, tr->pid, multi, h, nh,
+						    more, display, sizeof(display));
+		before = w->events_written;
 		err = write_track(w, sp, n, &li);
+		if (!err && h && w->events_written > before)
+			err = name_histories__add(&hist, c, w->ws, tr, h, nh, more);
 	}
+	err2 = name_histories__finish(&hist, &json);
+	err = err ? err : err2;
+	if (!err && json)
+		plane_stat_str(w, STAT_THREAD_NAMES, json);
+	free(json);
 	return err ? err : end_plane(w, at);
 }
 
