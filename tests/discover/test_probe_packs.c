@@ -160,10 +160,43 @@ static void check_device_nodes(void)
 	ASSERT_FALSE(device_irq_name_match("virtio0-input.0"), "virtio is no accelerator");
 }
 
+/* Every pack says which exports identify its library (runtime_kind.h). */
+static void check_signatures(void)
+{
+	for (size_t i = 0; i < rt_pack_count(); i++) {
+		const struct rt_pack *p = rt_pack_get(i);
+		const struct rt_abi_signature *abi = &p->abi;
+
+		ASSERT_TRUE((abi->all_of && abi->all_of[0]) || (abi->any_of && abi->any_of[0]),
+			    p->name);
+		/* A PJRT pack is recognised by the function it finds the table with. */
+		if (p->pjrt)
+			ASSERT_TRUE(abi->all_of && !strcmp(abi->all_of[0], "GetPjrtApi"),
+				    "PJRT packs: GetPjrtApi");
+		/* An any_of symbol is one the pack probes: exporting it is what
+		 * makes the library worth probing. */
+		for (size_t j = 0; abi->any_of && abi->any_of[j]; j++) {
+			bool probed = false;
+
+			for (size_t k = 0; k < p->n_entries; k++)
+				probed |= p->entries[k].target == RT_TARGET_SYMBOL &&
+					  !strcmp(p->entries[k].symbol, abi->any_of[j]);
+			ASSERT_TRUE(probed, abi->any_of[j]);
+		}
+	}
+	/* Names are hints: the CPU plugin's name hints the PJRT pack. */
+	ASSERT_TRUE(rt_pack_match("/x/pjrt_c_api_cpu_plugin.so") &&
+		    rt_pack_match("/x/pjrt_c_api_cpu_plugin.so")->pjrt, "CPU plugin name hint");
+	ASSERT_TRUE(rt_pack_match("/x/libcudart.so.13") &&
+		    !strcmp(rt_pack_match("/x/libcudart.so.13")->name, "CUDA runtime"),
+		    "libcudart name hint");
+}
+
 int main(void)
 {
 	check_packs();
 	check_library_matching();
+	check_signatures();
 	check_device_nodes();
 	return test_exit();
 }

@@ -8,6 +8,7 @@ accumulate; finish() exits 0 (all held), 1 (some failed) or 77 (skipped).
 """
 import collections
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,8 +63,10 @@ def tmpdir():
 class Trainer:
     """A tpu-trainer process; its stderr is collected in the background."""
 
-    def __init__(self, *args, truth=None, minor=94, env=None, plugin_flag=True):
-        cmd = [TRAINER] + (["--plugin", PLUGIN[minor]] if plugin_flag else [])
+    def __init__(self, *args, truth=None, minor=94, env=None, plugin_flag=True,
+                 plugin=None):
+        """plugin: a plugin file to load instead of PLUGIN[minor]."""
+        cmd = [TRAINER] + (["--plugin", plugin or PLUGIN[minor]] if plugin_flag else [])
         if truth:
             cmd += ["--truth", truth]
         cmd += list(args)
@@ -120,6 +123,23 @@ def running_trainer(*args, **kw):
         return t
     t.stop()
     return None
+
+
+def renamed_plugin(name, minor=94, work=None):
+    """A copy of the simulator's plugin under another file name (a new
+    inode), in a directory of its own; the library it needs
+    (libsimtruth.so, found through its RUNPATH $ORIGIN/..) is linked beside
+    it. Returns the copy's absolute path."""
+    work = work or tmpdir()
+    d = os.path.join(work, "plugin")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, name)
+    shutil.copyfile(PLUGIN[minor], path)
+    os.chmod(path, 0o755)
+    truth_lib = os.path.join(work, "libsimtruth.so")
+    if not os.path.exists(truth_lib):
+        os.symlink(os.path.abspath(os.path.join(OUTPUT, "sim", "libsimtruth.so")), truth_lib)
+    return os.path.abspath(path)
 
 
 def trainer_cmd(*args, truth=None, minor=94):

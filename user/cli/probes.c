@@ -76,8 +76,9 @@ static void print_plain(const struct targets *t, const struct runtime_attach *ra
 		for (unsigned int l = 0; l < r->n_libraries; l++) {
 			const struct attached_library *lib = r->libraries[l];
 
-			printf("  library %s\n    pack %s, build id %s\n    %s\n", lib->path,
-			       lib->pack->name, lib->build_id[0] ? lib->build_id : "none",
+			printf("  library %s\n    pack %s (%s), build id %s\n    %s\n",
+			       lib->path, lib->pack->name, lib->recognised_by,
+			       lib->build_id[0] ? lib->build_id : "none",
 			       lib_table_state(lib, buf, sizeof(buf)));
 		}
 		printf("  device nodes: %s", r->n_device_nodes ? "" : "none");
@@ -135,6 +136,7 @@ static void print_json(const struct targets *t, const struct runtime_attach *ra,
 			jw_string_field(jw, "path", lib->path);
 			jw_string_field(jw, "build_id", lib->build_id);
 			jw_string_field(jw, "pack", lib->pack->name);
+			jw_string_field(jw, "recognised_by", lib->recognised_by);
 			jw_bool_field(jw, "pjrt", lib->pack->pjrt);
 			jw_bool_field(jw, "table_found", lib->has_table);
 			jw_bool_field(jw, "table_refused", lib->table_refused);

@@ -278,6 +278,7 @@ static void print_libraries_json(struct json_writer *jw, struct runtime_attach *
 		jw_start_object(jw);
 		jw_string_field(jw, "path", l->path);
 		jw_string_field(jw, "pack", l->pack->name);
+		jw_string_field(jw, "recognised_by", l->recognised_by);
 		jw_uint_field(jw, "probes", l->n_probes);
 		if (l->pack->pjrt) {
 			jw_bool_field(jw, "table_found", l->has_table);

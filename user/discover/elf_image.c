@@ -30,6 +30,7 @@ struct elf_image {
 	Elf_Scn *dynsym;
 	Elf_Scn *symtab;
 	Elf_Scn *versym;
+	Elf_Scn *gnu_hash;	/* SHT_GNU_HASH, for elf_image__find_export */
 	/* Names of the versions this file defines, by version index. */
 	const char **verdef_names;
 	size_t nverdef_names;
@@ -120,6 +121,9 @@ static int load_sections(struct elf_image *img)
 			break;
 		case SHT_GNU_versym:
 			img->versym = scn;
+			break;
+		case SHT_GNU_HASH:
+			img->gnu_hash = scn;
 			break;
 		case SHT_GNU_verdef:
 			verdef = scn;
@@ -422,6 +426,142 @@ int elf_image__find_symbol(const struct elf_image *img, const char *name,
 		*sym = best.sym;
 		return 0;
 	}
+	return -ENOENT;
+}
+
+/* ---------------------------------------------------------------- exports */
+
+struct dynsym_view {
+	Elf_Data *data;
+	size_t n;
+	size_t strndx;
+};
+
+static int dynsym_view(const struct elf_image *img, struct dynsym_view *v)
+{
+	GElf_Shdr sh;
+
+	if (!img->dynsym || !gelf_getshdr(img->dynsym, &sh) || !sh.sh_entsize)
+		return -ENOENT;
+	v->data = elf_getdata(img->dynsym, NULL);
+	if (!v->data)
+		return -ENOENT;
+	v->n = sh.sh_size / sh.sh_entsize;
+	v->strndx = sh.sh_link;
+	return 0;
+}
+
+/* Whether .dynsym entry i is the exported function @name. */
+static bool export_at(const struct elf_image *img, const struct dynsym_view *v,
+		      size_t i, const char *name, struct elf_symbol *sym)
+{
+	const char *n;
+	GElf_Sym s;
+	int type, bind;
+
+	if (i >= v->n || !gelf_getsym(v->data, i, &s) || s.st_shndx == SHN_UNDEF)
+		return false;
+	type = GELF_ST_TYPE(s.st_info);
+	bind = GELF_ST_BIND(s.st_info);
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+	    (bind != STB_GLOBAL && bind != STB_WEAK))
+		return false;
+	n = elf_strptr(img->elf, v->strndx, s.st_name);
+	if (!n || strcmp(n, name))
+		return false;
+	*sym = (struct elf_symbol){
+		.value = s.st_value,
+		.size = s.st_size,
+		.type = type,
+		.binding = bind,
+		.from_dynsym = true,
+	};
+	return true;
+}
+
+static bool host_byte_order(const struct elf_image *img)
+{
+	const char *ident = elf_getident(img->elf, NULL);
+	const union { uint16_t u; unsigned char c[2]; } probe = { .u = 1 };
+
+	return ident && ident[EI_DATA] == (probe.c[0] ? ELFDATA2LSB : ELFDATA2MSB);
+}
+
+/*
+ * The GNU hash table (as glibc's ld.so reads it): a Bloom filter that turns
+ * most absent names away at once, then one bucket's chain of hashes.
+ * Returns 0, -ENOENT (absent), or -EINVAL when the table cannot be used and
+ * .dynsym must be walked instead.
+ */
+static int gnu_hash_lookup(const struct elf_image *img, const struct dynsym_view *v,
+			   const char *name, struct elf_symbol *sym)
+{
+	size_t word = gelf_getclass(img->elf) == ELFCLASS64 ? 8 : 4;
+	size_t bits = word * 8, size, off_buckets, off_chain;
+	uint32_t hdr[4], h = 5381, idx, h2;
+	const unsigned char *b;
+	uint64_t bloom = 0, mask;
+	Elf_Data *d;
+
+	if (!img->gnu_hash || !host_byte_order(img))
+		return -EINVAL;
+	d = elf_rawdata(img->gnu_hash, NULL);
+	if (!d || !d->d_buf || d->d_size < sizeof(hdr))
+		return -EINVAL;
+	b = d->d_buf;
+	size = d->d_size;
+	memcpy(hdr, b, sizeof(hdr));
+	/* nbuckets, symoffset, bloom_size, bloom_shift */
+	if (!hdr[0] || !hdr[2] || hdr[0] > size || hdr[2] > size)
+		return -EINVAL;
+	off_buckets = sizeof(hdr) + (size_t)hdr[2] * word;
+	off_chain = off_buckets + (size_t)hdr[0] * 4;
+	if (off_chain > size)
+		return -EINVAL;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = h * 33 + *p;
+
+	if (word == 8) {
+		memcpy(&bloom, b + sizeof(hdr) + ((h / bits) % hdr[2]) * word, 8);
+	} else {
+		uint32_t w32;
+
+		memcpy(&w32, b + sizeof(hdr) + ((h / bits) % hdr[2]) * word, 4);
+		bloom = w32;
+	}
+	mask = (1ULL << (h % bits)) | (1ULL << ((h >> hdr[3]) % bits));
+	if ((bloom & mask) != mask)
+		return -ENOENT;
+	memcpy(&idx, b + off_buckets + (h % hdr[0]) * 4, 4);
+	if (idx < hdr[1])
+		return -ENOENT;		/* an empty bucket */
+	for (;; idx++) {
+		size_t c = off_chain + (size_t)(idx - hdr[1]) * 4;
+
+		if (c + 4 > size || idx >= v->n)
+			return -ENOENT;
+		memcpy(&h2, b + c, 4);
+		if ((h2 | 1) == (h | 1) && export_at(img, v, idx, name, sym))
+			return 0;
+		if (h2 & 1)
+			return -ENOENT;	/* the chain's last entry */
+	}
+}
+
+int elf_image__find_export(const struct elf_image *img, const char *name,
+			   struct elf_symbol *sym)
+{
+	struct dynsym_view v;
+	int err;
+
+	if (dynsym_view(img, &v))
+		return -ENOENT;
+	err = gnu_hash_lookup(img, &v, name, sym);
+	if (err != -EINVAL)
+		return err;
+	for (size_t i = 0; i < v.n; i++)
+		if (export_at(img, &v, i, name, sym))
+			return 0;
 	return -ENOENT;
 }
 

@@ -75,6 +75,17 @@ int elf_image__build_id(const struct elf_image *img, char *hex, size_t size);
 int elf_image__find_symbol(const struct elf_image *img, const char *name,
 			   struct elf_symbol *sym);
 
+/*
+ * Looks up a function the file exports: a defined STT_FUNC or STT_GNU_IFUNC
+ * of global or weak binding in .dynsym, any version, as the dynamic linker
+ * would find it for dlsym(). Uses the .gnu.hash table when there is one (a
+ * few reads, however many symbols the file has), else walks .dynsym.
+ * .symtab is never read: what a stripped file still exports is what
+ * counts. Returns 0, -ENOENT when the file exports no such function.
+ */
+int elf_image__find_export(const struct elf_image *img, const char *name,
+			   struct elf_symbol *sym);
+
 /* PT_LOAD segments, in program header order. */
 size_t elf_image__segment_count(const struct elf_image *img);
 /* Returns 0 or -ERANGE when i >= elf_image__segment_count(). */

@@ -41,6 +41,49 @@
 	VAL_AT(j, 24, 8), VAL_AT(j, 32, 8), VAL_AT(j, 40, 8), \
 	VAL_AT(j, 48, 8), VAL_AT(j, 56, 8)
 
+/*
+ * The TPU C API's infeed and outfeed, exported by libtpu (reference section
+ * 2.1): probed by symbol in PJRT plugins that export them too, and in
+ * libraries that export only the TPU C API (TensorFlow's TPU runtime).
+ */
+#define TPU_C_API_ENTRIES \
+	{ \
+		/* (manager, executor, XLA_Literal *{buffers, sizes @8, count @16}, status) */ \
+		.name = "TpuTransferManager_TransferLiteralToInfeed", \
+		.target = RT_TARGET_SYMBOL, \
+		.symbol = "TpuTransferManager_TransferLiteralToInfeed", \
+		.event = RT_EV_INFEED_LITERAL, .spec_flags = PAIRED | ADOPT, \
+		OPS(ARG(2), VAL_AT(V_LIT_LITERAL, 8, 8), VAL_AT(V_LIT_LITERAL, 16, 8), \
+		    EIGHT_U64(V_LIT_SIZES)), \
+	}, { \
+		/* (manager, executor, buffers, sizes_in_uint32, array_size, status) */ \
+		.name = "TpuTransferManager_TransferBuffersToInfeed", \
+		.target = RT_TARGET_SYMBOL, \
+		.symbol = "TpuTransferManager_TransferBuffersToInfeed", \
+		.event = RT_EV_INFEED_BUFFERS, .spec_flags = PAIRED | ADOPT, \
+		OPS(ARG(3), ARG(4), EIGHT_U64(V_BUFS_SIZES)), \
+	}, { \
+		/* (executor, queue_index, data, size, status) */ \
+		.name = "TpuExecutor_EnqueueInfeed", .target = RT_TARGET_SYMBOL, \
+		.symbol = "TpuExecutor_EnqueueInfeed", .event = RT_EV_INFEED_RAW, \
+		.spec_flags = PAIRED | ADOPT, \
+		OPS(ARG(1), ARG(2), ARG(3)), \
+	}, { \
+		/* (manager, executor, shape, XLA_Literal *, status): blocks \
+		 * until the device produced the data. */ \
+		.name = "TpuTransferManager_TransferLiteralFromOutfeed", \
+		.target = RT_TARGET_SYMBOL, \
+		.symbol = "TpuTransferManager_TransferLiteralFromOutfeed", \
+		.event = RT_EV_OUTFEED_LITERAL, .spec_flags = PAIRED | ADOPT, \
+		OPS(ARG(3), VAL_AT(V_LIT_LITERAL, 8, 8), VAL_AT(V_LIT_LITERAL, 16, 8), \
+		    EIGHT_U64(V_LIT_SIZES)), \
+	}, { \
+		.name = "TpuExecutor_DequeueOutfeed", .target = RT_TARGET_SYMBOL, \
+		.symbol = "TpuExecutor_DequeueOutfeed", .event = RT_EV_OUTFEED_RAW, \
+		.spec_flags = PAIRED | ADOPT, \
+		OPS(ARG(1), ARG(2), ARG(3)), \
+	}
+
 /* PJRT slots are probed in this order once the table is found: Compile
  * first, since a program is compiled before anything else happens to it. */
 static const struct rt_pack_entry pjrt_entries[] = {
@@ -97,42 +140,8 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		.pjrt_fn = PJRT_FN_EVENT_AWAIT, .event = RT_EV_AWAIT,
 		.spec_flags = PAIRED,
 		OPS(ARG_AT(0, 16, 8)),
-	}, {
-		/* (manager, executor, XLA_Literal *{buffers, sizes @8, count @16}, status) */
-		.name = "TpuTransferManager_TransferLiteralToInfeed",
-		.target = RT_TARGET_SYMBOL,
-		.symbol = "TpuTransferManager_TransferLiteralToInfeed",
-		.event = RT_EV_INFEED_LITERAL, .spec_flags = PAIRED | ADOPT,
-		OPS(ARG(2), VAL_AT(V_LIT_LITERAL, 8, 8), VAL_AT(V_LIT_LITERAL, 16, 8),
-		    EIGHT_U64(V_LIT_SIZES)),
-	}, {
-		/* (manager, executor, buffers, sizes_in_uint32, array_size, status) */
-		.name = "TpuTransferManager_TransferBuffersToInfeed",
-		.target = RT_TARGET_SYMBOL,
-		.symbol = "TpuTransferManager_TransferBuffersToInfeed",
-		.event = RT_EV_INFEED_BUFFERS, .spec_flags = PAIRED | ADOPT,
-		OPS(ARG(3), ARG(4), EIGHT_U64(V_BUFS_SIZES)),
-	}, {
-		/* (executor, queue_index, data, size, status) */
-		.name = "TpuExecutor_EnqueueInfeed", .target = RT_TARGET_SYMBOL,
-		.symbol = "TpuExecutor_EnqueueInfeed", .event = RT_EV_INFEED_RAW,
-		.spec_flags = PAIRED | ADOPT,
-		OPS(ARG(1), ARG(2), ARG(3)),
-	}, {
-		/* (manager, executor, shape, XLA_Literal *, status): blocks
-		 * until the device produced the data. */
-		.name = "TpuTransferManager_TransferLiteralFromOutfeed",
-		.target = RT_TARGET_SYMBOL,
-		.symbol = "TpuTransferManager_TransferLiteralFromOutfeed",
-		.event = RT_EV_OUTFEED_LITERAL, .spec_flags = PAIRED | ADOPT,
-		OPS(ARG(3), VAL_AT(V_LIT_LITERAL, 8, 8), VAL_AT(V_LIT_LITERAL, 16, 8),
-		    EIGHT_U64(V_LIT_SIZES)),
-	}, {
-		.name = "TpuExecutor_DequeueOutfeed", .target = RT_TARGET_SYMBOL,
-		.symbol = "TpuExecutor_DequeueOutfeed", .event = RT_EV_OUTFEED_RAW,
-		.spec_flags = PAIRED | ADOPT,
-		OPS(ARG(1), ARG(2), ARG(3)),
 	},
+	TPU_C_API_ENTRIES
 };
 
 /* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
@@ -174,10 +183,13 @@ static const struct rt_pack_entry cuda_entries[] = {
 	  .spec_flags = ADOPT, OPS(ARG(0), ARG(1)) },
 };
 
+#define GET_NEXT_SYMBOL \
+	"_ZN10tensorflow19DatasetBaseIterator7GetNextEPNS_15IteratorContextEPSt6vectorINS_6TensorESaIS4_EEPb"
+
 static const struct rt_pack_entry tfdata_entries[] = {
 	{ .name = "tensorflow::DatasetBaseIterator::GetNext",
 	  .target = RT_TARGET_SYMBOL,
-	  .symbol = "_ZN10tensorflow19DatasetBaseIterator7GetNextEPNS_15IteratorContextEPSt6vectorINS_6TensorESaIS4_EEPb",
+	  .symbol = GET_NEXT_SYMBOL,
 	  .event = RT_EV_DATASET_GET_NEXT, .spec_flags = PAIRED, OPS(ARG(0)) },
 };
 
@@ -195,22 +207,52 @@ static const struct rt_pack_entry callback_entry = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+static const struct rt_pack_entry tpu_c_api_entries[] = { TPU_C_API_ENTRIES };
+
+/* NULL-terminated symbol lists, for the signatures. */
+#define SYMBOLS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/*
+ * A library is recognised by the first pack whose ABI signature its exports
+ * match, or by one whose name hint its file name matches where several
+ * signatures do: libtpu exports both GetPjrtApi and the TPU C API, and is a
+ * PJRT plugin.
+ */
 static const struct rt_pack packs[] = {
 	{
 		.name = "PJRT plugin",
 		/* libtpu (and libtpu-nightly builds), the CUDA PJRT plugins,
 		 * and pjrt_plugin_* / pjrt-plugin-* by convention. */
 		.library = "^(libtpu[^/]*\\.so(\\.[0-9]+)*|xla_cuda_plugin\\.so|"
-			   "pjrt_c_api_gpu_plugin\\.so|pjrt[-_]plugin[^/]*\\.so)$",
+			   "pjrt_c_api_[a-z]+_plugin\\.so|pjrt[-_]plugin[^/]*\\.so)$",
+		.abi = { .all_of = SYMBOLS("GetPjrtApi") },
 		.pjrt = true,
 		.entries = pjrt_entries, .n_entries = N(pjrt_entries),
 	}, {
+		/* TensorFlow's TPU runtime (a libtpu without GetPjrtApi). */
+		.name = "TPU C API",
+		.library = "^libtpu[^/]*\\.so(\\.[0-9]+)*$",
+		.abi = { .any_of = SYMBOLS("TpuTransferManager_TransferLiteralToInfeed",
+					   "TpuTransferManager_TransferBuffersToInfeed",
+					   "TpuExecutor_EnqueueInfeed",
+					   "TpuTransferManager_TransferLiteralFromOutfeed",
+					   "TpuExecutor_DequeueOutfeed") },
+		.entries = tpu_c_api_entries, .n_entries = N(tpu_c_api_entries),
+	}, {
 		.name = "CUDA driver",
 		.library = "^libcuda\\.so(\\.[0-9]+)*$",
+		.abi = { .all_of = SYMBOLS("cuLaunchKernel", "cuInit") },
 		.entries = cuda_entries, .n_entries = N(cuda_entries),
+	}, {
+		/* Recognised, not probed yet: frameworks launch through it, and
+		 * it reaches libcuda through a private table (DESIGN.md). */
+		.name = "CUDA runtime",
+		.library = "^libcudart\\.so(\\.[0-9]+)*$",
+		.abi = { .all_of = SYMBOLS("cudaLaunchKernel") },
 	}, {
 		.name = "tf.data",
 		.library = "^libtensorflow_framework\\.so(\\.[0-9]+)*$",
+		.abi = { .all_of = SYMBOLS(GET_NEXT_SYMBOL) },
 		.entries = tfdata_entries, .n_entries = N(tfdata_entries),
 	},
 };

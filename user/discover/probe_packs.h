@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Probe packs: what acceltrace attaches to each runtime library, as data.
- * A pack matches libraries by file name; each entry names a target (an
+ * A pack recognises libraries by their ABI, the functions they export
+ * (runtime_kind.h does the recognising), with a file-name pattern as a hint
+ * only; each entry names a target (an
  * exported symbol, a PJRT_Api slot, or an address learned at run time), the
  * kind of event it yields, and the fetch program that reads its arguments.
  * Adding a runtime is adding a pack, not code.
@@ -101,19 +103,38 @@ struct rt_pack_entry {
 	struct at_fetch_op ops[AT_MAX_FETCH_OPS];
 };
 
+/*
+ * Which exported functions make a library this runtime, whatever its file
+ * is called: it exports (defines, in .dynsym) every name of all_of, and one
+ * of any_of when any_of is set. NULL-terminated lists; either may be NULL,
+ * not both.
+ */
+struct rt_abi_signature {
+	const char *const *all_of;
+	const char *const *any_of;
+};
+
 struct rt_pack {
 	const char *name;
-	/* Extended regex on the library's file name (basename). */
+	/*
+	 * Extended regex on the library's file name (basename): a hint, never
+	 * required. Where a library's exports match several packs'
+	 * signatures, the one whose hint matches its name is preferred.
+	 */
 	const char *library;
+	struct rt_abi_signature abi;
 	/* The library exports GetPjrtApi: find its table and use slots. */
 	bool pjrt;
-	const struct rt_pack_entry *entries;
+	const struct rt_pack_entry *entries;	/* may be empty: recognised only */
 	size_t n_entries;
 };
 
 size_t rt_pack_count(void);
 const struct rt_pack *rt_pack_get(size_t i);
-/* The pack whose library pattern matches @path's basename, or NULL. */
+/*
+ * The first pack whose name hint matches @path's basename, or NULL. A hint
+ * only: runtime_kind.h recognises a library by what it exports.
+ */
 const struct rt_pack *rt_pack_match(const char *path);
 /* The entry for OnReady callbacks (attached at run time). */
 const struct rt_pack_entry *rt_pack_callback_entry(void);

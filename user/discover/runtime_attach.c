@@ -24,6 +24,7 @@
 #include "discover/proc_maps.h"
 #include "discover/procfs.h"
 #include "discover/runtime_attach.h"
+#include "discover/runtime_kind.h"
 
 #define MAX_CALLBACKS 64
 #define MAX_LIB_USERS 256
@@ -171,8 +172,9 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 }
 
 static struct library *library_get(struct runtime_attach *ra, const char *path,
-				   const struct rt_pack *pack)
+				   const struct runtime_kind *kind)
 {
+	const struct rt_pack *pack = kind->pack;
 	struct library *lib;
 	struct stat st;
 
@@ -190,6 +192,7 @@ static struct library *library_get(struct runtime_attach *ra, const char *path,
 	lib->pub.dev = st.st_dev;
 	lib->pub.ino = st.st_ino;
 	lib->pub.pack = pack;
+	snprintf(lib->pub.recognised_by, sizeof(lib->pub.recognised_by), "%s", kind->why);
 	lib->elf = elf_image__open(path);
 	if (!lib->elf) {
 		log_warn("cannot read %s: %s", path, strerror(errno));
@@ -199,8 +202,8 @@ static struct library *library_get(struct runtime_attach *ra, const char *path,
 	if (elf_image__build_id(lib->elf, lib->pub.build_id, sizeof(lib->pub.build_id)))
 		lib->pub.build_id[0] = '\0';
 	ra->libs[ra->n_libs++] = lib;
-	log_debug("runtime library %s (%s, build id %s)", path, pack->name,
-		  lib->pub.build_id[0] ? lib->pub.build_id : "none");
+	log_debug("runtime library %s (%s: %s; build id %s)", path, pack->name,
+		  kind->why, lib->pub.build_id[0] ? lib->pub.build_id : "none");
 	attach_symbol_probes(ra, lib);
 	return lib;
 }
@@ -326,15 +329,17 @@ static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
 			for (item = strtok_r(list, ",", &save); item;
 			     item = strtok_r(NULL, ",", &save)) {
 				char *p = v ? strchr(item, ':') : NULL;
-				const struct rt_pack *pack;
+				struct runtime_kind kind;
 				char full[PATH_MAX];
 
 				p = p ? p + 1 : item;
-				pack = rt_pack_match(p);
-				if (!pack || p[0] != '/')
+				if (p[0] != '/')
 					continue;
+				/* Recognised by its exports, as if mapped. */
 				snprintf(full, sizeof(full), "%s%s", root, p);
-				library_get(ra, full, pack);
+				if (runtime_kind__of_path(full, &kind) || !kind.pack)
+					continue;
+				library_get(ra, full, &kind);
 			}
 			free(list);
 		}
@@ -408,21 +413,22 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 	}
 	for (size_t i = 0; i < proc_maps__object_count(maps); i++) {
 		const struct proc_object *o = proc_maps__object(maps, i);
-		const struct rt_pack *pack = rt_pack_match(o->path);
+		struct runtime_kind kind;
 		char path[PATH_MAX];
 		struct library *lib;
 
-		if (!pack)
+		/* Remembered per file: a hash lookup, but for new files. */
+		if (runtime_kind__of_object(pid, maps, o, &kind) || !kind.pack)
 			continue;
 		if (proc_maps__open_path(pid, proc_maps__get(maps, o->first), path,
 					 sizeof(path)))
 			continue;
-		lib = library_get(ra, path, pack);
+		lib = library_get(ra, path, &kind);
 		if (!lib)
 			continue;
 		found++;
 		add_user(ra, lib, pid);
-		if (pack->pjrt)
+		if (kind.pack->pjrt)
 			find_table_by_scan(ra, lib, pid, o->path);
 		if (r && r->n_libraries < 16)
 			r->libraries[r->n_libraries++] = &lib->pub;
@@ -661,14 +667,23 @@ struct runtime_attach *runtime_attach__new(struct probe_session *ps,
 	ra->ps = ps;
 	for (size_t i = 0; opts && i < opts->n_libraries; i++) {
 		const char *path = opts->libraries[i];
-		const struct rt_pack *pack = rt_pack_match(path);
+		struct runtime_kind kind;
 		struct library *lib;
+		int err;
 
-		if (!pack) {
-			log_warn("--library %s: no probe pack matches this file name", path);
+		err = runtime_kind__of_path(path, &kind);
+		if (err) {
+			log_err("--library %s: %s", path, strerror(-err));
+			runtime_attach__free(ra);
+			errno = -err;
+			return NULL;
+		}
+		if (!kind.pack) {
+			log_warn("--library %s: not a runtime library (%s): no probe pack applies",
+				 path, kind.why);
 			continue;
 		}
-		lib = library_get(ra, path, pack);
+		lib = library_get(ra, path, &kind);
 		if (!lib) {
 			log_err("--library %s: %s", path, strerror(errno ? errno : ENOENT));
 			runtime_attach__free(ra);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Finding and probing what traced processes run on: runtime libraries
- * matched by the probe packs (attached once per library file, for every
+ * recognised by their exports as the probe packs' signatures say
+ * (runtime_kind.h; attached once per library file, for every
  * process that maps it), their PJRT_Api tables (from GetPjrtApi's return or
  * a validated scan), OnReady callbacks learned at run time, and the device
  * nodes and eventfds processes already hold.
@@ -38,6 +39,8 @@ struct attached_library {
 	uint64_t dev, ino;		/* its identity */
 	char build_id[41];
 	const struct rt_pack *pack;
+	/* How it was recognised: "exports GetPjrtApi" (runtime_kind.h). */
+	char recognised_by[160];
 	/* PJRT: the table once found, and why not when it was refused. */
 	bool has_table;
 	uint64_t table_addr;		/* in the process it was found in */

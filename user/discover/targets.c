@@ -19,6 +19,7 @@
 #include "probe/probe_session.h"
 #include "discover/proc_maps.h"
 #include "discover/procfs.h"
+#include "discover/runtime_kind.h"
 #include "discover/targets.h"
 
 struct traced {
@@ -126,14 +127,22 @@ static int is_device_node(void *ctx, int fd, const char *target)
 	return device_node_match(target) != NULL;
 }
 
-/* Does @pid map a runtime library or hold a device node? (-a discovery) */
+/*
+ * Does @pid map a runtime library or hold a device node? (-a discovery)
+ * Libraries are recognised by their exports, as runtime_attach does, each
+ * file parsed once for the whole run however many processes map it.
+ */
 static bool uses_accelerator(pid_t pid)
 {
 	struct proc_maps *maps = proc_maps__read(pid);
 	bool found = false;
 
-	for (size_t i = 0; maps && i < proc_maps__object_count(maps) && !found; i++)
-		found = rt_pack_match(proc_maps__object(maps, i)->path) != NULL;
+	for (size_t i = 0; maps && i < proc_maps__object_count(maps) && !found; i++) {
+		struct runtime_kind kind;
+
+		found = !runtime_kind__of_object(pid, maps, proc_maps__object(maps, i),
+						 &kind) && kind.pack;
+	}
 	proc_maps__free(maps);
 	return found || procfs_for_each_fd(pid, is_device_node, NULL) > 0;
 }
@@ -346,7 +355,8 @@ void targets__diagnose(const struct targets *t, char *buf, size_t len)
 
 		SAY("%sprocess %d%s: ", i ? "; " : "", r->pid, p->gone ? " (exited)" : "");
 		if (!r->n_libraries) {
-			SAY("no runtime library mapped (no libtpu, PJRT plugin, libcuda)");
+			SAY("no runtime library mapped (nothing that exports GetPjrtApi, "
+			    "the CUDA driver or runtime API, the TPU C API or tf.data's GetNext)");
 		} else {
 			for (unsigned int l = 0; l < r->n_libraries; l++) {
 				const struct attached_library *lib = r->libraries[l];
