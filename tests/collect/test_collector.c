@@ -688,7 +688,7 @@ static void compile_named(struct rig *r, uint64_t exe, const char *name, uint64_
 
 /*
  * Arming: transfers and one-off programs (even one whose executable's
- * address the next program reuses) do not arm; the first execution of a
+ * address the next program reuses, or two of one name) do not arm; the first execution of a
  * program that runs again does, at that first execution; --from-start
  * arms at the first transfer.
  */
@@ -705,6 +705,9 @@ static void test_arming(void)
 		execute_once(&r, 0x3000, 100, 3 * MS);
 		compile_named(&r, 0x3000, "jit_init_1", 4 * MS);	/* address reused */
 		execute_once(&r, 0x3000, 101, 5 * MS);
+		/* One name, another shape: another executable. */
+		compile_named(&r, 0x4000, "jit_init_1", 5 * MS);
+		execute_once(&r, 0x4000, 102, 5 * MS + 500000);
 		if (from_start) {
 			ASSERT_EQ(collector__first_activity(r.col, 1), 1 * MS,
 				  "--from-start: the first transfer arms");

@@ -94,7 +94,9 @@ void *realloc(void *p, size_t size)
 
 	if (!p)
 		return malloc(size);
-	q = alloc_fail_now() ? NULL : __libc_realloc(p, size);
+	if (alloc_fail_now())
+		return NULL;	/* p is untouched */
+	q = __libc_realloc(p, size);
 	/* realloc(p, 0) may free p and return NULL. */
 	if (!q && !size)
 		alloc_fail_blocks--;

@@ -159,9 +159,10 @@ void collect_note_activity(struct collector *c, uint64_t t, enum activity what)
  * held until the window opens). A program first run before the watch
  * began arms at its next execution. --from-start arms on any execution.
  *
- * A program is known by the module name Compile gave it, else by its
- * executable's address: runtimes free one-off executables, and the next
- * one compiled may well get the same address.
+ * A program is its executable, known by its address and, when Compile was
+ * seen, its module name too: runtimes free one-off executables and the
+ * next one compiled may get the same address (the name tells them apart),
+ * and start-up compiles one name for several shapes (the address does).
  */
 static void note_program_execution(struct collector *c, uint32_t pid,
 				   uint64_t executable, uint64_t t)
@@ -174,11 +175,11 @@ static void note_program_execution(struct collector *c, uint32_t pid,
 		return;
 	}
 	if (name) {
-		/* FNV-1a, high bit set: apart from user-space addresses. */
-		key = 14695981039346656037ull;
+		uint64_t h = 14695981039346656037ull;	/* FNV-1a */
+
 		for (const char *p = name; *p; p++)
-			key = (key ^ (unsigned char)*p) * 1099511628211ull;
-		key |= 1ull << 63;
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+		key ^= h;
 	}
 	first = (uintptr_t)hashmap__get(c->program_runs, pid, key);
 	if (!first) {
@@ -492,6 +493,22 @@ struct exit_ctx {
 	uint64_t ts;
 };
 
+/* State kept per (pid, ...): forgotten with the process (pids are reused). */
+static int of_pid(uint64_t pid, uint64_t b, void *value, void *ctx)
+{
+	(void)b;
+	(void)value;
+	return pid == ((struct exit_ctx *)ctx)->pid;
+}
+
+static int name_of_pid(uint64_t pid, uint64_t b, void *value, void *ctx)
+{
+	if (!of_pid(pid, b, value, ctx))
+		return 0;
+	free(value);
+	return 1;
+}
+
 static int close_exited_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 {
 	struct exit_ctx *x = ctx;
@@ -513,4 +530,6 @@ void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts
 	struct exit_ctx x = { .c = c, .pid = pid, .ts = ts };
 
 	hashmap__filter(c->owners, close_exited_owner, &x);
+	hashmap__filter(c->executables, name_of_pid, &x);
+	hashmap__filter(c->program_runs, of_pid, &x);
 }

@@ -41,19 +41,28 @@ uint64_t collector__window_steps_end(const struct collector *c)
 
 int collector__set_capture(struct collector *c, struct capture *capture)
 {
+	/* Names and tracks live in the capture: start them afresh. Made
+	 * first, so that a failure leaves the collector as it was. */
+	struct hashmap *threads = hashmap__new(), *processes = hashmap__new();
+	struct hashmap *files = hashmap__new();
 	bool named = true;
 
+	if (!threads || !processes || !files) {
+		hashmap__free(threads, NULL);
+		hashmap__free(processes, NULL);
+		hashmap__free(files, NULL);
+		return -ENOMEM;
+	}
+	hashmap__free(c->threads, NULL);
+	hashmap__free(c->processes, NULL);
+	hashmap__free(c->files, NULL);
+	c->threads = threads;
+	c->processes = processes;
+	c->files = files;
 	c->cap = capture;
 	c->window_open = c->closing = false;
 	c->prearm_len = 0;
 	c->n_execs = 0;
-	/* Names and tracks live in the capture: start them afresh. */
-	hashmap__free(c->threads, NULL);
-	hashmap__free(c->processes, NULL);
-	hashmap__free(c->files, NULL);
-	c->threads = hashmap__new();
-	c->processes = hashmap__new();
-	c->files = hashmap__new();
 	/* Devices keep their last completion; their index is the capture's. */
 	c->cap_gen++;
 #define KEY(f, s) named &= (c->f = capture__intern(capture, s)) != 0
@@ -78,10 +87,8 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	KEY(k_issued_before, "issued_before_probes");
 	KEY(k_irq, "irq");
 #undef KEY
-	/* A key interned as 0 reads as "": the capture's names are lost. */
-	if (!c->threads || !c->processes || !c->files || !named)
-		return -ENOMEM;
-	return 0;
+	/* A key interned as 0 reads as "": its arguments would be unnamed. */
+	return named ? 0 : -ENOMEM;
 }
 
 void collect_remember_execution(struct collector *c, const struct capture_span *s)

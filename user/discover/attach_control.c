@@ -93,17 +93,23 @@ int attach_control__handle(struct attach_control *ac,
 
 	switch ((enum control_kind)rec->kind) {
 	case CTL_PJRT_API_RETURNED:
-		/* Refusals are the attach manager's to explain (probes shows
-		 * them); an error here is one of ours. */
+		/* A refused table (-EINVAL) is the attach manager's to explain
+		 * (it warns, and probes shows why): declined, not failed. */
 		if (ac->ra)
 			err = runtime_attach__on_pjrt_api(ac->ra, rec->pid, rec->value);
+		if (err == -EINVAL)
+			err = 0;
 		break;
 	case CTL_CALLBACK_REGISTERED:
 		/* Runtimes register the same few callbacks on every execution:
-		 * probed once per function. */
+		 * probed once per function. A callback in memory no file backs
+		 * (JIT code: -ENOENT) or past the limit (-E2BIG, warned) cannot
+		 * be probed: declined, not failed. */
 		if (ac->ra && rec->value &&
 		    !runtime_attach__callback_ready(ac->ra, rec->pid, rec->value))
 			err = runtime_attach__on_callback(ac->ra, rec->pid, rec->value);
+		if (err == -ENOENT || err == -E2BIG)
+			err = 0;
 		break;
 	case CTL_DEVICE_OPENED:
 	case CTL_EXEC:

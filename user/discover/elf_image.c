@@ -512,7 +512,7 @@ static int gnu_hash_lookup(const struct elf_image *img, const struct dynsym_view
 	size = d->d_size;
 	memcpy(hdr, b, sizeof(hdr));
 	/* nbuckets, symoffset, bloom_size, bloom_shift */
-	if (!hdr[0] || !hdr[2] || hdr[0] > size || hdr[2] > size)
+	if (!hdr[0] || !hdr[2] || hdr[0] > size || hdr[2] > size || hdr[3] >= 32)
 		return -EINVAL;
 	off_buckets = sizeof(hdr) + (size_t)hdr[2] * word;
 	off_chain = off_buckets + (size_t)hdr[0] * 4;
