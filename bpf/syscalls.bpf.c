@@ -3,7 +3,9 @@
  * The driver interface and file I/O, seen from syscalls: opens of device
  * nodes, ioctls on them (with the argument struct copied at entry), reads of
  * completion eventfds, reads of regular files by traced threads (with the
- * file's identity), and io_uring read requests.
+ * file's identity), io_uring read requests, and files mapped executable
+ * (a library's text: mmap or mprotect with PROT_EXEC), so that a runtime
+ * loaded late is probed when it is mapped, not at the next rescan.
  *
  * Two attach flavours share one body: per-syscall tracepoints (the default:
  * they fire only for these syscalls) and raw sys_enter/sys_exit (when tracefs
@@ -20,6 +22,10 @@
 #define S_IFMT	00170000
 #define S_IFREG	0100000
 #define S_IFCHR	0020000
+
+#define PROT_EXEC	0x4
+#define MAP_ANONYMOUS	0x20
+#define VM_EXEC		0x4
 
 /* Device-node path prefixes (probe-pack data), matched on open. */
 struct {
@@ -216,6 +222,11 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	if (!pid_traced(pid) &&
 	    (sc != SC_OPENAT || !cfg_whole_host || pid == cfg_self_pid))
 		return 0;
+	/* Code from a file only (a2: prot, a3: flags): malloc's anonymous
+	 * mappings and data leave before any work. */
+	if ((sc == SC_MMAP || sc == SC_MPROTECT) &&
+	    (!(a2 & PROT_EXEC) || (sc == SC_MMAP && (a3 & MAP_ANONYMOUS))))
+		return 0;
 	s = bpf_map_lookup_elem(&sys_scratch, &zero);
 	if (!s)
 		return 0;
@@ -276,6 +287,12 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 			return 0;
 		break;
 	case SC_EVENTFD:
+		break;
+	case SC_MMAP:
+	case SC_MPROTECT:
+		p->args[0] = a0;	/* address (mprotect; mmap's returns it) */
+		p->args[1] = a1;	/* length */
+		p->args[2] = a2;	/* prot */
 		break;
 	default:
 		return 0;
@@ -343,6 +360,70 @@ static __always_inline void finish_open(struct ev_syscall *p, __u64 pid_tgid,
 	submit_record(ring, rec, EV_DEV_OPEN);
 }
 
+/* The mapping that holds an address, as bpf_find_vma() shows it. */
+struct vma_found {
+	__u64 start, end, pgoff, dev, ino;
+	__u32 code_file;	/* executable and backed by a regular file */
+	__u32 pad;
+};
+
+static long vma_of_addr(struct task_struct *task, struct vm_area_struct *vma,
+			void *ctx)
+{
+	struct vma_found *v = ctx;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->pgoff = vma->vm_pgoff;
+	v->code_file = (vma->vm_flags & VM_EXEC) &&
+		       regular_file(vma->vm_file, &v->dev, &v->ino);
+	return 0;
+}
+
+/*
+ * A file mapped executable: its mapping and identity go to user space at
+ * once (the attach controller probes a runtime before it is called).
+ * Where bpf_find_vma() is missing (before 5.17) or the address space is
+ * locked for writing just now, the record says only the address, and user
+ * space examines the whole process instead.
+ */
+static __always_inline void finish_mapped(struct ev_syscall *p, __u64 pid_tgid,
+					  __s64 ret, __u64 now)
+{
+	struct vma_found v = {};
+	struct ev_mapped *rec;
+	__u64 addr;
+	void *ring;
+
+	if (ret < 0)
+		return;
+	addr = p->sc == SC_MMAP ? (__u64)ret : p->args[0];
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma)) {
+		if (!bpf_find_vma(bpf_get_current_task_btf(), addr, vma_of_addr, &v, 0)) {
+			if (!v.code_file)
+				return;	/* anonymous code (a JIT's): no library */
+		} else {
+			v.start = v.end = v.pgoff = v.dev = v.ino = 0;
+		}
+	}
+	rec = reserve_record(&ring, sizeof(*rec), EV_MAPPED);
+	if (!rec)
+		return;
+	fill_ids(&rec->h, pid_tgid);
+	rec->h.start_ns = p->h.start_ns;
+	rec->h.end_ns = now;
+	rec->start = v.start;
+	rec->end = v.end;
+	rec->pgoff = v.pgoff;
+	rec->dev = v.dev;
+	rec->ino = v.ino;
+	rec->addr = addr;
+	rec->len = p->args[1];
+	rec->sc = p->sc;
+	rec->prot = p->args[2];
+	submit_record_now(rec, EV_MAPPED);
+}
+
 /* @sc: the syscall's class, or 0 where the attach flavour cannot tell. */
 static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 {
@@ -372,6 +453,10 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	switch (p->sc) {
 	case SC_OPENAT:
 		finish_open(p, pid_tgid, ret, now);
+		break;
+	case SC_MMAP:
+	case SC_MPROTECT:
+		finish_mapped(p, pid_tgid, ret, now);
 		break;
 	case SC_EVENTFD:
 		if (ret >= 0) {
@@ -439,6 +524,8 @@ SYSCALL_TP(ioctl, SC_IOCTL, 3)
 SYSCALL_TP(openat, SC_OPENAT, 2)
 SYSCALL_TP(close, SC_CLOSE, 1)
 SYSCALL_TP(eventfd2, SC_EVENTFD, 1)
+SYSCALL_TP(mmap, SC_MMAP, 4)
+SYSCALL_TP(mprotect, SC_MPROTECT, 3)
 
 /* ---- flavour 2: raw sys_enter / sys_exit -------------------------------- */
 

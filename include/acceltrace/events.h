@@ -41,7 +41,8 @@ enum ev_type {
 	EV_TASK = 4,		/* thread/process lifecycle */
 	EV_SCHED_SWITCH = 5,	/* a traced thread went on or off CPU */
 	EV_IRQ = 6,		/* a device interrupt handler ran */
-	EV_TYPE_MAX = 7,
+	EV_MAPPED = 7,		/* a traced process mapped a file executable */
+	EV_TYPE_MAX = 8,
 };
 
 struct ev_header {
@@ -178,7 +179,9 @@ enum sc_class {
 	SC_EVENTFD = 8,		/* eventfd2: a new eventfd (ret = fd) */
 	SC_IO_URING_READ = 9,	/* an io_uring read request, submit to completion */
 	SC_POLL = 10,		/* ppoll/poll on fds including a completion eventfd */
-	SC_CLASS_MAX = 11,
+	SC_MMAP = 11,		/* mmap of a file with PROT_EXEC: an EV_MAPPED record */
+	SC_MPROTECT = 12,	/* mprotect adding PROT_EXEC: an EV_MAPPED record */
+	SC_CLASS_MAX = 13,
 };
 
 /* What acceltrace knows an fd of a traced process to be. */
@@ -238,6 +241,27 @@ struct dev_prefix {
 	__u32 len;		/* 0: unused slot */
 	__u32 pad;
 	char bytes[AT_DEV_PREFIX_LEN];
+};
+
+/*
+ * A file mapped executable by a traced process (a library's text: ld.so's
+ * mmap of it, or an mprotect that made it executable), at the syscall's
+ * exit: the attach controller examines the process at once instead of at
+ * the next rescan of /proc/PID/maps. Anonymous executable memory (JIT
+ * code) makes no record.
+ */
+struct ev_mapped {
+	struct ev_header h;	/* start/end: the syscall's entry and exit */
+	__u64 start;		/* the mapping (VMA) that holds the address */
+	__u64 end;		/* 0 (with dev, ino, pgoff) when the kernel could
+				 * not look the mapping up: examine the process */
+	__u64 pgoff;		/* its file offset, in pages */
+	__u64 dev;		/* the file's identity, as /proc/PID/maps shows */
+	__u64 ino;
+	__u64 addr;		/* what the call returned (mmap) or was given */
+	__u64 len;
+	__u32 sc;		/* SC_MMAP or SC_MPROTECT */
+	__u32 prot;
 };
 
 /* ---- thread and process lifecycle -------------------------------------- */

@@ -34,7 +34,8 @@
 #define TID 3999991u
 #define MS 1000000ull
 
-enum { P_EXEC, P_ONREADY, P_CALLBACK, P_COMPILE, P_API, P_H2D, P__COUNT };
+enum { P_EXEC, P_ONREADY, P_CALLBACK, P_COMPILE, P_API, P_H2D,
+       P_CUDART_LAUNCH, P_CU_LAUNCH, P_CUDART_MEMCPY, P__COUNT };
 
 static const struct rt_pack_entry entries[P__COUNT] = {
 	[P_EXEC] = { .name = "PJRT_LoadedExecutable_Execute", .event = RT_EV_EXECUTE },
@@ -43,6 +44,10 @@ static const struct rt_pack_entry entries[P__COUNT] = {
 	[P_COMPILE] = { .name = "PJRT_Client_Compile", .event = RT_EV_COMPILE },
 	[P_API] = { .name = "GetPjrtApi", .event = RT_EV_GET_PJRT_API },
 	[P_H2D] = { .name = "PJRT_Client_BufferFromHostBuffer", .event = RT_EV_H2D },
+	[P_CUDART_LAUNCH] = { .name = "cudaLaunchKernel", .event = RT_EV_CUDART_LAUNCH },
+	[P_CU_LAUNCH] = { .name = "cuLaunchKernel", .event = RT_EV_CUDA_LAUNCH },
+	[P_CUDART_MEMCPY] = { .name = "cudaMemcpyAsync", .event = RT_EV_CUDART_MEMCPY,
+			      .n_ops = 5 },
 };
 
 struct fake_controller {
@@ -370,6 +375,45 @@ static void test_eventfd(void)
 		ASSERT_TRUE(arg_u64(r.cap, s, "interrupt", &v) && v == 3, "interrupt");
 	}
 out:
+	rig_close(&r);
+}
+
+/* A file mapped executable: a control record with the mapping and the
+ * file's identity (the controller examines the process), and no span. */
+static void test_code_mapped(void)
+{
+	struct ev_mapped m = {
+		.h = { .type = EV_MAPPED, .pid = PID, .tid = TID, .start_ns = 2 * MS,
+		       .end_ns = 2 * MS + 10 },
+		.start = 0x7f0000001000, .end = 0x7f0000003000, .pgoff = 1,
+		.dev = 0x803, .ino = 4242, .addr = 0x7f0000001000, .len = 0x2000,
+		.sc = SC_MMAP, .prot = 5,
+	};
+	const struct control_record *cr;
+	struct rig r;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	feed(&r, &m, sizeof(m));
+	cr = find_control(&r.ctl, CTL_MAPPED);
+	if (ASSERT_OK_PTR(cr, "mapping handed to the controller")) {
+		ASSERT_EQ(cr->pid, PID, "the process");
+		ASSERT_EQ(cr->value, 0x7f0000001000, "mapping start");
+		ASSERT_EQ(cr->map_end, 0x7f0000003000, "mapping end");
+		ASSERT_EQ(cr->map_pgoff, 1, "file offset");
+		ASSERT_EQ(cr->dev, 0x803, "file device");
+		ASSERT_EQ(cr->ino, 4242, "file inode");
+	}
+	ASSERT_EQ(collector__stats(r.col)->records[EV_MAPPED], 1, "counted");
+	/* Short: refused before it reaches the controller. */
+	r.ctl.n = 0;
+	feed(&r, &m, sizeof(m) - 8);
+	ASSERT_TRUE(!find_control(&r.ctl, CTL_MAPPED), "short record refused");
+	collector__begin_close(r.col, 10 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		ASSERT_EQ(capture__spans_kept(r.cap), 0, "no span");
 	rig_close(&r);
 }
 
@@ -731,12 +775,91 @@ static void test_arming(void)
 	}
 }
 
+static uint64_t count_with_arg(const struct capture *c, const char *key)
+{
+	uint64_t n = 0, v;
+
+	for (size_t t = 0; t < capture__num_tracks(c); t++) {
+		size_t ns;
+		const struct capture_span *s = capture__track_spans(c, t, &ns);
+
+		for (size_t i = 0; s && i < ns; i++)
+			n += arg_u64(c, &s[i], key, &v);
+	}
+	return n;
+}
+
+/*
+ * CUDA's two layers: a driver launch on its own is a launch; one inside a
+ * runtime launch on the same thread (its record comes first, or, from
+ * another ring-buffer shard, after) is the same launch seen again: kept,
+ * marked nested, not counted. Runtime copies take their direction from
+ * their cudaMemcpyKind argument.
+ */
+static void test_cuda_layers(void)
+{
+	uint64_t cu[V_CU_STREAM + 1] = { 0xf, 1, 1, 1, 32, 1, 1, 0, 0x50 };
+	uint64_t rt[V_CUDART_STREAM + 1] = {
+		[V_CUDART_FUNC] = 0xf, [V_CUDART_GRID_XY] = 5 | 6ull << 32,
+		[V_CUDART_GRID_Z] = 0xdeadbeef00000007ull, [V_CUDART_BLOCK_XY] = 32 | 2ull << 32,
+		[V_CUDART_BLOCK_Z] = 1, [V_CUDART_STREAM] = 0x50,
+	};
+	uint64_t d2h[] = { 0x1, 0x2, 4096, CUDART_MEMCPY_D2H, 0x50 };
+	uint64_t d2d[] = { 0x1, 0x2, 512, CUDART_MEMCPY_D2D, 0x50 };
+	const struct capture_span *s;
+	struct rig r;
+	uint64_t v;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 0), "open window");
+	/* XLA's way: the driver alone (entry-only records). */
+	rt_call(&r, P_CU_LAUNCH, 1 * MS, 1 * MS, cu, V_CU_STREAM + 1, NULL);
+	/* A runtime launch reaching the exported driver: inner first. */
+	rt_call(&r, P_CU_LAUNCH, 2 * MS + 500, 2 * MS + 500, cu, V_CU_STREAM + 1, NULL);
+	rt_call(&r, P_CUDART_LAUNCH, 2 * MS, 3 * MS, rt, V_CUDART_STREAM + 1, NULL);
+	/* The same, the records out of order. */
+	rt_call(&r, P_CUDART_LAUNCH, 4 * MS, 5 * MS, rt, V_CUDART_STREAM + 1, NULL);
+	rt_call(&r, P_CU_LAUNCH, 4 * MS + 500, 4 * MS + 500, cu, V_CU_STREAM + 1, NULL);
+	/* A driver launch after the runtime call returned: its own. */
+	rt_call(&r, P_CU_LAUNCH, 6 * MS, 6 * MS, cu, V_CU_STREAM + 1, NULL);
+	rt_call(&r, P_CUDART_MEMCPY, 7 * MS, 8 * MS, d2h, 5, NULL);
+	rt_call(&r, P_CUDART_MEMCPY, 9 * MS, 10 * MS, d2d, 5, NULL);
+	collector__begin_close(r.col, 20 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	ASSERT_EQ(count_kind(r.cap, SPAN_EXECUTE), 4, "launches: 2 runtime, 2 driver alone");
+	ASSERT_EQ(collector__stats(r.col)->executions, 4, "launches counted once");
+	ASSERT_EQ(count_with_arg(r.cap, "nested_in_runtime_call"), 2,
+		  "driver launches inside runtime launches marked nested");
+	ASSERT_EQ(collector__stats(r.col)->rt_calls[RT_EV_CUDA_LAUNCH], 4, "driver calls seen");
+	ASSERT_EQ(collector__stats(r.col)->rt_calls[RT_EV_CUDART_LAUNCH], 2,
+		  "runtime calls seen");
+	s = span_named(r.cap, "cudaLaunchKernel");
+	if (ASSERT_OK_PTR(s, "a runtime launch")) {
+		ASSERT_TRUE(arg_u64(r.cap, s, "grid_x", &v) && v == 5, "grid x from rsi's low half");
+		ASSERT_TRUE(arg_u64(r.cap, s, "grid_y", &v) && v == 6, "grid y from rsi's high half");
+		ASSERT_TRUE(arg_u64(r.cap, s, "grid_z", &v) && v == 7, "grid z: rdx's low half");
+		ASSERT_TRUE(arg_u64(r.cap, s, "block_threads", &v) && v == 64, "threads a block");
+		ASSERT_TRUE(arg_u64(r.cap, s, "stream", &v) && v == 0x50, "stream");
+	}
+	ASSERT_EQ(count_kind(r.cap, SPAN_D2H), 1, "cudaMemcpyDeviceToHost: a D2H copy");
+	s = first_of(r.cap, SPAN_D2H);
+	ASSERT_TRUE(s && arg_u64(r.cap, s, "bytes", &v) && v == 4096, "its bytes");
+	ASSERT_EQ(count_kind(r.cap, SPAN_H2D), 0, "a device-to-device copy is no H2D");
+out:
+	rig_close(&r);
+}
+
 int main(void)
 {
+	test_cuda_layers();
 	test_execution();
 	test_arming();
 	test_ioctls();
 	test_eventfd();
+	test_code_mapped();
 	test_process_lifecycle();
 	test_bad_records();
 	test_thread_renames();

@@ -192,8 +192,87 @@ static void check_signatures(void)
 		    "libcudart name hint");
 }
 
+static const struct rt_pack_entry *entry_named(const struct rt_pack *p, const char *name)
+{
+	for (size_t i = 0; p && i < p->n_entries; i++)
+		if (!strcmp(p->entries[i].name, name))
+			return &p->entries[i];
+	return NULL;
+}
+
+static const struct rt_pack *pack_named(const char *name)
+{
+	for (size_t i = 0; i < rt_pack_count(); i++)
+		if (!strcmp(rt_pack_get(i)->name, name))
+			return rt_pack_get(i);
+	return NULL;
+}
+
+/* The CUDA runtime pack reads the arguments where the SysV ABI puts them
+ * (docs/probes.md lists the signatures). */
+static void check_cudart_pack(void)
+{
+	const struct rt_pack *p = pack_named("CUDA runtime");
+	const struct rt_pack_entry *e;
+	static const char *const probed[] = {
+		"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
+		"cudaLaunchKernelExC_ptsz", "cudaMemcpy", "cudaMemcpy_ptds", "cudaMemcpyAsync",
+		"cudaMemcpyAsync_ptsz", "cudaGraphLaunch", "cudaGraphLaunch_ptsz",
+		"cudaStreamSynchronize", "cudaStreamSynchronize_ptsz", "cudaEventSynchronize",
+		"cudaDeviceSynchronize", "cudaEventRecord", "cudaEventRecord_ptsz",
+	};
+
+	if (!ASSERT_OK_PTR(p, "CUDA runtime pack"))
+		return;
+	for (size_t i = 0; i < sizeof(probed) / sizeof(probed[0]); i++) {
+		e = entry_named(p, probed[i]);
+		if (!ASSERT_OK_PTR(e, probed[i]))
+			continue;
+		ASSERT_TRUE(rt_event_kind_is_cudart(e->event), "a runtime kind");
+		ASSERT_STREQ(e->symbol, probed[i], "probed by its own symbol");
+		/* Paired: the collector needs each call's end to tell nesting. */
+		ASSERT_TRUE(e->spec_flags & RT_SPEC_RETURN, "with a return probe");
+	}
+	e = entry_named(p, "cudaLaunchKernel");
+	if (ASSERT_OK_PTR(e, "cudaLaunchKernel")) {
+		ASSERT_EQ(e->ops[V_CUDART_FUNC].src, FETCH_ARG0, "func in rdi");
+		ASSERT_EQ(e->ops[V_CUDART_GRID_XY].src, FETCH_ARG0 + 1, "grid x|y in rsi");
+		ASSERT_EQ(e->ops[V_CUDART_GRID_Z].src, FETCH_ARG0 + 2, "grid z in rdx");
+		ASSERT_EQ(e->ops[V_CUDART_BLOCK_XY].src, FETCH_ARG0 + 3, "block x|y in rcx");
+		ASSERT_EQ(e->ops[V_CUDART_BLOCK_Z].src, FETCH_ARG0 + 4, "block z in r8");
+		ASSERT_TRUE(e->ops[V_CUDART_SHARED].src == FETCH_SP &&
+			    e->ops[V_CUDART_SHARED].offset == 8, "sharedMem at [sp+8]");
+		ASSERT_TRUE(e->ops[V_CUDART_STREAM].src == FETCH_SP &&
+			    e->ops[V_CUDART_STREAM].offset == 16, "stream at [sp+16]");
+		ASSERT_TRUE(e->spec_flags & RT_SPEC_ADOPT, "a launch adopts its caller");
+	}
+	e = entry_named(p, "cudaLaunchKernelExC");
+	if (ASSERT_OK_PTR(e, "cudaLaunchKernelExC")) {
+		ASSERT_EQ(e->ops[V_CUDART_FUNC].src, FETCH_ARG0 + 1, "func is the 2nd argument");
+		ASSERT_TRUE(e->ops[V_CUDART_GRID_XY].offset == 0 &&
+			    e->ops[V_CUDART_GRID_XY].size == 8, "config->gridDim.x|y");
+		ASSERT_EQ(e->ops[V_CUDART_BLOCK_XY].offset, 12, "config->blockDim @12");
+		ASSERT_EQ(e->ops[V_CUDART_SHARED].offset, 24, "dynamicSmemBytes @24");
+		ASSERT_EQ(e->ops[V_CUDART_STREAM].offset, 32, "stream @32");
+	}
+	e = entry_named(p, "cudaMemcpyAsync");
+	if (ASSERT_OK_PTR(e, "cudaMemcpyAsync")) {
+		ASSERT_EQ(e->ops[V_CUDART_MEM_BYTES].src, FETCH_ARG0 + 2, "count in rdx");
+		ASSERT_EQ(e->ops[V_CUDART_MEM_KIND].src, FETCH_ARG0 + 3, "kind in rcx");
+		ASSERT_EQ(e->ops[V_CUDART_MEM_STREAM].src, FETCH_ARG0 + 4, "stream in r8");
+	}
+	e = entry_named(p, "cudaMemcpy");
+	ASSERT_TRUE(e && e->n_ops == V_CUDART_MEM_KIND + 1, "cudaMemcpy: no stream");
+	ASSERT_FALSE(rt_event_kind_is_cudart(RT_EV_CUDA_LAUNCH), "cuLaunchKernel: the driver");
+	ASSERT_TRUE(rt_event_kind_is_cuda_driver(RT_EV_CUDA_GRAPH_LAUNCH), "driver kind");
+	ASSERT_FALSE(rt_event_kind_is_cuda_driver(RT_EV_CUDART_LAUNCH), "runtime kind");
+	for (int k = 0; k < RT_EV__COUNT; k++)
+		ASSERT_TRUE(strcmp(rt_event_kind_name(k), "?"), "every kind named");
+}
+
 int main(void)
 {
+	check_cudart_pack();
 	check_packs();
 	check_library_matching();
 	check_signatures();

@@ -302,6 +302,7 @@ static void print_collector_json(struct json_writer *jw,
 		[EV_RT_CALL] = "runtime_call", [EV_SYSCALL] = "syscall",
 		[EV_DEV_OPEN] = "device_open", [EV_TASK] = "task",
 		[EV_SCHED_SWITCH] = "sched_switch", [EV_IRQ] = "irq",
+		[EV_MAPPED] = "code_mapped",
 	};
 
 	jw_name(jw, "collector");
@@ -337,6 +338,7 @@ static void print_collector_json(struct json_writer *jw,
 	jw_uint_field(jw, "spans_outside_window", st->spans_outside);
 	jw_uint_field(jw, "spans_refused", st->spans_refused);
 	jw_uint_field(jw, "executions", st->executions);
+	jw_uint_field(jw, "cuda_nested_driver_calls", st->cuda_nested);
 	jw_uint_field(jw, "device_executions", st->device_executions);
 	jw_uint_field(jw, "completions", st->completions);
 	jw_uint_field(jw, "unmatched_completions", st->unmatched_completions);

@@ -4,7 +4,9 @@
  * the file they read), reads and polls of completion eventfds, ioctls on
  * device nodes decoded by the driver family's table, and device opens.
  * What changes the kernel's fd table (an eventfd handed to a driver, an
- * open that is not a device after all) goes to the attach controller.
+ * open that is not a device after all) and what changes what must be
+ * probed (a file mapped executable: maybe a runtime loaded late) go to the
+ * attach controller.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,4 +242,20 @@ void collect_dev_open(struct collector *c, const struct ev_dev_open *r)
 	capture_span__add_u64(&s, c->k_fd, r->fd);
 	capture_span__add_str(&s, c->k_device, capture__intern_static(c->cap, pat->what));
 	collect_keep_span(c, &s);
+}
+
+/* A file mapped executable (a library's text): the controller examines
+ * the process now, so a runtime loaded late is probed before its first
+ * call rather than at the next rescan. No span: it is no device work. */
+void collect_mapped(struct collector *c, const struct ev_mapped *r)
+{
+	struct control_record rec = {
+		.kind = CTL_MAPPED, .pid = r->h.pid, .fd = (uint32_t)-1,
+		.value = r->start, .map_end = r->end, .map_pgoff = r->pgoff,
+		.dev = r->dev, .ino = r->ino,
+	};
+
+	/* collect_control() with the mapping: its fields do not fit there. */
+	if (c->ctl.handle && c->ctl.handle(c->ctl.ctx, &rec))
+		c->st.control_errors++;
 }

@@ -18,7 +18,8 @@
 bool collector__completions_probed(const struct collector *c)
 {
 	/* Runtimes that register callbacks do so right after each Execute:
-	 * a few executions without one mean this one awaits instead. */
+	 * a few executions without one mean this one awaits instead (CUDA
+	 * launches count as executions: CUDA has no callbacks to wait for). */
 	return c->onready_seen > 0 || c->st.executions >= 8;
 }
 

@@ -194,6 +194,7 @@ int collector__record(void *ctx, const void *data, size_t size)
 		[EV_TASK] = sizeof(struct ev_task),
 		[EV_SCHED_SWITCH] = sizeof(struct ev_sched_switch),
 		[EV_IRQ] = sizeof(struct ev_irq),
+		[EV_MAPPED] = sizeof(struct ev_mapped),
 	};
 
 	if (size < sizeof(*h) || h->type == 0 || h->type >= EV_TYPE_MAX ||
@@ -220,6 +221,9 @@ int collector__record(void *ctx, const void *data, size_t size)
 		break;
 	case EV_IRQ:
 		collect_irq(c, data);
+		break;
+	case EV_MAPPED:
+		collect_mapped(c, data);
 		break;
 	}
 	return 0;

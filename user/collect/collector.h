@@ -53,7 +53,8 @@ struct collector_stats {
 	uint64_t spans_refused;		/* the capture model refused them */
 	uint64_t spans_outside;		/* ended before or began after the window */
 	uint64_t prearm_dropped;	/* the pre-window buffer overflowed */
-	uint64_t executions;		/* Execute calls (all, window or not) */
+	uint64_t executions;		/* Execute calls and CUDA launches, each
+				 * counted once (all, window or not) */
 	uint64_t device_executions;	/* completed per-device executions kept */
 	uint64_t completions;		/* callbacks matched to their work */
 	uint64_t unmatched_completions;	/* callbacks for work issued before us */
@@ -65,6 +66,9 @@ struct collector_stats {
 	uint64_t steps_lost;		/* execution starts --steps could not keep */
 	uint64_t out_of_memory;		/* state lost to a failed allocation */
 	uint64_t control_errors;	/* control records the controller failed */
+	/* CUDA driver calls made inside a runtime call on their thread:
+	 * counted once, at the runtime (cudart reaching libcuda). */
+	uint64_t cuda_nested;
 };
 
 struct collector *collector__new(const struct collector_opts *opts);

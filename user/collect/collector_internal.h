@@ -3,7 +3,7 @@
  * The collector's own state, shared by its files and nobody else:
  *   collector.c         lifecycle, the record switch, span plumbing
  *   collect_runtime.c   runtime calls; Execute -> completion correlation
- *   collect_syscalls.c  file reads, ioctls, device opens, eventfds
+ *   collect_syscalls.c  file reads, ioctls, device opens, eventfds, code mapped
  *   collect_tasks.c     threads and processes, scheduling, interrupts
  *   collect_window.c    the window: open, close, open spans at stop, finish
  */
@@ -72,6 +72,28 @@ struct off_cpu {
 	int64_t state;
 };
 
+/*
+ * CUDA's two layers, per thread (collect_runtime.c): a driver call made
+ * inside a runtime call (cudaLaunchKernel reaching an exported
+ * cuLaunchKernel) is the same work seen twice. Records come at return,
+ * inner ones first, so a thread's driver spans are held until a runtime
+ * call that could enclose them returns (or more arrive); the runtime calls
+ * just seen are remembered for records that come out of order (another
+ * ring-buffer shard).
+ */
+#define CUDA_NEST_THREADS 64	/* threads followed at once (by tid) */
+#define CUDA_NEST_HELD 4	/* driver spans held per thread */
+#define CUDA_NEST_RECENT 4	/* runtime calls remembered per thread */
+
+struct cuda_nest {
+	uint32_t pid, tid;	/* tid 0: a free slot */
+	uint32_t gen;		/* the capture the held spans' names are in */
+	uint32_t n_held;
+	uint32_t n_recent, recent_head;
+	uint64_t recent_start[CUDA_NEST_RECENT], recent_end[CUDA_NEST_RECENT];
+	struct capture_span held[CUDA_NEST_HELD];
+};
+
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
@@ -114,6 +136,10 @@ struct collector {
 	/* The window's device executions: the candidates for steps. */
 	struct step_candidate *execs;
 	size_t n_execs, cap_execs;
+
+	/* CUDA: driver calls held per thread until a runtime call says
+	 * whether they were made inside it (counted in st.cuda_nested) */
+	struct cuda_nest cuda_nest[CUDA_NEST_THREADS];
 
 	/* interned names */
 	uint32_t k_launch_id, k_num_devices, k_module, k_bytes, k_requested,
@@ -167,6 +193,7 @@ void collect_count_window_execution(struct collector *c, uint64_t start_ns);
 
 void collect_syscall(struct collector *c, const struct ev_syscall *r);
 void collect_dev_open(struct collector *c, const struct ev_dev_open *r);
+void collect_mapped(struct collector *c, const struct ev_mapped *r);
 
 /* ---- collect_tasks.c -------------------------------------------------- */
 

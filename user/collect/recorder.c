@@ -25,6 +25,11 @@
 
 #define POLL_MS 5
 #define RESCAN_NS (250 * 1000000ull)
+/* While a runtime's table is still to be found, look again this soon, this
+ * many times: GetPjrtApi can have been running when its probe was placed,
+ * and only a scan then finds the table it filled. */
+#define UNSETTLED_RESCAN_NS (20 * 1000000ull)
+#define UNSETTLED_RESCANS 50
 #define FULL_RESCAN_NS (1000 * 1000000ull)
 #define DEFAULT_ARM_TIMEOUT_NS (30 * 1000000000ull)
 
@@ -45,6 +50,7 @@ struct recorder {
 	uint64_t arm_wait_ns;		/* how long the last arming waited */
 	uint64_t probes_attached_ns;
 	uint64_t last_rescan, last_full_rescan;
+	unsigned int quick_rescans;	/* since the probes were last settled */
 };
 
 static uint64_t now_ns(void)
@@ -72,6 +78,14 @@ static int poll_once(struct recorder *r)
 		return n;
 	}
 	now = now_ns();
+	if (runtime_attach__settled(r->ra))
+		r->quick_rescans = 0;
+	else if (r->quick_rescans < UNSETTLED_RESCANS &&
+		 now - r->last_rescan >= UNSETTLED_RESCAN_NS) {
+		r->quick_rescans++;
+		targets__rescan(r->targets, false);
+		r->last_rescan = now;
+	}
 	if (now - r->last_rescan >= RESCAN_NS) {
 		bool full = now - r->last_full_rescan >= FULL_RESCAN_NS;
 
@@ -274,7 +288,8 @@ static void say_wait(struct recorder *r, const struct collector_stats *before,
 	uint64_t n;
 
 	for (int k = 0; k < RT_EV__COUNT; k++) {
-		if (k == RT_EV_EXECUTE || k == RT_EV_CUDA_LAUNCH || k == RT_EV_CUDA_GRAPH_LAUNCH)
+		if (k == RT_EV_EXECUTE || k == RT_EV_CUDA_LAUNCH || k == RT_EV_CUDA_GRAPH_LAUNCH ||
+		    k == RT_EV_CUDART_LAUNCH || k == RT_EV_CUDART_GRAPH_LAUNCH)
 			continue;
 		n = now->rt_calls[k] - before->rt_calls[k];
 		if (n && len < sizeof(seen))

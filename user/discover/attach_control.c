@@ -33,6 +33,7 @@ const char *control_kind_name(enum control_kind kind)
 	case CTL_EXEC: return "exec";
 	case CTL_FORK: return "fork";
 	case CTL_EXIT: return "exit";
+	case CTL_MAPPED: return "code mapped";
 	}
 	return "unknown";
 }
@@ -117,6 +118,19 @@ int attach_control__handle(struct attach_control *ac,
 		break;
 	case CTL_FORK:
 		err = examine(ac, (uint32_t)rec->value);
+		break;
+	case CTL_MAPPED:
+		/* Known files (the C library, a runtime already probed) cost a
+		 * lookup; a new runtime is probed now, before its first call. */
+		if (ac->ra) {
+			struct runtime_mapping m = {
+				.start = rec->value, .end = rec->map_end,
+				.pgoff = rec->map_pgoff, .dev = rec->dev, .ino = rec->ino,
+			};
+
+			err = runtime_attach__on_mapped(ac->ra, rec->pid, &m);
+		}
+		err = err == -ESRCH || err == -ENOENT || err > 0 ? 0 : err;
 		break;
 	case CTL_NOT_A_DEVICE:
 		err = set_fd(ac, rec->pid, rec->fd, FD_UNKNOWN);

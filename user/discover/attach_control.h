@@ -29,6 +29,9 @@ enum control_kind {
 	CTL_EXEC,			/* the process replaced its image */
 	CTL_FORK,			/* value: the new child's pid */
 	CTL_EXIT,			/* the process exited (its calls are closed) */
+	CTL_MAPPED,			/* value: the start of a file mapping made
+					 * executable (mmap, mprotect), with its
+					 * end, offset and file's identity */
 };
 
 struct control_record {
@@ -36,6 +39,10 @@ struct control_record {
 	uint32_t pid;
 	uint32_t fd;
 	uint64_t value;
+	/* CTL_MAPPED: the mapping [value, map_end) at page map_pgoff of the
+	 * file (dev, ino); all 0 when the kernel could not say. */
+	uint64_t map_end, map_pgoff;
+	uint64_t dev, ino;
 };
 
 const char *control_kind_name(enum control_kind kind);

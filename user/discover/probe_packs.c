@@ -183,6 +183,60 @@ static const struct rt_pack_entry cuda_entries[] = {
 	  .spec_flags = ADOPT, OPS(ARG(0), ARG(1)) },
 };
 
+/*
+ * The CUDA runtime API (cuda_runtime_api.h; signatures in docs/probes.md).
+ * cudaLaunchKernel(func, dim3 grid, dim3 block, args, sharedMem, stream):
+ * a dim3 (12 bytes) goes by value in two registers, so func is rdi, grid
+ * rsi (x | y << 32) and rdx (z), block rcx and r8, args r9, sharedMem
+ * [sp+8], stream [sp+16].
+ */
+#define CUDART_LAUNCH_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3), ARG(4), \
+			      STACK_AT(8, 8), STACK_AT(16, 8))
+/* cudaLaunchKernelExC(const cudaLaunchConfig_t *config, func, args):
+ * config = {dim3 gridDim @0, dim3 blockDim @12, size_t dynamicSmemBytes
+ * @24, cudaStream_t stream @32, attrs @40, numAttrs @48}; read into the
+ * plain launch's value order (one 40-byte block read). */
+#define CUDART_LAUNCH_EX_OPS OPS(ARG(1), ARG_AT(0, 0, 8), ARG_AT(0, 8, 4), \
+				 ARG_AT(0, 12, 8), ARG_AT(0, 20, 4), \
+				 ARG_AT(0, 24, 8), ARG_AT(0, 32, 8))
+/* cudaMemcpy(dst, src, count, kind); the Async one adds stream. */
+#define CUDART_MEMCPY_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3))
+#define CUDART_MEMCPY_ASYNC_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3), ARG(4))
+
+#define CUDART(sym, ev, flags, ...) \
+	{ .name = sym, .target = RT_TARGET_SYMBOL, .symbol = sym, \
+	  .event = (ev), .spec_flags = (flags), __VA_ARGS__ }
+
+/* Paired: a driver call the runtime makes through an exported function
+ * is told apart by lying inside the runtime call (collect_runtime.c). */
+static const struct rt_pack_entry cudart_entries[] = {
+	CUDART("cudaLaunchKernel", RT_EV_CUDART_LAUNCH, PAIRED | ADOPT, CUDART_LAUNCH_OPS),
+	CUDART("cudaLaunchKernel_ptsz", RT_EV_CUDART_LAUNCH, PAIRED | ADOPT,
+	       CUDART_LAUNCH_OPS),
+	CUDART("cudaLaunchKernelExC", RT_EV_CUDART_LAUNCH, PAIRED | ADOPT,
+	       CUDART_LAUNCH_EX_OPS),
+	CUDART("cudaLaunchKernelExC_ptsz", RT_EV_CUDART_LAUNCH, PAIRED | ADOPT,
+	       CUDART_LAUNCH_EX_OPS),
+	CUDART("cudaMemcpy", RT_EV_CUDART_MEMCPY, PAIRED | ADOPT, CUDART_MEMCPY_OPS),
+	CUDART("cudaMemcpy_ptds", RT_EV_CUDART_MEMCPY, PAIRED | ADOPT, CUDART_MEMCPY_OPS),
+	CUDART("cudaMemcpyAsync", RT_EV_CUDART_MEMCPY, PAIRED | ADOPT,
+	       CUDART_MEMCPY_ASYNC_OPS),
+	CUDART("cudaMemcpyAsync_ptsz", RT_EV_CUDART_MEMCPY, PAIRED | ADOPT,
+	       CUDART_MEMCPY_ASYNC_OPS),
+	CUDART("cudaGraphLaunch", RT_EV_CUDART_GRAPH_LAUNCH, PAIRED | ADOPT,
+	       OPS(ARG(0), ARG(1))),
+	CUDART("cudaGraphLaunch_ptsz", RT_EV_CUDART_GRAPH_LAUNCH, PAIRED | ADOPT,
+	       OPS(ARG(0), ARG(1))),
+	CUDART("cudaStreamSynchronize", RT_EV_CUDART_STREAM_SYNC, PAIRED, OPS(ARG(0))),
+	CUDART("cudaStreamSynchronize_ptsz", RT_EV_CUDART_STREAM_SYNC, PAIRED,
+	       OPS(ARG(0))),
+	CUDART("cudaEventSynchronize", RT_EV_CUDART_EVENT_SYNC, PAIRED, OPS(ARG(0))),
+	CUDART("cudaDeviceSynchronize", RT_EV_CUDART_DEVICE_SYNC, PAIRED),
+	CUDART("cudaEventRecord", RT_EV_CUDART_EVENT_RECORD, PAIRED, OPS(ARG(0), ARG(1))),
+	CUDART("cudaEventRecord_ptsz", RT_EV_CUDART_EVENT_RECORD, PAIRED,
+	       OPS(ARG(0), ARG(1))),
+};
+
 #define GET_NEXT_SYMBOL \
 	"_ZN10tensorflow19DatasetBaseIterator7GetNextEPNS_15IteratorContextEPSt6vectorINS_6TensorESaIS4_EEPb"
 
@@ -244,11 +298,14 @@ static const struct rt_pack packs[] = {
 		.abi = { .all_of = SYMBOLS("cuLaunchKernel", "cuInit") },
 		.entries = cuda_entries, .n_entries = N(cuda_entries),
 	}, {
-		/* Recognised, not probed yet: frameworks launch through it, and
-		 * it reaches libcuda through a private table (DESIGN.md). */
+		/* Frameworks launch through it, and it reaches libcuda through
+		 * a private table (DESIGN.md), so libcuda's exported functions
+		 * never see those calls. Recognised by exports: a framework
+		 * library that links it statically is probed the same way. */
 		.name = "CUDA runtime",
 		.library = "^libcudart\\.so(\\.[0-9]+)*$",
 		.abi = { .all_of = SYMBOLS("cudaLaunchKernel") },
+		.entries = cudart_entries, .n_entries = N(cudart_entries),
 	}, {
 		.name = "tf.data",
 		.library = "^libtensorflow_framework\\.so(\\.[0-9]+)*$",
@@ -375,8 +432,25 @@ const char *rt_event_kind_name(enum rt_event_kind kind)
 		[RT_EV_CUDA_SYNC] = "stream synchronize",
 		[RT_EV_CUDA_GRAPH_LAUNCH] = "graph launch",
 		[RT_EV_DATASET_GET_NEXT] = "dataset GetNext",
+		[RT_EV_CUDART_LAUNCH] = "runtime kernel launch",
+		[RT_EV_CUDART_MEMCPY] = "runtime copy",
+		[RT_EV_CUDART_GRAPH_LAUNCH] = "runtime graph launch",
+		[RT_EV_CUDART_STREAM_SYNC] = "runtime stream synchronize",
+		[RT_EV_CUDART_EVENT_SYNC] = "runtime event synchronize",
+		[RT_EV_CUDART_DEVICE_SYNC] = "runtime device synchronize",
+		[RT_EV_CUDART_EVENT_RECORD] = "runtime event record",
 	};
 	return kind < RT_EV__COUNT && names[kind] ? names[kind] : "?";
+}
+
+bool rt_event_kind_is_cudart(enum rt_event_kind kind)
+{
+	return kind >= RT_EV_CUDART_LAUNCH && kind <= RT_EV_CUDART_EVENT_RECORD;
+}
+
+bool rt_event_kind_is_cuda_driver(enum rt_event_kind kind)
+{
+	return kind >= RT_EV_CUDA_LAUNCH && kind <= RT_EV_CUDA_GRAPH_LAUNCH;
 }
 
 /* PJRT_Buffer_Type order, from pjrt_c_api.h (reference section 1.5). */

@@ -41,6 +41,16 @@ enum rt_event_kind {
 	RT_EV_CUDA_SYNC,	/* cuStreamSynchronize(_ptsz) */
 	RT_EV_CUDA_GRAPH_LAUNCH,
 	RT_EV_DATASET_GET_NEXT,	/* tf.data DatasetBaseIterator::GetNext */
+	/* The CUDA runtime (libcudart, or a framework linking it statically):
+	 * the layer frameworks call, kept apart from the driver's kinds so the
+	 * collector can tell a driver call made inside a runtime call. */
+	RT_EV_CUDART_LAUNCH,	/* cudaLaunchKernel(ExC)(_ptsz) */
+	RT_EV_CUDART_MEMCPY,	/* cudaMemcpy(_ptds), cudaMemcpyAsync(_ptsz) */
+	RT_EV_CUDART_GRAPH_LAUNCH,	/* cudaGraphLaunch(_ptsz) */
+	RT_EV_CUDART_STREAM_SYNC,	/* cudaStreamSynchronize(_ptsz) */
+	RT_EV_CUDART_EVENT_SYNC,	/* cudaEventSynchronize */
+	RT_EV_CUDART_DEVICE_SYNC,	/* cudaDeviceSynchronize */
+	RT_EV_CUDART_EVENT_RECORD,	/* cudaEventRecord(_ptsz) */
 	RT_EV__COUNT,
 };
 
@@ -85,6 +95,28 @@ enum rt_val_cuda_launch {
 enum rt_val_cuda_memcpy { V_CUMEM_DST = 0, V_CUMEM_SRC, V_CUMEM_BYTES, V_CUMEM_STREAM };
 enum rt_val_cuda_sync { V_CUSYNC_STREAM = 0 };
 enum rt_val_get_next { V_GETNEXT_THIS = 0 };
+/*
+ * cudaLaunchKernel passes each dim3 {x, y, z} (12 bytes) by value in two
+ * registers: x | y << 32, then z (upper half undefined). The Ex variant's
+ * ops read its config into the same form, so both share these indexes.
+ */
+enum rt_val_cudart_launch {
+	V_CUDART_FUNC = 0, V_CUDART_GRID_XY, V_CUDART_GRID_Z, V_CUDART_BLOCK_XY,
+	V_CUDART_BLOCK_Z, V_CUDART_SHARED, V_CUDART_STREAM,
+};
+/* cudaMemcpy has no stream: its V_CUDART_MEM_STREAM reads 0. */
+enum rt_val_cudart_memcpy {
+	V_CUDART_MEM_DST = 0, V_CUDART_MEM_SRC, V_CUDART_MEM_BYTES,
+	V_CUDART_MEM_KIND, V_CUDART_MEM_STREAM,
+};
+/* enum cudaMemcpyKind (driver_types.h). */
+enum cudart_memcpy_kind {
+	CUDART_MEMCPY_H2H = 0, CUDART_MEMCPY_H2D = 1, CUDART_MEMCPY_D2H = 2,
+	CUDART_MEMCPY_D2D = 3, CUDART_MEMCPY_DEFAULT = 4,
+};
+/* cudaGraphLaunch(exec, stream), cudaEventRecord(event, stream),
+ * cudaStreamSynchronize(stream), cudaEventSynchronize(event). */
+enum rt_val_cudart_handle { V_CUDART_HANDLE = 0, V_CUDART_HANDLE_STREAM };
 
 enum rt_target_kind {
 	RT_TARGET_SYMBOL,	/* an exported (or .symtab) function */
@@ -149,6 +181,10 @@ int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len
 /* Fills a BPF probe spec from an entry. */
 void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *spec);
 const char *rt_event_kind_name(enum rt_event_kind kind);
+/* True for the CUDA runtime's kinds (RT_EV_CUDART_*), false for the rest. */
+bool rt_event_kind_is_cudart(enum rt_event_kind kind);
+/* True for the CUDA driver's kinds (RT_EV_CUDA_*). */
+bool rt_event_kind_is_cuda_driver(enum rt_event_kind kind);
 
 /* Bytes per element of a PJRT_Buffer_Type; 0 when unknown. */
 unsigned int pjrt_buffer_type_size(unsigned int type);

@@ -439,6 +439,48 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 	return found;
 }
 
+static bool uses(const struct library *lib, pid_t pid)
+{
+	for (unsigned int i = 0; i < lib->pub.users; i++)
+		if (lib->users[i] == pid)
+			return true;
+	return false;
+}
+
+int runtime_attach__on_mapped(struct runtime_attach *ra, pid_t pid,
+			      const struct runtime_mapping *m)
+{
+	char path[96], name[PATH_MAX];
+	struct runtime_kind kind;
+	struct library *lib;
+	ssize_t n;
+
+	if (!m->end)
+		goto examine;	/* the kernel could not look the mapping up */
+	lib = find_library(ra, m->dev, m->ino);
+	if (lib) {
+		if (uses(lib, pid))
+			return 0;
+		goto examine;
+	}
+	/* The mapping names the file whatever its path in the process (a
+	 * container's root, a deleted file); the link says what ld.so
+	 * opened, the name recognition takes as its hint. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	n = readlink(path, name, sizeof(name) - 1);
+	if (n < 0)
+		goto examine;	/* changed meanwhile, or no privilege */
+	name[n] = '\0';
+	if (runtime_kind__of_file(path, name, m->dev, m->ino, &kind))
+		goto examine;
+	if (!kind.pack)
+		return 0;	/* the C library, a framework's own code... */
+examine:
+	n = runtime_attach__add_process(ra, pid, NULL);
+	return n < 0 ? (int)n : 1;
+}
+
 /* Detaches every probe @match selects, all at once. */
 static void detach_probes(struct runtime_attach *ra,
 			  bool (*match)(const struct attached_probe *p, const void *arg),

@@ -94,6 +94,23 @@ void runtime_attach__free(struct runtime_attach *ra);
  */
 int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 				struct process_report *report);
+/* A file mapping made executable, as the kernel saw it (struct ev_mapped). */
+struct runtime_mapping {
+	uint64_t start, end;		/* end 0: unknown (all fields are) */
+	uint64_t pgoff;			/* file offset, in pages */
+	uint64_t dev, ino;		/* the file's identity */
+};
+
+/*
+ * @pid mapped a file executable (a library's text, at the mmap or
+ * mprotect exit): a runtime library @pid's probes lack is probed now, as
+ * runtime_attach__add_process() would at the next rescan; a file known
+ * already (recognised once per identity, runtime or not) costs a lookup.
+ * Returns 1 when the process was examined, 0 when nothing was new, or
+ * -errno (ESRCH: gone).
+ */
+int runtime_attach__on_mapped(struct runtime_attach *ra, pid_t pid,
+			      const struct runtime_mapping *m);
 /* The process exited: libraries nobody traced maps any more are detached. */
 void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid);
 

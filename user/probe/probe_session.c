@@ -99,6 +99,8 @@ static int fill_syscall_numbers(struct probe_session *ps)
 		{ SYS_openat, SC_OPENAT },
 		{ SYS_close, SC_CLOSE },
 		{ SYS_eventfd2, SC_EVENTFD },
+		{ SYS_mmap, SC_MMAP },
+		{ SYS_mprotect, SC_MPROTECT },
 	};
 	int fd = bpf_map__fd(ps->skel->maps.sc_by_nr);
 
