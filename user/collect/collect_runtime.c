@@ -300,166 +300,6 @@ static void on_compile(struct collector *c, const struct ev_rt_call *r,
 	free(old);
 }
 
-/* ---------------------------------------------------------------- CUDA */
-
-static void add_stat(struct collector *c, struct capture_span *s, const char *key,
-		     uint64_t v)
-{
-	capture_span__add_u64(s, capture__intern_static(c->cap, key), v);
-}
-
-/* A launch's stats: the grid, the threads of a block, and the stream. */
-static void add_launch_stats(struct collector *c, struct capture_span *s,
-			     uint64_t gx, uint64_t gy, uint64_t gz, uint64_t block,
-			     uint64_t stream)
-{
-	add_stat(c, s, "grid_x", gx);
-	add_stat(c, s, "grid_y", gy);
-	add_stat(c, s, "grid_z", gz);
-	add_stat(c, s, "block_threads", block);
-	add_stat(c, s, "stream", stream);
-}
-
-static void on_cudart_launch(struct collector *c, const struct ev_rt_call *r,
-			     struct capture_span *s)
-{
-	uint64_t gxy = r->vals[V_CUDART_GRID_XY], bxy = r->vals[V_CUDART_BLOCK_XY];
-	uint64_t bz = (uint32_t)r->vals[V_CUDART_BLOCK_Z];
-
-	s->kind = SPAN_EXECUTE;
-	c->st.executions++;
-	add_launch_stats(c, s, (uint32_t)gxy, gxy >> 32, (uint32_t)r->vals[V_CUDART_GRID_Z],
-			 (uint64_t)(uint32_t)bxy * (bxy >> 32) * bz,
-			 r->vals[V_CUDART_STREAM]);
-	add_stat(c, s, "shared_bytes", r->vals[V_CUDART_SHARED]);
-	collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
-}
-
-/* cudaMemcpy(Async): the direction is an argument (enum cudaMemcpyKind). */
-static void on_cudart_memcpy(struct collector *c, const struct ev_rt_call *r,
-			     const struct rt_pack_entry *entry, struct capture_span *s)
-{
-	static const char *const dirs[] = {
-		[CUDART_MEMCPY_H2H] = "host-to-host",
-		[CUDART_MEMCPY_H2D] = "host-to-device",
-		[CUDART_MEMCPY_D2H] = "device-to-host",
-		[CUDART_MEMCPY_D2D] = "device-to-device",
-		[CUDART_MEMCPY_DEFAULT] = "inferred from the pointers",
-	};
-	uint32_t kind = (uint32_t)r->vals[V_CUDART_MEM_KIND];
-
-	s->kind = kind == CUDART_MEMCPY_H2D ? SPAN_H2D :
-		  kind == CUDART_MEMCPY_D2H ? SPAN_D2H : SPAN_HOST_OTHER;
-	capture_span__add_u64(s, c->k_bytes, r->vals[V_CUDART_MEM_BYTES]);
-	capture_span__add_str(s, capture__intern_static(c->cap, "direction"),
-			      capture__intern_static(c->cap, kind < sizeof(dirs) / sizeof(dirs[0]) ?
-						     dirs[kind] : "unknown"));
-	if (entry->n_ops > V_CUDART_MEM_STREAM)
-		add_stat(c, s, "stream", r->vals[V_CUDART_MEM_STREAM]);
-	collect_note_activity(c, r->h.start_ns, ACT_OTHER);
-}
-
-/* Keeps a held driver span: nested in a runtime call, it is that call's
- * work seen again, so it stays on the thread's track but is no launch,
- * copy or sync of its own. */
-static void keep_driver_span(struct collector *c, struct capture_span *s, bool nested)
-{
-	if (nested) {
-		s->kind = SPAN_HOST_OTHER;
-		add_stat(c, s, "nested_in_runtime_call", 1);
-		c->st.cuda_nested++;
-	} else if (s->kind == SPAN_EXECUTE) {
-		c->st.executions++;	/* a launch, counted once */
-	}
-	collect_keep_span(c, s);
-}
-
-static void cuda_nest_flush(struct collector *c, struct cuda_nest *n)
-{
-	for (uint32_t i = 0; i < n->n_held; i++)
-		if (n->gen == c->cap_gen)
-			keep_driver_span(c, &n->held[i], false);
-		else
-			c->st.spans_outside++;	/* held across windows */
-	n->n_held = 0;
-}
-
-/* The thread's slot; with @create, taking it over from another thread
- * (whose held spans are kept as they are). NULL when none. */
-static struct cuda_nest *cuda_nest_of(struct collector *c, uint32_t pid, uint32_t tid,
-				      bool create)
-{
-	struct cuda_nest *n = &c->cuda_nest[tid % CUDA_NEST_THREADS];
-
-	if (n->tid == tid && n->pid == pid && tid)
-		return n;
-	if (!create || !tid)
-		return NULL;
-	cuda_nest_flush(c, n);
-	memset(n, 0, sizeof(*n));
-	n->pid = pid;
-	n->tid = tid;
-	n->gen = c->cap_gen;
-	return n;
-}
-
-static bool encloses(uint64_t s0, uint64_t e0, const struct capture_span *in)
-{
-	return s0 <= in->start_ns && in->end_ns <= e0;
-}
-
-/*
- * A driver call's span: nested when a runtime call just seen on the thread
- * encloses it, else held until the thread's next runtime call returns (it
- * may be the caller) or more driver calls push it out. Returns true when
- * it took the span.
- */
-static bool cuda_driver_span(struct collector *c, const struct ev_rt_call *r,
-			     struct capture_span *s)
-{
-	struct cuda_nest *n = cuda_nest_of(c, r->h.pid, r->h.tid, true);
-
-	if (!n)
-		return false;
-	for (uint32_t i = 0; i < n->n_recent; i++)
-		if (encloses(n->recent_start[i], n->recent_end[i], s)) {
-			keep_driver_span(c, s, true);
-			return true;
-		}
-	if (n->gen != c->cap_gen)
-		cuda_nest_flush(c, n);
-	n->gen = c->cap_gen;
-	if (n->n_held == CUDA_NEST_HELD) {
-		/* The oldest has waited longest: no enclosing call came. */
-		keep_driver_span(c, &n->held[0], false);
-		memmove(&n->held[0], &n->held[1], sizeof(n->held[0]) * (CUDA_NEST_HELD - 1));
-		n->n_held--;
-	}
-	n->held[n->n_held++] = *s;
-	return true;
-}
-
-/* A runtime call returned: the driver spans it encloses are nested. */
-static void cuda_runtime_call(struct collector *c, const struct ev_rt_call *r)
-{
-	struct cuda_nest *n = cuda_nest_of(c, r->h.pid, r->h.tid, true);
-
-	if (!n)
-		return;
-	for (uint32_t i = 0; i < n->n_held; i++)
-		if (n->gen == c->cap_gen)
-			keep_driver_span(c, &n->held[i],
-					 encloses(r->h.start_ns, r->h.end_ns, &n->held[i]));
-		else
-			c->st.spans_outside++;
-	n->n_held = 0;
-	n->recent_start[n->recent_head] = r->h.start_ns;
-	n->recent_end[n->recent_head] = r->h.end_ns;
-	n->recent_head = (n->recent_head + 1) % CUDA_NEST_RECENT;
-	if (n->n_recent < CUDA_NEST_RECENT)
-		n->n_recent++;
-}
-
 void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 {
 	const struct rt_pack_entry *entry = c->ctl.probe_entry ?
@@ -580,58 +420,58 @@ feed:
 		collect_note_activity(c, r->h.start_ns, ACT_OTHER);
 		break;
 	case RT_EV_CUDA_LAUNCH:
-		add_launch_stats(c, &s, r->vals[V_CU_GRID_X], r->vals[V_CU_GRID_Y],
-				 r->vals[V_CU_GRID_Z],
-				 r->vals[V_CU_BLOCK_X] * r->vals[V_CU_BLOCK_Y] *
-				 r->vals[V_CU_BLOCK_Z], r->vals[V_CU_STREAM]);
+		collect_cuda_launch_stats(c, &s, r->vals[V_CU_GRID_X], r->vals[V_CU_GRID_Y],
+					  r->vals[V_CU_GRID_Z],
+					  r->vals[V_CU_BLOCK_X] * r->vals[V_CU_BLOCK_Y] *
+					  r->vals[V_CU_BLOCK_Z], r->vals[V_CU_STREAM]);
 		s.kind = SPAN_EXECUTE;
 		collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
 		break;
 	case RT_EV_CUDA_GRAPH_LAUNCH:
 		/* cuGraphLaunch(exec, stream) */
 		s.kind = SPAN_EXECUTE;
-		add_stat(c, &s, "graph_exec", r->vals[0]);
-		add_stat(c, &s, "stream", r->vals[1]);
+		collect_span_stat(c, &s, "graph_exec", r->vals[0]);
+		collect_span_stat(c, &s, "stream", r->vals[1]);
 		collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
 		break;
 	case RT_EV_CUDA_MEMCPY_H2D:
 	case RT_EV_CUDA_MEMCPY_D2H:
 		s.kind = ev == RT_EV_CUDA_MEMCPY_H2D ? SPAN_H2D : SPAN_D2H;
 		capture_span__add_u64(&s, c->k_bytes, r->vals[V_CUMEM_BYTES]);
-		add_stat(c, &s, "stream", r->vals[V_CUMEM_STREAM]);
+		collect_span_stat(c, &s, "stream", r->vals[V_CUMEM_STREAM]);
 		collect_note_activity(c, r->h.start_ns, ACT_OTHER);
 		break;
 	case RT_EV_CUDA_SYNC:
 		s.kind = SPAN_AWAIT;
-		add_stat(c, &s, "stream", r->vals[V_CUSYNC_STREAM]);
+		collect_span_stat(c, &s, "stream", r->vals[V_CUSYNC_STREAM]);
 		break;
 	case RT_EV_CUDART_LAUNCH:
-		on_cudart_launch(c, r, &s);
+		collect_cudart_launch(c, r, &s);
 		break;
 	case RT_EV_CUDART_MEMCPY:
-		on_cudart_memcpy(c, r, entry, &s);
+		collect_cudart_memcpy(c, r, entry, &s);
 		break;
 	case RT_EV_CUDART_GRAPH_LAUNCH:
 		s.kind = SPAN_EXECUTE;
 		c->st.executions++;
-		add_stat(c, &s, "graph_exec", r->vals[V_CUDART_HANDLE]);
-		add_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE_STREAM]);
+		collect_span_stat(c, &s, "graph_exec", r->vals[V_CUDART_HANDLE]);
+		collect_span_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE_STREAM]);
 		collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
 		break;
 	case RT_EV_CUDART_STREAM_SYNC:
 		s.kind = SPAN_AWAIT;
-		add_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE]);
+		collect_span_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE]);
 		break;
 	case RT_EV_CUDART_EVENT_SYNC:
 		s.kind = SPAN_AWAIT;
-		add_stat(c, &s, "event", r->vals[V_CUDART_HANDLE]);
+		collect_span_stat(c, &s, "event", r->vals[V_CUDART_HANDLE]);
 		break;
 	case RT_EV_CUDART_DEVICE_SYNC:
 		s.kind = SPAN_AWAIT;
 		break;
 	case RT_EV_CUDART_EVENT_RECORD:
-		add_stat(c, &s, "event", r->vals[V_CUDART_HANDLE]);
-		add_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE_STREAM]);
+		collect_span_stat(c, &s, "event", r->vals[V_CUDART_HANDLE]);
+		collect_span_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE_STREAM]);
 		break;
 	case RT_EV_DATASET_GET_NEXT:
 		s.name = capture__intern_static(c->cap, "Iterator::GetNext");
@@ -640,10 +480,10 @@ feed:
 		break;
 	}
 	/* CUDA's layers: each piece of work counted at one of them. */
-	if (rt_event_kind_is_cuda_driver(ev) && cuda_driver_span(c, r, &s))
+	if (rt_event_kind_is_cuda_driver(ev) && collect_cuda_driver_span(c, r, &s))
 		return;
 	if (rt_event_kind_is_cudart(ev))
-		cuda_runtime_call(c, r);
+		collect_cuda_runtime_call(c, r);
 	collect_keep_span(c, &s);
 }
 
@@ -692,7 +532,7 @@ void collect_runtime_close_open(struct collector *c)
 {
 	/* Driver spans no runtime call enclosed: their own work. */
 	for (size_t i = 0; i < CUDA_NEST_THREADS; i++)
-		cuda_nest_flush(c, &c->cuda_nest[i]);
+		collect_cuda_flush(c, &c->cuda_nest[i]);
 	hashmap__filter(c->owners, close_open_owner, c);
 }
 
@@ -743,7 +583,7 @@ void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts
 		struct cuda_nest *n = &c->cuda_nest[i];
 
 		if (n->tid && n->pid == pid) {
-			cuda_nest_flush(c, n);
+			collect_cuda_flush(c, n);
 			memset(n, 0, sizeof(*n));
 		}
 	}

@@ -4,6 +4,7 @@
  *   collector.c         lifecycle, the record switch, span plumbing
  *   collect_runtime.c   runtime calls; Execute -> completion correlation
  *   collect_syscalls.c  file reads, ioctls, device opens, eventfds, code mapped
+ *   collect_cuda.c      CUDA's two layers, each launch counted once
  *   collect_tasks.c     threads and processes, scheduling, interrupts
  *   collect_window.c    the window: open, close, open spans at stop, finish
  */
@@ -188,6 +189,27 @@ void collect_runtime_close_open(struct collector *c);
 void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
 /* An execution that started in the window: a step, for --steps. */
 void collect_count_window_execution(struct collector *c, uint64_t start_ns);
+
+/* ---- collect_cuda.c --------------------------------------------------- */
+
+/* A named u64 stat on @s (the key a static string). */
+void collect_span_stat(struct collector *c, struct capture_span *s, const char *key,
+		       uint64_t v);
+/* A launch's grid, threads per block and stream. */
+void collect_cuda_launch_stats(struct collector *c, struct capture_span *s,
+			       uint64_t gx, uint64_t gy, uint64_t gz, uint64_t block,
+			       uint64_t stream);
+void collect_cudart_launch(struct collector *c, const struct ev_rt_call *r,
+			   struct capture_span *s);
+void collect_cudart_memcpy(struct collector *c, const struct ev_rt_call *r,
+			   const struct rt_pack_entry *entry, struct capture_span *s);
+/* A driver call's span: nested, or held; true when it took the span. */
+bool collect_cuda_driver_span(struct collector *c, const struct ev_rt_call *r,
+			      struct capture_span *s);
+/* A runtime call returned: the driver spans it encloses are nested. */
+void collect_cuda_runtime_call(struct collector *c, const struct ev_rt_call *r);
+/* Keeps the spans a thread's slot holds (window stop, process exit). */
+void collect_cuda_flush(struct collector *c, struct cuda_nest *n);
 
 /* ---- collect_syscalls.c ----------------------------------------------- */
 
