@@ -129,11 +129,11 @@ static void feed(struct rig *r, const void *rec, size_t size)
 	collector__record(r->col, rec, size);
 }
 
-static void rt_call(struct rig *r, int probe, uint64_t start, uint64_t end,
-		    const uint64_t *vals, size_t n, const char *payload)
+static void rt_call_on(struct rig *r, uint32_t tid, int probe, uint64_t start,
+		       uint64_t end, const uint64_t *vals, size_t n, const char *payload)
 {
 	struct ev_rt_call rec = {
-		.h = { .type = EV_RT_CALL, .pid = PID, .tid = TID,
+		.h = { .type = EV_RT_CALL, .pid = PID, .tid = tid,
 		       .start_ns = start, .end_ns = end },
 		.probe_id = probe,
 	};
@@ -144,6 +144,12 @@ static void rt_call(struct rig *r, int probe, uint64_t start, uint64_t end,
 		memcpy(rec.payload, payload, rec.payload_len);
 	}
 	feed(r, &rec, sizeof(rec));
+}
+
+static void rt_call(struct rig *r, int probe, uint64_t start, uint64_t end,
+		    const uint64_t *vals, size_t n, const char *payload)
+{
+	rt_call_on(r, TID, probe, start, end, vals, n, payload);
 }
 
 static void task(struct rig *r, enum task_event ev, uint32_t other, uint64_t t)
@@ -852,9 +858,45 @@ out:
 	rig_close(&r);
 }
 
+/*
+ * Once-counting across threads and shards: two threads whose tids differ by
+ * 64 (once one slot) each nest a driver launch in a runtime launch; a late
+ * record of an older runtime call decides nothing about a driver launch
+ * made after it.
+ */
+static void test_cuda_threads(void)
+{
+	uint64_t cu[V_CU_STREAM + 1] = { 0xf, 1, 1, 1, 32, 1, 1, 0, 0x50 };
+	uint64_t rt[V_CUDART_STREAM + 1] = { [V_CUDART_FUNC] = 0xf };
+	uint32_t a = TID, b = TID + 64;
+	struct rig r;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 0), "open window");
+	rt_call_on(&r, a, P_CU_LAUNCH, 1 * MS + 500, 1 * MS + 500, cu, V_CU_STREAM + 1, NULL);
+	rt_call_on(&r, b, P_CU_LAUNCH, 1 * MS + 600, 1 * MS + 600, cu, V_CU_STREAM + 1, NULL);
+	rt_call_on(&r, a, P_CUDART_LAUNCH, 1 * MS, 2 * MS, rt, V_CUDART_STREAM + 1, NULL);
+	rt_call_on(&r, b, P_CUDART_LAUNCH, 1 * MS, 2 * MS, rt, V_CUDART_STREAM + 1, NULL);
+	/* Thread a: launch 3's inner driver call arrives before launch 2's
+	 * (older) record, then launch 3's own. */
+	rt_call_on(&r, a, P_CU_LAUNCH, 5 * MS + 500, 5 * MS + 500, cu, V_CU_STREAM + 1, NULL);
+	rt_call_on(&r, a, P_CUDART_LAUNCH, 3 * MS, 4 * MS, rt, V_CUDART_STREAM + 1, NULL);
+	rt_call_on(&r, a, P_CUDART_LAUNCH, 5 * MS, 6 * MS, rt, V_CUDART_STREAM + 1, NULL);
+	collector__begin_close(r.col, 20 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	ASSERT_EQ(collector__stats(r.col)->executions, 4, "4 runtime launches, each once");
+	ASSERT_EQ(collector__stats(r.col)->cuda_nested, 3, "3 driver calls nested");
+out:
+	rig_close(&r);
+}
+
 int main(void)
 {
 	test_cuda_layers();
+	test_cuda_threads();
 	test_execution();
 	test_arming();
 	test_ioctls();

@@ -6,8 +6,10 @@
  * the driver. A driver call made inside a runtime call on its thread (a
  * runtime that does use the exported functions) is that call seen again:
  * it is kept on the thread's track, marked, and not counted. Driver spans
- * are held per thread until the thread's next runtime call says which.
+ * are held per thread, (pid, tid) in a hash map, until a runtime call of
+ * the thread says which.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "collect/collector_internal.h"
@@ -85,7 +87,7 @@ static void keep_driver_span(struct collector *c, struct capture_span *s, bool n
 	collect_keep_span(c, s);
 }
 
-void collect_cuda_flush(struct collector *c, struct cuda_nest *n)
+static void flush(struct collector *c, struct cuda_nest *n)
 {
 	for (uint32_t i = 0; i < n->n_held; i++)
 		if (n->gen == c->cap_gen)
@@ -95,19 +97,61 @@ void collect_cuda_flush(struct collector *c, struct cuda_nest *n)
 	n->n_held = 0;
 }
 
-/* The thread's slot; with @create, taking it over from another thread
- * (whose held spans are kept as they are). NULL when none. */
+static int flush_thread(uint64_t pid, uint64_t tid, void *value, void *ctx)
+{
+	(void)pid;
+	(void)tid;
+	flush(ctx, value);
+	return 0;
+}
+
+void collect_cuda_flush_all(struct collector *c)
+{
+	hashmap__filter(c->cuda_threads, flush_thread, c);
+}
+
+struct exiting {
+	struct collector *c;
+	uint32_t pid;
+};
+
+static int forget_thread(uint64_t pid, uint64_t tid, void *value, void *ctx)
+{
+	struct exiting *x = ctx;
+
+	(void)tid;
+	if (pid != x->pid)
+		return 0;
+	flush(x->c, value);
+	free(value);
+	return 1;
+}
+
+void collect_cuda_process_exit(struct collector *c, uint32_t pid)
+{
+	struct exiting x = { .c = c, .pid = pid };
+
+	hashmap__filter(c->cuda_threads, forget_thread, &x);
+}
+
+/* The thread's state, made on first use with @create; NULL when none (or
+ * out of memory: counted, and its calls are then counted as they come). */
 static struct cuda_nest *cuda_nest_of(struct collector *c, uint32_t pid, uint32_t tid,
 				      bool create)
 {
-	struct cuda_nest *n = &c->cuda_nest[tid % CUDA_NEST_THREADS];
+	struct cuda_nest *n = hashmap__get(c->cuda_threads, pid, tid);
 
-	if (n->tid == tid && n->pid == pid && tid)
+	if (n || !create)
 		return n;
-	if (!create || !tid)
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		collect_out_of_memory(c);
 		return NULL;
-	collect_cuda_flush(c, n);
-	memset(n, 0, sizeof(*n));
+	}
+	if (collect_put(c, c->cuda_threads, pid, tid, n, NULL)) {
+		free(n);
+		return NULL;
+	}
 	n->pid = pid;
 	n->tid = tid;
 	n->gen = c->cap_gen;
@@ -138,7 +182,7 @@ bool collect_cuda_driver_span(struct collector *c, const struct ev_rt_call *r,
 			return true;
 		}
 	if (n->gen != c->cap_gen)
-		collect_cuda_flush(c, n);
+		flush(c, n);
 	n->gen = c->cap_gen;
 	if (n->n_held == CUDA_NEST_HELD) {
 		/* The oldest has waited longest: no enclosing call came. */
@@ -150,20 +194,32 @@ bool collect_cuda_driver_span(struct collector *c, const struct ev_rt_call *r,
 	return true;
 }
 
-/* A runtime call returned: the driver spans it encloses are nested. */
+/*
+ * A runtime call returned: the driver spans it encloses are nested; those
+ * that ended before it began are their own work (the thread moved on);
+ * those after it wait (a record of an older call, late from another ring
+ * shard, decides nothing about later ones).
+ */
 void collect_cuda_runtime_call(struct collector *c, const struct ev_rt_call *r)
 {
 	struct cuda_nest *n = cuda_nest_of(c, r->h.pid, r->h.tid, true);
+	uint32_t w = 0;
 
 	if (!n)
 		return;
-	for (uint32_t i = 0; i < n->n_held; i++)
-		if (n->gen == c->cap_gen)
-			keep_driver_span(c, &n->held[i],
-					 encloses(r->h.start_ns, r->h.end_ns, &n->held[i]));
-		else
+	for (uint32_t i = 0; i < n->n_held; i++) {
+		struct capture_span *d = &n->held[i];
+
+		if (n->gen != c->cap_gen)
 			c->st.spans_outside++;
-	n->n_held = 0;
+		else if (encloses(r->h.start_ns, r->h.end_ns, d))
+			keep_driver_span(c, d, true);
+		else if (d->end_ns <= r->h.start_ns)
+			keep_driver_span(c, d, false);
+		else
+			n->held[w++] = *d;
+	}
+	n->n_held = w;
 	n->recent_start[n->recent_head] = r->h.start_ns;
 	n->recent_end[n->recent_head] = r->h.end_ns;
 	n->recent_head = (n->recent_head + 1) % CUDA_NEST_RECENT;

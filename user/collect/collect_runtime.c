@@ -531,8 +531,7 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 void collect_runtime_close_open(struct collector *c)
 {
 	/* Driver spans no runtime call enclosed: their own work. */
-	for (size_t i = 0; i < CUDA_NEST_THREADS; i++)
-		collect_cuda_flush(c, &c->cuda_nest[i]);
+	collect_cuda_flush_all(c);
 	hashmap__filter(c->owners, close_open_owner, c);
 }
 
@@ -579,14 +578,7 @@ void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts
 	struct exit_ctx x = { .c = c, .pid = pid, .ts = ts };
 
 	hashmap__filter(c->owners, close_exited_owner, &x);
-	for (size_t i = 0; i < CUDA_NEST_THREADS; i++) {
-		struct cuda_nest *n = &c->cuda_nest[i];
-
-		if (n->tid && n->pid == pid) {
-			collect_cuda_flush(c, n);
-			memset(n, 0, sizeof(*n));
-		}
-	}
+	collect_cuda_process_exit(c, pid);
 	hashmap__filter(c->executables, name_of_pid, &x);
 	hashmap__filter(c->program_runs, of_pid, &x);
 }

@@ -259,7 +259,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 	c->exited = hashmap__new();
 	c->executables = hashmap__new();
 	c->program_runs = hashmap__new();
-	if (!c->program_runs || !c->owners || !c->user_args || !c->dev_fds ||
+	c->cuda_threads = hashmap__new();
+	if (!c->program_runs || !c->cuda_threads || !c->owners || !c->user_args || !c->dev_fds ||
 	    !c->eventfds || !c->off_cpu || !c->exited || !c->devices ||
 	    !c->executables ||
 	    collector__set_capture(c, opts->capture)) {
@@ -289,6 +290,7 @@ void collector__free(struct collector *c)
 	hashmap__free(c->owners, collect_free_owner);
 	hashmap__free(c->executables, free_value);
 	hashmap__free(c->program_runs, NULL);
+	hashmap__free(c->cuda_threads, free_value);
 	hashmap__free(c->devices, free_value);
 	hashmap__free(c->dev_fds, NULL);
 	hashmap__free(c->eventfds, free_value);

@@ -82,12 +82,12 @@ struct off_cpu {
  * just seen are remembered for records that come out of order (another
  * ring-buffer shard).
  */
-#define CUDA_NEST_THREADS 64	/* threads followed at once (by tid) */
 #define CUDA_NEST_HELD 4	/* driver spans held per thread */
-#define CUDA_NEST_RECENT 4	/* runtime calls remembered per thread */
+#define CUDA_NEST_RECENT 16	/* runtime calls remembered per thread */
 
+/* A thread's CUDA calls, for counting each launch once (collect_cuda.c). */
 struct cuda_nest {
-	uint32_t pid, tid;	/* tid 0: a free slot */
+	uint32_t pid, tid;
 	uint32_t gen;		/* the capture the held spans' names are in */
 	uint32_t n_held;
 	uint32_t n_recent, recent_head;
@@ -140,7 +140,7 @@ struct collector {
 
 	/* CUDA: driver calls held per thread until a runtime call says
 	 * whether they were made inside it (counted in st.cuda_nested) */
-	struct cuda_nest cuda_nest[CUDA_NEST_THREADS];
+	struct hashmap *cuda_threads;	/* (pid, tid) -> cuda_nest */
 
 	/* interned names */
 	uint32_t k_launch_id, k_num_devices, k_module, k_bytes, k_requested,
@@ -208,8 +208,10 @@ bool collect_cuda_driver_span(struct collector *c, const struct ev_rt_call *r,
 			      struct capture_span *s);
 /* A runtime call returned: the driver spans it encloses are nested. */
 void collect_cuda_runtime_call(struct collector *c, const struct ev_rt_call *r);
-/* Keeps the spans a thread's slot holds (window stop, process exit). */
-void collect_cuda_flush(struct collector *c, struct cuda_nest *n);
+/* Keeps the driver spans still held: every thread's (at stop), or a
+ * process's, whose state then goes (at its exit). */
+void collect_cuda_flush_all(struct collector *c);
+void collect_cuda_process_exit(struct collector *c, uint32_t pid);
 
 /* ---- collect_syscalls.c ----------------------------------------------- */
 

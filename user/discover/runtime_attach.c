@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "attach"
@@ -34,7 +35,22 @@ struct library {
 	struct elf_image *elf;
 	pid_t users[MAX_LIB_USERS];
 	pid_t refused_pid;		/* the process whose table was refused */
+	/* When a scan first ran in a process: a table read while GetPjrtApi
+	 * is still filling it looks invalid, so refusals wait a while. */
+	pid_t scan_pid;
+	uint64_t first_scan_ns;
 };
+
+/* A scan's refusal is final only this long after the first scan. */
+#define SCAN_SETTLE_NS (500 * 1000000ull)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 #define MAX_CALLBACK_USERS 64
 
@@ -278,10 +294,19 @@ static void find_table_by_scan(struct runtime_attach *ra, struct library *lib,
 	 * that call this four times a second need not scan it again. */
 	if (lib->pub.has_table || (lib->pub.table_refused && lib->refused_pid == pid))
 		return;
+	if (lib->scan_pid != pid) {
+		lib->scan_pid = pid;
+		lib->first_scan_ns = mono_ns();
+	}
 	api = pjrt_api__scan(pid, maps_path, reason, sizeof(reason));
 	if (!api) {
-		/* ENOENT: not initialised yet; GetPjrtApi's return will tell. */
-		if (errno != ENOENT) {
+		/* ENOENT: not initialised yet; GetPjrtApi's return will tell.
+		 * A library caught as it is mapped is scanned while it starts:
+		 * what looks invalid then may be a table half filled, so while
+		 * tracing the rescans look again before refusing it (a plan,
+		 * `acceltrace probes`, looks once). */
+		if (errno != ENOENT &&
+		    (!ra->ps || mono_ns() - lib->first_scan_ns >= SCAN_SETTLE_NS)) {
 			lib->pub.table_refused = true;
 			lib->refused_pid = pid;
 			log_warn("refusing the PJRT table of %s in process %d: %s",

@@ -95,7 +95,9 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 /* openat/eventfd in progress are not spans worth keeping. */
 static bool open_syscall_wanted(const struct ev_syscall *rec)
 {
-	return rec->sc != SC_OPENAT && rec->sc != SC_EVENTFD;
+	/* Calls that make records of their own kinds, not spans. */
+	return rec->sc != SC_OPENAT && rec->sc != SC_EVENTFD && rec->sc != SC_MMAP &&
+	       rec->sc != SC_MPROTECT;
 }
 
 /* Syscalls in progress in their threads' slots. */
