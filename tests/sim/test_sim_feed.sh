@@ -10,12 +10,12 @@ trainer=$OUTPUT/sim/tpu-trainer
 
 for mode in infeed infeed-raw; do
 	dir=$TEST_TMP/$mode
-	expect_exit 0 "trainer --feed $mode" -- "$trainer" --feed $mode --steps 60 \
-		--step-time 500us --cores 4 --batch-bytes 16384 --input-bound 0.3 \
+	expect_exit 0 "trainer --feed $mode" -- "$trainer" --feed $mode --steps 120 \
+		--step-time 500us --cores 4 --batch-bytes 16384 --input-bound 0.6 \
 		--truth "$dir/truth.jsonl" --device-dir "$dir/dev" --compile-ms 0
-	contains "$err" "done steps=60 reason=steps" "$mode exit line"
+	contains "$err" "done steps=120 reason=steps" "$mode exit line"
 	"$PYTHON" tests/sim/simcheck.py feed truth="$dir/truth.jsonl" \
-		trace_dir="$dir/dev/devtrace" cores=4 steps=60 \
+		trace_dir="$dir/dev/devtrace" cores=4 steps=120 \
 		raw=$([[ $mode == infeed-raw ]] && echo 1 || echo 0) \
 		slice_bytes=4096 expect_waits=1 || fail "$mode checks"
 done
