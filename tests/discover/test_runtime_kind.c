@@ -245,6 +245,19 @@ static void test_cache(void)
 
 	runtime_kind__forget();
 	ASSERT_EQ(runtime_kind__parse_count(), 0, "forgotten");
+	{
+		struct stat st;
+
+		if (ASSERT_OK(stat(at("vendor_runtime_v3.so"), &st), "stat")) {
+			ASSERT_EQ(runtime_kind__known(st.st_dev, st.st_ino, &k), -ENOENT,
+				  "not known before a look");
+			ASSERT_OK(runtime_kind__of_path(at("vendor_runtime_v3.so"), &k), "look");
+			ASSERT_OK(runtime_kind__known(st.st_dev, st.st_ino, &k),
+				  "known after it, by identity alone");
+			ASSERT_STREQ(pack_name(&k), "PJRT plugin", "known pack");
+			runtime_kind__forget();
+		}
+	}
 	ASSERT_OK(runtime_kind__of_path(at("vendor_runtime_v3.so"), &k), "first");
 	ASSERT_EQ(runtime_kind__parse_count(), 1, "parsed once");
 	for (int i = 0; i < 100; i++)

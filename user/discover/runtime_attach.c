@@ -3,7 +3,8 @@
  * Runtime-library discovery and uprobe placement. Uprobes are keyed by file
  * and offset, so each library file is probed once, for every process that
  * maps it (the BPF side keeps only traced processes); a library no traced
- * process maps any more loses its probes.
+ * process maps any more loses its probes. OnReady callbacks, found at run
+ * time, are runtime_callbacks.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,21 +26,8 @@
 #include "discover/proc_maps.h"
 #include "discover/procfs.h"
 #include "discover/runtime_attach.h"
+#include "discover/runtime_attach_internal.h"
 #include "discover/runtime_kind.h"
-
-#define MAX_CALLBACKS 64
-#define MAX_LIB_USERS 256
-
-struct library {
-	struct attached_library pub;
-	struct elf_image *elf;
-	pid_t users[MAX_LIB_USERS];
-	pid_t refused_pid;		/* the process whose table was refused */
-	/* When a scan first ran in a process: a table read while GetPjrtApi
-	 * is still filling it looks invalid, so refusals wait a while. */
-	pid_t scan_pid;
-	uint64_t first_scan_ns;
-};
 
 /* A scan's refusal is final only this long after the first scan. */
 #define SCAN_SETTLE_NS (500 * 1000000ull)
@@ -52,37 +40,11 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-#define MAX_CALLBACK_USERS 64
-
-/* A callback function: probed once per (file, offset), for every process
- * that registers it; detached when the last of them is gone. */
-struct callback {
-	uint64_t dev, ino, offset;	/* the function, in its file */
-	struct attached_probe *probe;
-	struct {
-		pid_t pid;
-		uint64_t addr;		/* the function's address in that process */
-	} users[MAX_CALLBACK_USERS];
-	unsigned int n_users;
-};
-
-struct runtime_attach {
-	struct probe_session *ps;	/* NULL: plan only */
-	struct library **libs;
-	size_t n_libs, cap_libs;
-	struct attached_probe **probes;
-	size_t n_probes, cap_probes;
-	struct attached_probe *by_id[AT_MAX_PROBES];
-	struct callback callbacks[MAX_CALLBACKS];
-	size_t n_callbacks;
-	bool callbacks_full_warned;
-};
-
 /* ---------------------------------------------------------------- probes */
 
-static struct attached_probe *new_probe(struct runtime_attach *ra,
-					const struct rt_pack_entry *e,
-					const struct attached_library *lib)
+struct attached_probe *runtime_attach_new_probe(struct runtime_attach *ra,
+						const struct rt_pack_entry *e,
+						const struct attached_library *lib)
 {
 	struct attached_probe *p;
 
@@ -98,9 +60,8 @@ static struct attached_probe *new_probe(struct runtime_attach *ra,
 	return p;
 }
 
-/* Attaches @p at (path, attach_offset) unless planning. */
-static int attach_probe(struct runtime_attach *ra, struct attached_probe *p,
-			const char *path)
+int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe *p,
+				const char *path)
 {
 	struct rt_probe_spec spec;
 	char why[256];
@@ -174,7 +135,7 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 		}
 		if (elf_image__vaddr_to_offset(lib->elf, sym.value, &off))
 			continue;
-		p = new_probe(ra, e, &lib->pub);
+		p = runtime_attach_new_probe(ra, e, &lib->pub);
 		if (!p)
 			return;
 		snprintf(p->target, sizeof(p->target), "symbol %s", e->name);
@@ -182,7 +143,7 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 		if (probe_placement__for_vaddr(lib->elf, sym.value, &p->placement))
 			memset(&p->placement, 0, sizeof(p->placement));
 		p->attach_offset = off + p->placement.offset;
-		if (!attach_probe(ra, p, lib->pub.path))
+		if (!runtime_attach_attach_probe(ra, p, lib->pub.path))
 			lib->pub.n_probes++;
 	}
 }
@@ -239,7 +200,7 @@ static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 			struct attached_probe *p = ra->probes[i];
 
 			if (p->lib == &lib->pub && p->probe_id < 0 && !p->error &&
-			    !attach_probe(ra, p, lib->pub.path))
+			    !runtime_attach_attach_probe(ra, p, lib->pub.path))
 				lib->pub.n_probes++;
 		}
 	}
@@ -270,14 +231,14 @@ static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 			continue;
 		if (pjrt_api__probe_target(api, e->pjrt_fn, &t))
 			continue;	/* not in this minor's table, or NULL */
-		p = new_probe(ra, e, &lib->pub);
+		p = runtime_attach_new_probe(ra, e, &lib->pub);
 		if (!p)
 			return;
 		snprintf(p->target, sizeof(p->target), "PJRT_Api slot %d", t.slot);
 		p->file_offset = t.file_offset;
 		p->placement = t.placement;
 		p->attach_offset = t.attach_offset;
-		if (!attach_probe(ra, p, t.path))
+		if (!runtime_attach_attach_probe(ra, p, t.path))
 			lib->pub.n_probes++;
 	}
 	lib->pub.slots_attached = true;
@@ -488,6 +449,10 @@ int runtime_attach__on_mapped(struct runtime_attach *ra, pid_t pid,
 			return 0;
 		goto examine;
 	}
+	/* Known already (the C library, a framework's own code...): a hash
+	 * lookup, no system call. */
+	if (!runtime_kind__known(m->dev, m->ino, &kind) && !kind.pack)
+		return 0;
 	/* The mapping names the file whatever its path in the process (a
 	 * container's root, a deleted file); the link says what ld.so
 	 * opened, the name recognition takes as its hint. */
@@ -620,95 +585,6 @@ int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
 			 pid, reason);
 	}
 	return -EINVAL;
-}
-
-int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
-				uint64_t addr)
-{
-	const struct proc_map *m;
-	struct attached_probe *p;
-	struct elf_image *elf = NULL;
-	struct proc_maps *maps;
-	char path[PATH_MAX];
-	uint64_t off, vaddr;
-	struct callback *cb;
-	struct stat st;
-	int err = 0;
-
-	if (runtime_attach__callback_ready(ra, pid, addr))
-		return 0;
-	maps = proc_maps__read(pid);
-	if (!maps)
-		return -errno;
-	if (proc_maps__addr_to_file_offset(maps, addr, &m, &off) ||
-	    proc_maps__open_path(pid, m, path, sizeof(path)) || stat(path, &st)) {
-		err = -ENOENT;
-		goto out;
-	}
-	for (size_t i = 0; i < ra->n_callbacks; i++) {
-		cb = &ra->callbacks[i];
-		if (cb->dev != st.st_dev || cb->ino != st.st_ino || cb->offset != off)
-			continue;
-		/* The same function, another process (or the same one again). */
-		if (cb->n_users < MAX_CALLBACK_USERS) {
-			cb->users[cb->n_users].pid = pid;
-			cb->users[cb->n_users].addr = addr;
-			cb->n_users++;
-		}
-		/* Its last user had gone: probe it again. */
-		if (cb->probe && cb->probe->probe_id < 0)
-			err = attach_probe(ra, cb->probe, path);
-		goto out;
-	}
-	if (ra->n_callbacks == MAX_CALLBACKS) {
-		if (!ra->callbacks_full_warned)
-			log_warn("more than %d distinct OnReady callbacks: later ones are not probed",
-				 MAX_CALLBACKS);
-		ra->callbacks_full_warned = true;
-		err = -E2BIG;
-		goto out;
-	}
-	p = new_probe(ra, rt_pack_callback_entry(), NULL);
-	if (!p) {
-		err = -ENOMEM;
-		goto out;
-	}
-	snprintf(p->target, sizeof(p->target), "callback %.60s+0x%llx",
-		 strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
-		 (unsigned long long)off);
-	p->file_offset = off;
-	elf = elf_image__open(path);
-	if (!elf || elf_image__offset_to_vaddr(elf, off, &vaddr) ||
-	    probe_placement__for_vaddr(elf, vaddr, &p->placement))
-		memset(&p->placement, 0, sizeof(p->placement));
-	p->attach_offset = off + p->placement.offset;
-	err = attach_probe(ra, p, path);
-	cb = &ra->callbacks[ra->n_callbacks++];
-	cb->dev = st.st_dev;
-	cb->ino = st.st_ino;
-	cb->offset = off;
-	cb->probe = p;
-	cb->users[0].pid = pid;
-	cb->users[0].addr = addr;
-	cb->n_users = 1;
-	log_debug("probing OnReady callback %s (process %d)", p->target, pid);
-out:
-	elf_image__free(elf);
-	proc_maps__free(maps);
-	return err;
-}
-
-bool runtime_attach__callback_ready(struct runtime_attach *ra, pid_t pid,
-				    uint64_t addr)
-{
-	for (size_t i = 0; i < ra->n_callbacks; i++) {
-		const struct callback *cb = &ra->callbacks[i];
-
-		for (unsigned int u = 0; u < cb->n_users; u++)
-			if (cb->users[u].pid == pid && cb->users[u].addr == addr)
-				return cb->probe && cb->probe->probe_id >= 0;
-	}
-	return false;
 }
 
 bool runtime_attach__settled(const struct runtime_attach *ra)

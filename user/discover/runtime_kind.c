@@ -159,6 +159,16 @@ static const struct kind_entry *lookup(uint64_t dev, uint64_t ino)
 	return cache ? hashmap__get(cache, dev, ino) : NULL;
 }
 
+int runtime_kind__known(uint64_t dev, uint64_t ino, struct runtime_kind *kind)
+{
+	const struct kind_entry *hit = lookup(dev, ino);
+
+	if (!hit)
+		return -ENOENT;
+	fill(kind, hit);
+	return 0;
+}
+
 int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
 			  uint64_t ino, struct runtime_kind *kind)
 {

@@ -56,6 +56,8 @@ const struct rt_pack *runtime_kind__recognise(const struct elf_image *img,
  */
 int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
 			  uint64_t ino, struct runtime_kind *kind);
+/* The remembered answer for (@dev, @ino) alone, no I/O: 0, or -ENOENT. */
+int runtime_kind__known(uint64_t dev, uint64_t ino, struct runtime_kind *kind);
 /* The same, with the identity from stat(2) of @path. */
 int runtime_kind__of_path(const char *path, struct runtime_kind *kind);
 /*

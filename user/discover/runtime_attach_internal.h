@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The runtime attach manager's insides, shared by its files only:
+ * runtime_attach.c (libraries, their symbol and PJRT slot probes, the
+ * processes that map them) and runtime_callbacks.c (OnReady callbacks,
+ * probed at run time). Nothing outside these two includes this.
+ */
+#ifndef ACCELTRACE_RUNTIME_ATTACH_INTERNAL_H
+#define ACCELTRACE_RUNTIME_ATTACH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "acceltrace/events.h"
+#include "discover/runtime_attach.h"
+
+struct elf_image;
+
+#define MAX_CALLBACKS 64
+#define MAX_LIB_USERS 256
+
+struct library {
+	struct attached_library pub;
+	struct elf_image *elf;
+	pid_t users[MAX_LIB_USERS];
+	pid_t refused_pid;		/* the process whose table was refused */
+	/* When a scan first ran in a process: a table read while GetPjrtApi
+	 * is still filling it looks invalid, so refusals wait a while. */
+	pid_t scan_pid;
+	uint64_t first_scan_ns;
+};
+
+#define MAX_CALLBACK_USERS 64
+
+/* A callback function: probed once per (file, offset), for every process
+ * that registers it; detached when the last of them is gone. */
+struct callback {
+	uint64_t dev, ino, offset;	/* the function, in its file */
+	struct attached_probe *probe;
+	struct {
+		pid_t pid;
+		uint64_t addr;		/* the function's address in that process */
+	} users[MAX_CALLBACK_USERS];
+	unsigned int n_users;
+};
+
+struct runtime_attach {
+	struct probe_session *ps;	/* NULL: plan only */
+	struct library **libs;
+	size_t n_libs, cap_libs;
+	struct attached_probe **probes;
+	size_t n_probes, cap_probes;
+	struct attached_probe *by_id[AT_MAX_PROBES];
+	struct callback callbacks[MAX_CALLBACKS];
+	size_t n_callbacks;
+	bool callbacks_full_warned;
+};
+
+/* A new probe record for entry @e (in @lib, NULL for a callback); NULL
+ * when out of memory. */
+struct attached_probe *runtime_attach_new_probe(struct runtime_attach *ra,
+						const struct rt_pack_entry *e,
+						const struct attached_library *lib);
+/* Attaches @p at (path, attach_offset) unless planning; 0 or -errno. */
+int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe *p,
+				const char *path);
+
+#endif /* ACCELTRACE_RUNTIME_ATTACH_INTERNAL_H */
