@@ -53,6 +53,7 @@ static const struct rt_pack_entry entries[P__COUNT] = {
 struct fake_controller {
 	struct control_record recs[64];
 	size_t n;
+	const char *platform, *vendor;	/* what the runtimes drive */
 };
 
 static int fake_handle(void *ctx, const struct control_record *rec)
@@ -68,6 +69,15 @@ static const struct rt_pack_entry *fake_entry(void *ctx, int probe_id)
 {
 	(void)ctx;
 	return probe_id >= 0 && probe_id < P__COUNT ? &entries[probe_id] : NULL;
+}
+
+static const char *fake_platform(void *ctx, uint32_t pid, const char **vendor)
+{
+	struct fake_controller *f = ctx;
+
+	(void)pid;
+	*vendor = f->vendor;
+	return f->platform;
 }
 
 static const struct control_record *find_control(const struct fake_controller *f,
@@ -94,6 +104,7 @@ static int rig_open_opts(struct rig *r, bool from_start)
 	struct collector_opts opts = { .sz = sizeof(opts) };
 	struct control_ops ops = {
 		.ctx = &r->ctl, .handle = fake_handle, .probe_entry = fake_entry,
+		.device_platform = fake_platform,
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -234,6 +245,8 @@ static void test_execution(void)
 
 	if (!ASSERT_OK(rig_open(&r), "rig"))
 		return;
+	r.ctl.platform = "GPU";		/* a PJRT plugin that drives CUDA */
+	r.ctl.vendor = "Nvidia";
 	rt_call(&r, P_COMPILE, 1 * MS, 2 * MS, compile, V_COMPILE_EXECUTABLE + 1, hlo);
 	execution(&r, 7, 10 * MS, true);
 	ASSERT_OK(collector__open_window(r.col, 9 * MS), "open window");
@@ -251,6 +264,13 @@ static void test_execution(void)
 		ASSERT_STREQ(capture__string(r.cap, s->name), "jit_step", "named by Compile");
 		ASSERT_EQ(s->correlation_id, 7, "linked to its launch");
 		ASSERT_TRUE(arg_u64(r.cap, s, "launch_id", &v) && v == 7, "launch_id arg");
+	}
+	if (ASSERT_TRUE(capture__num_devices(r.cap) > 0, "devices")) {
+		const struct capture_device *d = capture__device_info(r.cap, 0);
+
+		ASSERT_STREQ(capture__string(r.cap, d->platform), "GPU",
+			     "platform from the runtimes the process maps");
+		ASSERT_STREQ(capture__string(r.cap, d->vendor), "Nvidia", "vendor");
 	}
 	cr = find_control(&r.ctl, CTL_CALLBACK_REGISTERED);
 	if (ASSERT_OK_PTR(cr, "callback handed to the controller")) {

@@ -372,14 +372,17 @@ static const char *plane_stat_str(const XPlane *p, const char *name)
 /*
  * The capture keeps an unknown device type as id 0; the XProf mapping gives
  * such a device what XProf needs ("TPU", a /device:TPU:N plane), prefixes a
- * type without "TPU", and names device lines in XProf's words.
+ * type without "TPU", and names device lines in XProf's words. A device
+ * whose runtime says GPU is a /device:GPU:N plane with its vendor and no
+ * TPU device_type_string.
  */
 static void test_device_types(const char *dir)
 {
 	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s" };
 	struct capture *c = capture__new(&o);
-	const char *types[] = { NULL, "", "TPU v4", "v5e" };
-	const char *want[] = { "TPU", "TPU", "TPU v4", "TPU v5e" };
+	const char *types[] = { NULL, "", "TPU v4", "v5e", NULL, "NVIDIA H100" };
+	const char *platforms[] = { NULL, NULL, "TPU", NULL, "GPU", "GPU" };
+	const char *want[] = { "TPU", "TPU", "TPU v4", "TPU v5e", NULL, NULL };
 	char path[512], pname[32];
 	uint8_t *buf = NULL;
 	XSpace *xs = NULL;
@@ -391,12 +394,16 @@ static void test_device_types(const char *dir)
 	ASSERT_TRUE(xprof_line_name(TRACK_HOST_THREAD) == NULL, "host: no line name");
 	if (!ASSERT_OK_PTR(c, "capture"))
 		return;
-	for (int i = 0; i < 4; i++) {
+	ASSERT_EQ(capture__device_platform(c, 0, "GPU", NULL), -ENOENT, "no such device");
+	for (int i = 0; i < 6; i++) {
 		int d = capture__device(c, 1, i, types[i], 0, 0);
 		int t = capture__device_track(c, d, TRACK_DEVICE_MODULES);
 		struct capture_span sp = { .start_ns = 10, .end_ns = 20, .track = t,
 					   .kind = SPAN_DEVICE_MODULE };
 
+		ASSERT_OK(capture__device_platform(c, d, platforms[i],
+						   platforms[i] && !strcmp(platforms[i], "GPU") ?
+						   "Nvidia" : NULL), "platform");
 		ASSERT_OK(capture__add_span(c, &sp), "device span");
 		if (i < 2)
 			ASSERT_EQ(capture__device_info(c, d)->type, 0, "unknown type is id 0");
@@ -409,15 +416,24 @@ static void test_device_types(const char *dir)
 	xs = buf ? tensorflow__profiler__xspace__unpack(NULL, len, buf) : NULL;
 	if (!ASSERT_OK_PTR(xs, "parses"))
 		goto out;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
+		bool gpu = platforms[i] && !strcmp(platforms[i], "GPU");
 		const XPlane *p;
 
-		snprintf(pname, sizeof(pname), "/device:TPU:%d", i);
+		snprintf(pname, sizeof(pname), "/device:%s:%d", gpu ? "GPU" : "TPU", i);
 		p = plane(xs, pname);
-		if (!ASSERT_OK_PTR(p, "device plane"))
+		if (!ASSERT_OK_PTR(p, pname))
 			continue;
-		ASSERT_STREQ(plane_stat_str(p, "device_type_string"), want[i],
-			     "device_type_string");
+		if (want[i])
+			ASSERT_STREQ(plane_stat_str(p, "device_type_string"), want[i],
+				     "device_type_string");
+		else
+			ASSERT_TRUE(!plane_stat_str(p, "device_type_string"),
+				    "a GPU plane has no TPU device_type_string");
+		if (gpu)
+			ASSERT_STREQ(plane_stat_str(p, "device_vendor"), "Nvidia", "vendor");
+		if (gpu && types[i])
+			ASSERT_STREQ(plane_stat_str(p, "gpu_device_name"), types[i], "GPU name");
 		if (ASSERT_EQ(p->n_lines, 1, "one line"))
 			ASSERT_STREQ(p->lines[0]->name, "XLA Modules", "line named by kind");
 	}

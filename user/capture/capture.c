@@ -277,6 +277,32 @@ int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 	return i;
 }
 
+int capture__device_platform(struct capture *c, uint32_t index,
+			     const char *platform, const char *vendor)
+{
+	struct capture_device *d;
+	uint32_t id;
+
+	if (index >= c->ndevices)
+		return -ENOENT;
+	if (c->finalized)
+		return -EBUSY;
+	d = &c->devices[index];
+	if (platform && platform[0]) {
+		id = capture__intern(c, platform);
+		if (!id)	/* counted lost; what was known stays */
+			return -ENOMEM;
+		d->platform = id;
+	}
+	if (vendor && vendor[0]) {
+		id = capture__intern(c, vendor);
+		if (!id)
+			return -ENOMEM;
+		d->vendor = id;
+	}
+	return 0;
+}
+
 static int new_track(struct capture *c, const struct capture_track *info)
 {
 	struct track_store *t;

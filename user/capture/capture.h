@@ -146,6 +146,8 @@ struct capture_device {
 	uint32_t pid;		/* process that drives it */
 	uint32_t core;		/* the runtime's core/device ordinal */
 	uint32_t type;		/* interned, e.g. "TPU v4"; 0 ("") unknown */
+	uint32_t platform;	/* interned "GPU", "TPU"; 0 ("") unknown */
+	uint32_t vendor;	/* interned, e.g. "Nvidia"; 0 ("") unknown */
 	double peak_tflops;	/* 0 when unknown */
 	double peak_hbm_gbps;	/* 0 when unknown */
 };
@@ -242,6 +244,13 @@ int capture__thread_exited(struct capture *c, uint32_t pid, uint32_t tid,
  */
 int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 		    const char *type, double peak_tflops, double peak_hbm_gbps);
+
+/*
+ * The platform of device @index ("GPU", "TPU": the runtime's word for its
+ * devices) and its vendor; NULL or "" leaves what is known. 0 or -errno.
+ */
+int capture__device_platform(struct capture *c, uint32_t index,
+			     const char *platform, const char *vendor);
 
 /* Track ids (>= 0), created on first use, or -errno. */
 int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid);

@@ -30,11 +30,19 @@ static struct device_state *device_of(struct collector *c, uint32_t pid,
 
 	if (d && d->gen == c->cap_gen)
 		return d;
-	/* Seen from the runtime, the device's model is unknown. */
+	/* Seen from the runtime, the device's model is unknown; its
+	 * platform is what the runtimes the process maps drive. */
 	idx = capture__device(c->cap, pid, device, NULL, 0, 0);
 	if (idx < 0) {
 		collect_out_of_memory(c);
 		return NULL;
+	}
+	if (c->ctl.device_platform) {
+		const char *vendor, *platform;
+
+		platform = c->ctl.device_platform(c->ctl.ctx, pid, &vendor);
+		if (capture__device_platform(c->cap, idx, platform, vendor) == -ENOMEM)
+			collect_out_of_memory(c);
 	}
 	if (!d) {
 		d = calloc(1, sizeof(*d));

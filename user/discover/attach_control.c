@@ -165,11 +165,22 @@ static const struct rt_pack_entry *ops_probe_entry(void *ctx, int probe_id)
 	return p ? p->entry : NULL;
 }
 
+static const char *ops_device_platform(void *ctx, uint32_t pid, const char **vendor)
+{
+	struct attach_control *ac = ctx;
+
+	*vendor = NULL;
+	if (!ac->ra)
+		return NULL;
+	return rt_platform_name(runtime_attach__platform(ac->ra, pid, vendor));
+}
+
 struct control_ops attach_control__ops(struct attach_control *ac)
 {
 	return (struct control_ops){
 		.ctx = ac,
 		.handle = ops_handle,
 		.probe_entry = ops_probe_entry,
+		.device_platform = ops_device_platform,
 	};
 }

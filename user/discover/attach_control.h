@@ -58,6 +58,12 @@ struct control_ops {
 	int (*handle)(void *ctx, const struct control_record *rec);
 	/* The probe pack entry behind a runtime probe id; NULL if unknown. */
 	const struct rt_pack_entry *(*probe_entry)(void *ctx, int probe_id);
+	/*
+	 * The platform of @pid's devices as XProf names planes ("GPU",
+	 * "TPU"), from the runtimes it maps, and their vendor; NULL when
+	 * unknown. May be NULL itself.
+	 */
+	const char *(*device_platform)(void *ctx, uint32_t pid, const char **vendor);
 };
 
 /*

@@ -291,11 +291,13 @@ static const struct rt_pack packs[] = {
 					   "TpuExecutor_EnqueueInfeed",
 					   "TpuTransferManager_TransferLiteralFromOutfeed",
 					   "TpuExecutor_DequeueOutfeed") },
+		.platform = RT_PLATFORM_TPU, .vendor = "Google",
 		.entries = tpu_c_api_entries, .n_entries = N(tpu_c_api_entries),
 	}, {
 		.name = "CUDA driver",
 		.library = "^libcuda\\.so(\\.[0-9]+)*$",
 		.abi = { .all_of = SYMBOLS("cuLaunchKernel", "cuInit") },
+		.platform = RT_PLATFORM_GPU, .vendor = "Nvidia",
 		.entries = cuda_entries, .n_entries = N(cuda_entries),
 	}, {
 		/* Frameworks launch through it, and it reaches libcuda through
@@ -305,6 +307,7 @@ static const struct rt_pack packs[] = {
 		.name = "CUDA runtime",
 		.library = "^libcudart\\.so(\\.[0-9]+)*$",
 		.abi = { .all_of = SYMBOLS("cudaLaunchKernel") },
+		.platform = RT_PLATFORM_GPU, .vendor = "Nvidia",
 		.entries = cudart_entries, .n_entries = N(cudart_entries),
 	}, {
 		.name = "tf.data",
@@ -322,6 +325,15 @@ size_t rt_pack_count(void)
 const struct rt_pack *rt_pack_get(size_t i)
 {
 	return i < N(packs) ? &packs[i] : NULL;
+}
+
+const char *rt_platform_name(enum rt_platform platform)
+{
+	switch (platform) {
+	case RT_PLATFORM_TPU: return "TPU";
+	case RT_PLATFORM_GPU: return "GPU";
+	default: return NULL;
+	}
 }
 
 const struct rt_pack *rt_pack_match(const char *path)

@@ -146,6 +146,17 @@ struct rt_abi_signature {
 	const char *const *any_of;
 };
 
+/*
+ * The kind of device a runtime drives, as XProf names device planes
+ * (/device:GPU:N, /device:TPU:N). A PJRT plugin alone does not say: the
+ * driver it loads does.
+ */
+enum rt_platform {
+	RT_PLATFORM_UNKNOWN = 0,
+	RT_PLATFORM_TPU,
+	RT_PLATFORM_GPU,
+};
+
 struct rt_pack {
 	const char *name;
 	/*
@@ -157,12 +168,17 @@ struct rt_pack {
 	struct rt_abi_signature abi;
 	/* The library exports GetPjrtApi: find its table and use slots. */
 	bool pjrt;
+	/* The devices behind it, and their vendor (XProf's device_vendor). */
+	enum rt_platform platform;
+	const char *vendor;
 	const struct rt_pack_entry *entries;	/* may be empty: recognised only */
 	size_t n_entries;
 };
 
 size_t rt_pack_count(void);
 const struct rt_pack *rt_pack_get(size_t i);
+/* "GPU", "TPU" or NULL (unknown): the word in XProf's plane names. */
+const char *rt_platform_name(enum rt_platform platform);
 /*
  * The first pack whose name hint matches @path's basename, or NULL. A hint
  * only: runtime_kind.h recognises a library by what it exports.

@@ -598,6 +598,29 @@ bool runtime_attach__settled(const struct runtime_attach *ra)
 	return true;
 }
 
+enum rt_platform runtime_attach__platform(const struct runtime_attach *ra,
+					 pid_t pid, const char **vendor)
+{
+	enum rt_platform best = RT_PLATFORM_UNKNOWN;
+
+	*vendor = NULL;
+	for (size_t i = 0; i < ra->n_libs; i++) {
+		const struct library *lib = ra->libs[i];
+		const struct rt_pack *pack = lib->pub.pack;
+		bool user = false;
+
+		for (unsigned int u = 0; u < lib->pub.users && !user; u++)
+			user = lib->users[u] == pid;
+		/* Should one process map both kinds, the GPU runtime names
+		 * its devices (enum order): a choice, the case is rare. */
+		if (!user || pack->platform <= best)
+			continue;
+		best = pack->platform;
+		*vendor = pack->vendor;
+	}
+	return best;
+}
+
 /* ---------------------------------------------------------------- lifecycle */
 
 struct runtime_attach *runtime_attach__new(struct probe_session *ps,

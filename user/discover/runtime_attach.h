@@ -123,6 +123,14 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 /* True once the callback at @callback in @pid is probed. */
 bool runtime_attach__callback_ready(struct runtime_attach *ra, pid_t pid,
 				    uint64_t callback);
+/*
+ * The kind of device @pid's runtimes drive, from the packs of the runtime
+ * libraries it maps (a CUDA driver or runtime: GPU; the TPU C API: TPU);
+ * RT_PLATFORM_UNKNOWN when none says. @vendor: XProf's device_vendor, or
+ * NULL.
+ */
+enum rt_platform runtime_attach__platform(const struct runtime_attach *ra,
+					 pid_t pid, const char **vendor);
 /* Work still to do that could lose events (a table not found yet...). */
 bool runtime_attach__settled(const struct runtime_attach *ra);
 

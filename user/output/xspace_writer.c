@@ -629,23 +629,38 @@ static int write_device_plane(struct xw *w, uint32_t index)
 	};
 	const struct capture_device *d = capture__device_info(w->c, index);
 	const char *type = capture__string(w->c, d->type);
+	const char *platform = capture__string(w->c, d->platform);
+	const char *vendor = capture__string(w->c, d->vendor);
 	char name[64], type_buf[256];
 	uint64_t at;
 	int err = 0;
 
-	snprintf(name, sizeof(name), "/device:TPU:%u", index);
-	at = begin_plane(w, index, name, true);
 	/*
-	 * XProf classifies the hardware by the substring "TPU" (and its planes
-	 * by the name above): an unknown type is "TPU", another is prefixed.
+	 * XProf tells TPUs from GPUs by the plane's name. A device whose
+	 * runtime did not say is named a TPU (the platform XProf needs a
+	 * device_type_string for, which then says "TPU").
 	 */
-	if (!type || !type[0]) {
-		type = XPROF_DEVICE_TYPE;
-	} else if (!strstr(type, "TPU")) {
-		snprintf(type_buf, sizeof(type_buf), XPROF_DEVICE_TYPE " %s", type);
-		type = type_buf;
+	if (!platform || !platform[0])
+		platform = XPROF_DEVICE_TYPE;
+	snprintf(name, sizeof(name), "/device:%s:%u", platform, index);
+	at = begin_plane(w, index, name, true);
+	if (vendor && vendor[0])
+		plane_stat_str(w, "device_vendor", vendor);
+	if (!strcmp(platform, XPROF_DEVICE_TYPE)) {
+		/* XProf classifies TPU hardware by the substring "TPU" in
+		 * device_type_string: an unknown type is "TPU", another is
+		 * prefixed. GPU planes carry no such stat (XProf's own have
+		 * device_vendor and the GPU's name instead). */
+		if (!type || !type[0]) {
+			type = XPROF_DEVICE_TYPE;
+		} else if (!strstr(type, "TPU")) {
+			snprintf(type_buf, sizeof(type_buf), XPROF_DEVICE_TYPE " %s", type);
+			type = type_buf;
+		}
+		plane_stat_str(w, "device_type_string", type);
+	} else if (type && type[0] && !strcmp(platform, "GPU")) {
+		plane_stat_str(w, "gpu_device_name", type);
 	}
-	plane_stat_str(w, "device_type_string", type);
 	if (d->peak_tflops > 0)
 		plane_stat_double(w, "peak_teraflops_per_second", d->peak_tflops);
 	if (d->peak_hbm_gbps > 0)
