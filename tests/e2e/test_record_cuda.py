@@ -118,6 +118,11 @@ def probes_check(app):
           "probes: libsimrt.so is a CUDA runtime by its exports: %s" % rt)
     check(drv and drv["pack"] == "CUDA driver" and "cuLaunchKernel" in drv["recognised_by"],
           "probes: libsimdrv.so is a CUDA driver by its exports: %s" % drv)
+    proc = d["processes"][0]
+    check(proc.get("cuda_runtime_layer") == "static" and
+          proc.get("cuda_runtime_library", "").endswith("libsimrt.so"),
+          "probes: the runtime layer is exported by libsimrt.so, not a libcudart: %s"
+          % {k: proc.get(k) for k in ("cuda_runtime_layer", "cuda_runtime_library")})
     placed = {p["function"] for p in d["probes"] if p["library"].endswith("libsimrt.so")
               and not p["refused"]}
     want = {"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",

@@ -9,7 +9,9 @@ maps does. The simulated trainer is run twice under record --pid:
 - with a CUDA driver in the process (the simulated libsimdrv.so, recognised
   by its exports, preloaded as a CUDA PJRT plugin's libcuda would be
   mapped): /device:GPU:N planes with device_vendor Nvidia and no TPU
-  device_type_string, the executions the same as the truth's.
+  device_type_string, the executions the same as the truth's; and
+  `probes` says the process has a CUDA driver but no runtime layer to
+  probe ("not found": what a cudart linked in without exports looks like).
 
 Before this, JAX's CUDA plugin on an H100 gave a /device:TPU:0 plane.
 """
@@ -17,8 +19,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (OUTPUT, capture_of, check, finish, record, require_root,
+from e2e import (OUTPUT, acceltrace, capture_of, check, finish, record, require_root,
                  running_trainer, skip, tmpdir, truth)
+import json
 
 DRIVER = os.path.join(OUTPUT, "sim", "cuda", "libsimdrv.so")
 
@@ -35,6 +38,12 @@ def run(work, name, env):
                         "--cores", "2", truth=tp, env=env)
     if not t:
         return None, None, None
+    rc, out, err = acceltrace("probes", "-j", "--pid", str(t.pid))
+    if check(rc == 0, "%s: probes --pid exited %d: %s" % (name, rc, err)):
+        layer = json.loads(out)["processes"][0].get("cuda_runtime_layer")
+        want = "not found" if env else "none"
+        check(layer == want, "%s: probes says the CUDA runtime layer is %r, not %r"
+              % (name, layer, want))
     rc, s, err = record("--pid", str(t.pid), "--duration", "1s",
                         "--logdir", os.path.join(work, name))
     t.stop()

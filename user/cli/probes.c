@@ -61,6 +61,28 @@ static const char *lib_table_state(const struct attached_library *l, char *buf,
 	return buf;
 }
 
+/* A line on the process's CUDA runtime layer, when it has CUDA at all. */
+static void print_cuda_runtime(const struct process_report *r)
+{
+	const struct attached_library *lib;
+
+	switch (process_report__cuda_runtime(r, &lib)) {
+	case CUDA_RT_STATIC:
+		printf("  CUDA runtime linked statically into %s: probed at its exported symbols\n",
+		       lib->path);
+		break;
+	case CUDA_RT_NOT_FOUND:
+		printf("  CUDA runtime: not found. The process maps a CUDA driver but no library\n"
+		       "    exports the CUDA runtime API (cudaLaunchKernel): a runtime linked in\n"
+		       "    without exported symbols cannot be probed, and the launches made\n"
+		       "    through it reach the driver by a private table, unseen. Calls to the\n"
+		       "    driver API itself (XLA, cuBLAS, Triton) are still seen.\n");
+		break;
+	default:
+		break;
+	}
+}
+
 static void print_plain(const struct targets *t, const struct runtime_attach *ra,
 			const struct features *f)
 {
@@ -81,6 +103,7 @@ static void print_plain(const struct targets *t, const struct runtime_attach *ra
 			       lib->build_id[0] ? lib->build_id : "none",
 			       lib_table_state(lib, buf, sizeof(buf)));
 		}
+		print_cuda_runtime(r);
 		printf("  device nodes: %s", r->n_device_nodes ? "" : "none");
 		for (unsigned int d = 0; d < r->n_device_nodes; d++)
 			printf("%sfd %d %s (%s)", d ? ", " : "", r->device_nodes[d].fd,
@@ -110,6 +133,16 @@ static void print_plain(const struct targets *t, const struct runtime_attach *ra
 	}
 }
 
+static void json_cuda_runtime(struct json_writer *jw, const struct process_report *r)
+{
+	const struct attached_library *cudart;
+	enum cuda_runtime_layer layer = process_report__cuda_runtime(r, &cudart);
+
+	jw_string_field(jw, "cuda_runtime_layer", cuda_runtime_layer_name(layer));
+	if (cudart)
+		jw_string_field(jw, "cuda_runtime_library", cudart->path);
+}
+
 static void print_json(const struct targets *t, const struct runtime_attach *ra,
 		       const struct features *f)
 {
@@ -127,6 +160,7 @@ static void print_json(const struct targets *t, const struct runtime_attach *ra,
 		jw_start_object(jw);
 		jw_int_field(jw, "pid", r->pid);
 		jw_bool_field(jw, "in_container", r->in_container);
+		json_cuda_runtime(jw, r);
 		jw_name(jw, "libraries");
 		jw_start_array(jw);
 		for (unsigned int l = 0; l < r->n_libraries; l++) {

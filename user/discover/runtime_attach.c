@@ -621,6 +621,38 @@ enum rt_platform runtime_attach__platform(const struct runtime_attach *ra,
 	return best;
 }
 
+enum cuda_runtime_layer process_report__cuda_runtime(const struct process_report *r,
+						     const struct attached_library **lib)
+{
+	const struct attached_library *driver = NULL;
+
+	*lib = NULL;
+	for (unsigned int i = 0; i < r->n_libraries; i++) {
+		const struct attached_library *l = r->libraries[i];
+
+		if (!strcmp(l->pack->name, "CUDA runtime")) {
+			*lib = l;
+			/* Recognised by its exports under a name that is not
+			 * libcudart's: a framework library that links it in. */
+			return rt_pack_match(l->path) == l->pack ? CUDA_RT_SHARED :
+								   CUDA_RT_STATIC;
+		}
+		if (!strcmp(l->pack->name, "CUDA driver"))
+			driver = l;
+	}
+	return driver ? CUDA_RT_NOT_FOUND : CUDA_RT_NONE;
+}
+
+const char *cuda_runtime_layer_name(enum cuda_runtime_layer layer)
+{
+	switch (layer) {
+	case CUDA_RT_SHARED: return "shared";
+	case CUDA_RT_STATIC: return "static";
+	case CUDA_RT_NOT_FOUND: return "not found";
+	default: return "none";
+	}
+}
+
 /* ---------------------------------------------------------------- lifecycle */
 
 struct runtime_attach *runtime_attach__new(struct probe_session *ps,

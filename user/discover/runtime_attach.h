@@ -82,6 +82,23 @@ struct process_report {
 	bool in_container;		/* its root differs: paths via /proc/PID/root */
 };
 
+/*
+ * Where a process's CUDA runtime layer is. Frameworks launch through it,
+ * and it reaches the driver through a private table, so without it a
+ * CUDA process's launches go unseen (docs/runtime-probes.md).
+ */
+enum cuda_runtime_layer {
+	CUDA_RT_NONE,		/* no CUDA in the process */
+	CUDA_RT_SHARED,		/* libcudart itself */
+	CUDA_RT_STATIC,		/* exported by another library that links it in */
+	CUDA_RT_NOT_FOUND,	/* a CUDA driver, and nothing exports the runtime */
+};
+
+/* @r's CUDA runtime layer, and the library that exports it (or NULL). */
+enum cuda_runtime_layer process_report__cuda_runtime(const struct process_report *r,
+						     const struct attached_library **lib);
+const char *cuda_runtime_layer_name(enum cuda_runtime_layer layer);
+
 struct runtime_attach *runtime_attach__new(struct probe_session *ps,
 					   const struct runtime_attach_opts *opts);
 void runtime_attach__free(struct runtime_attach *ra);
