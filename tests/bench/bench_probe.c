@@ -60,16 +60,25 @@ asm(".text\n"
     ".globl bench_fn_cet\n.type bench_fn_cet,@function\n"
     ".p2align 4\nbench_fn_cet:\n"
     "	endbr64\n	push %rbp\n	mov %rsp, %rbp\n	pop %rbp\n	ret\n"
-    ".size bench_fn_cet, .-bench_fn_cet\n");
+    ".size bench_fn_cet, .-bench_fn_cet\n"
+    /* An optimised prologue: a load before the first push. */
+    ".globl bench_fn_prologue\n.type bench_fn_prologue,@function\n"
+    ".p2align 4\nbench_fn_prologue:\n"
+    "	mov 8(%rdi), %rax\n	push %rbp\n	pop %rbp\n	ret\n"
+    ".size bench_fn_prologue, .-bench_fn_prologue\n");
 
 void bench_fn_push(void *arg);
 void bench_fn_endbr(void *arg);
 void bench_fn_mov(void *arg);
 void bench_fn_cet(void *arg);
+void bench_fn_prologue(void *arg);
 
 typedef void (*probed_fn)(void *arg);
 
-enum kind { K_PUSH, K_ENDBR, K_MOV, K_CET, K__COUNT };
+/* K_PROLOGUE_AT0 and K_PROLOGUE are one function, probed at +0 (where
+ * acceltrace put it before it moved probes past single-stepping
+ * prologues) and where probe_placement puts it now. */
+enum kind { K_PUSH, K_ENDBR, K_MOV, K_CET, K_PROLOGUE_AT0, K_PROLOGUE, K__COUNT };
 
 static const struct {
 	const char *name;
@@ -80,6 +89,8 @@ static const struct {
 	[K_ENDBR] = { "endbr64", bench_fn_endbr, true },
 	[K_MOV] = { "mov", bench_fn_mov, true },
 	[K_CET] = { "cet", bench_fn_cet, false },
+	[K_PROLOGUE_AT0] = { "prologue_at0", bench_fn_prologue, true },
+	[K_PROLOGUE] = { "prologue", bench_fn_prologue, false },
 };
 
 /* What is attached for one measurement. */
@@ -427,11 +438,11 @@ static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 		err = probe_placement__decide((const void *)kinds[k].fn, 16, &pl);
 		if (err)
 			return err;
-		if (k == K_CET)
+		if (k == K_CET || k == K_PROLOGUE)
 			ks[k].off += pl.offset;
-		if (k == K_CET)
-			fprintf(stderr, "bench_probe: cet      placed at +%u on %s (%s)\n",
-				pl.offset, pl.insn,
+		if (k == K_CET || k == K_PROLOGUE)
+			fprintf(stderr, "bench_probe: %-8s placed at +%u on %s (%s)\n",
+				kinds[k].name, pl.offset, pl.insn,
 				pl.single_steps ? "single-stepped" : "emulated");
 		else
 			fprintf(stderr, "bench_probe: %-8s probe at +0 on its first instruction\n",

@@ -60,6 +60,38 @@ static const struct seq seqs[] = {
 	{ "endbr64 + notrack jmp", { ENDBR, 0x3e, 0xff, 0xe0 }, 7, 0, true, "endbr64", 4 },
 };
 
+/*
+ * Single-stepping prologue instructions the probe moves past, to the first
+ * emulated instruction after them, and those it must not move past.
+ */
+static const struct seq moved[] = {
+	{ "mov rdi->rax, push", { 0x48, 0x89, 0xf8, 0x55 }, 4, 3, false, "push %rbp", 1 },
+	{ "endbr64, mov rdi->rbx, push", { ENDBR, 0x48, 0x89, 0xfb, 0x55 }, 8, 7, false,
+	  "push %rbp", 1 },
+	{ "test rdi, jcc", { 0x48, 0x85, 0xff, 0x74, 0x05, 0x55 }, 6, 3, false, "jcc rel8", 2 },
+	{ "load, cmp, push r15", { 0x48, 0x8b, 0x47, 0x08, 0x48, 0x83, 0xf8, 0x01, 0x41, 0x57 },
+	  10, 8, false, "push %r15", 2 },
+	{ "xor eax, push", { 0x31, 0xc0, 0x55 }, 3, 2, false, "push %rbp", 1 },
+	{ "mov $imm64 rax, nop", { 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8, 0x90 }, 11, 10, false,
+	  "nop", 1 },
+	{ "movzx, lea, push", { 0x0f, 0xb6, 0x07, 0x48, 0x8d, 0x04, 0x40, 0x53 }, 8, 7, false,
+	  "push %rbx", 1 },
+	/* Not moved: it would change what the probe reads, or might not be
+	 * reached, or the run is too long or not understood. */
+	{ "mov rax->rdi (an argument), push", { 0x48, 0x89, 0xc7, 0x55 }, 4, 0, true, "mov", 0 },
+	{ "sub rsp, push", { 0x48, 0x83, 0xec, 0x08, 0x55 }, 5, 0, true, "sub", 0 },
+	{ "store through rdi, push", { 0x48, 0x89, 0x07, 0x55 }, 4, 0, true, "mov", 0 },
+	{ "mov $1 -> r9d (an argument), push", { 0x41, 0xb9, 1, 0, 0, 0, 0x55 }, 7, 0, true,
+	  "unknown", 0 },
+	{ "jmp *rax first", { 0xff, 0xe0, 0x55 }, 3, 0, true, "jmp *", 0 },
+	{ "five plain, push", { 0x31, 0xc0, 0x31, 0xdb, 0x31, 0xc0, 0x31, 0xdb, 0x31, 0xc0, 0x55 },
+	  11, 0, true, "xor", 0 },
+	{ "endbr64, sub rsp, push", { ENDBR, 0x48, 0x83, 0xec, 0x18, 0x55 }, 9, 0, true,
+	  "endbr64", 4 },
+	{ "mov, then refused", { 0x48, 0x89, 0xf8, 0xcc }, 4, 0, true, "mov", 0 },
+	{ "mov, truncated", { 0x48, 0x89 }, 2, 0, true, "mov", 0 },
+};
+
 /* Instructions the kernel will not probe at all. */
 static const struct seq refused[] = {
 	{ "cs nopw", { 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 10 },
@@ -87,6 +119,20 @@ static void test_sequences(void)
 			ASSERT_STRCONTAINS(pl.why, "single-steps", "reason says it single-steps");
 	}
 	ASSERT_EQ(probe_placement__decide(seqs[0].bytes, 0, &pl), -EINVAL, "no bytes");
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		const struct seq *s = &moved[i];
+
+		if (!ASSERT_OK(probe_placement__decide(s->bytes, s->len, &pl), s->what))
+			continue;
+		if (!ASSERT_EQ(pl.offset, s->offset, s->what) ||
+		    !ASSERT_EQ(pl.single_steps, s->single_steps, s->what) ||
+		    !ASSERT_EQ(pl.moved, s->offset > 0 && s->offset != 4, s->what) ||
+		    !ASSERT_STREQ(pl.insn, s->insn, s->what) ||
+		    !(s->insn_len ? ASSERT_EQ(pl.insn_len, s->insn_len, s->what) : true))
+			printf("  (%s: why: %s)\n", s->what, pl.why);
+		if (pl.moved)
+			ASSERT_STRCONTAINS(pl.why, "is emulated", s->what);
+	}
 	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
 		probe_placement__decide(seqs[i].bytes, seqs[i].len, &pl);
 		ASSERT_FALSE(pl.refused, seqs[i].what);

@@ -119,7 +119,9 @@ static void print_plain(const struct targets *t, const struct runtime_attach *ra
 		       p->entry->name, p->target, lib ? lib + 1 : "?", p->file_offset,
 		       p->attach_offset, p->placement.insn[0] ? p->placement.insn : "?",
 		       p->placement.refused ? "REFUSED by the kernel" :
-		       p->placement.single_steps ? "single-steps (slow)" : "emulated",
+		       p->placement.single_steps ? "single-steps (slow)" :
+		       p->placement.moved ? "emulated (moved past a single-stepping prologue)" :
+		       "emulated",
 		       p->entry->spec_flags & RT_SPEC_RETURN ? ", with return probe" : "");
 	}
 	if (!runtime_attach__probe_count(ra))
@@ -214,6 +216,7 @@ static void print_json(const struct targets *t, const struct runtime_attach *ra,
 		jw_uint_field(jw, "attach_offset", p->attach_offset);
 		jw_string_field(jw, "instruction", p->placement.insn);
 		jw_bool_field(jw, "single_steps", p->placement.single_steps);
+		jw_bool_field(jw, "moved_past_prologue", p->placement.moved);
 		jw_bool_field(jw, "refused", p->placement.refused);
 		jw_string_field(jw, "why", p->placement.why);
 		jw_end_object(jw);

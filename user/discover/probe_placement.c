@@ -16,8 +16,10 @@
 #include "discover/elf_image.h"
 #include "discover/probe_placement.h"
 
-/* Enough for any first instruction and the one after an endbr64. */
-#define CODE_BYTES 16
+/* Enough for a few prologue instructions before an emulated one. */
+#define CODE_BYTES 32
+/* Instructions a probe may be moved past (endbr64 not counted). */
+#define MAX_SKIPPED 4
 
 struct insn_info {
 	bool emulated;
@@ -223,6 +225,166 @@ static void classify(const uint8_t *c, size_t len, struct insn_info *ii)
 	snprintf(ii->name, sizeof(ii->name), "%s", other_name(c, len));
 }
 
+/*
+ * What a probe reads when it fires: the SysV argument registers (rdi, rsi,
+ * rdx, rcx, r8, r9), the stack pointer (stack arguments, and the return
+ * address a return probe swaps at (%rsp)), and memory through them.
+ */
+#define REG_BIT(r) (1u << (r))
+static const uint16_t probe_reads = REG_BIT(7) | REG_BIT(6) | REG_BIT(2) |
+				    REG_BIT(1) | REG_BIT(8) | REG_BIT(9) | REG_BIT(4);
+
+/*
+ * Decodes one instruction of the forms optimised prologues open with (mov,
+ * lea, movzx/movsx, test, cmp, and ALU ops on registers) and says which
+ * register it writes. Returns its length, or 0 for anything else: an
+ * instruction it does not know, one that writes memory, or a branch. The
+ * probe is only ever moved past instructions this accepts.
+ */
+static size_t plain_insn(const uint8_t *c, size_t len, int *writes, const char **name)
+{
+	size_t i = 0, n;
+	uint8_t rex = 0, op, modrm, reg, rm, mod;
+	bool w, movx = false;
+
+	if (i < len && c[i] >= 0x40 && c[i] <= 0x4f)
+		rex = c[i++];
+	if (i >= len)
+		return 0;
+	w = rex & 8;
+	op = c[i];
+	*writes = -1;			/* flags only */
+
+	/* mov $imm, %reg: b8+r (imm32, or imm64 with REX.W). */
+	if (op >= 0xb8 && op <= 0xbf) {
+		n = i + 1 + (w ? 8 : 4);
+		*writes = (op - 0xb8) | (rex & 1 ? 8 : 0);
+		*name = "mov $imm";
+		return n <= len ? n : 0;
+	}
+	/* cmp/test on the accumulator with an immediate: flags only. */
+	if (op == 0x3c || op == 0xa8 || op == 0x3d || op == 0xa9) {
+		n = i + 1 + (op == 0x3c || op == 0xa8 ? 1 : 4);
+		*name = op == 0x3c || op == 0x3d ? "cmp" : "test";
+		return n <= len ? n : 0;
+	}
+
+	if (op == 0x0f) {		/* movzx/movsx r, r/m */
+		if (i + 1 >= len || (c[i + 1] != 0xb6 && c[i + 1] != 0xb7 &&
+				     c[i + 1] != 0xbe && c[i + 1] != 0xbf))
+			return 0;
+		i++;
+		movx = true;
+	}
+	if (i + 1 >= len)
+		return 0;
+	modrm = c[i + 1];
+	mod = modrm >> 6;
+	reg = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
+	rm = (modrm & 7) | (rex & 1 ? 8 : 0);
+	n = modrm_len(c, len, i + 1);
+	if (!n)
+		return 0;
+
+	if (movx) {
+		*writes = reg;
+		*name = "movzx";
+		return n;
+	}
+	switch (op) {
+	case 0x8b: case 0x03: case 0x0b: case 0x23: case 0x2b: case 0x33:
+	case 0x63:
+		/* reg <- r/m (mov, add, or, and, sub, xor, movsxd): a memory
+		 * operand is only read. */
+		*writes = reg;
+		*name = op == 0x8b ? "mov" : op == 0x63 ? "movsxd" : "alu";
+		return n;
+	case 0x8d:			/* lea: no memory access at all */
+		if (mod == 3)
+			return 0;
+		*writes = reg;
+		*name = "lea";
+		return n;
+	case 0x89: case 0x01: case 0x09: case 0x21: case 0x29: case 0x31:
+		/* r/m <- reg: only register destinations. */
+		if (mod != 3)
+			return 0;
+		*writes = rm;
+		*name = op == 0x89 ? "mov" : op == 0x31 ? "xor" : op == 0x29 ? "sub" :
+			"alu";
+		return n;
+	case 0x85: case 0x84: case 0x39: case 0x38: case 0x3b: case 0x3a:
+		*name = op == 0x85 || op == 0x84 ? "test" : "cmp";
+		return n;		/* flags only; memory only read */
+	case 0x83: case 0x81: case 0x80: {
+		size_t imm = op == 0x81 ? 4 : 1;
+
+		if (n + imm > len)
+			return 0;
+		if (((modrm >> 3) & 7) == 7) {	/* cmp r/m, imm */
+			*name = "cmp";
+			return n + imm;
+		}
+		if (mod != 3 || op == 0x80)
+			return 0;
+		*writes = rm;
+		*name = ((modrm >> 3) & 7) == 5 ? "sub" : ((modrm >> 3) & 7) == 0 ?
+			"add" : "alu";
+		return n + imm;
+	}
+	case 0xf6: case 0xf7: {		/* test r/m, imm (/0 only) */
+		size_t imm = op == 0xf7 ? 4 : 1;
+
+		if (((modrm >> 3) & 7) != 0 || n + imm > len)
+			return 0;
+		*name = "test";
+		return n + imm;
+	}
+	case 0xc7:			/* mov $imm32, %reg */
+		if (mod != 3 || ((modrm >> 3) & 7) != 0 || n + 4 > len)
+			return 0;
+		*writes = rm;
+		*name = "mov $imm";
+		return n + 4;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * A later place for a probe whose instruction at @start single-steps: the
+ * first emulated instruction after a run of plain ones (plain_insn) that
+ * write none of probe_reads. The run cannot branch, write memory or move
+ * the stack pointer, so every call reaches the later place with the same
+ * arguments, stack and return address as at @start, and the instructions
+ * before it still run, in order, as they always did. Returns the later
+ * offset from @c, or 0 when there is none; @skipped gets their names.
+ */
+static size_t later_emulated(const uint8_t *c, size_t len, size_t start,
+			     struct insn_info *next, char *skipped, size_t size)
+{
+	size_t at = start, w = 0;
+
+	skipped[0] = '\0';
+	for (int k = 0; k < MAX_SKIPPED && at < len; k++) {
+		const char *name = "?";
+		int writes;
+		size_t n = plain_insn(c + at, len - at, &writes, &name);
+
+		if (!n || (writes >= 0 && (probe_reads & REG_BIT(writes))))
+			return 0;
+		if (w < size)
+			w += snprintf(skipped + w, size - w, "%s%s", k ? ", " : "", name);
+		at += n;
+		classify(c + at, len - at, next);
+		if (next->refused)
+			return 0;
+		if (next->emulated)
+			return at;
+	}
+	return 0;
+}
+
 static void hex_bytes(const uint8_t *c, size_t len, char *out, size_t size)
 {
 	size_t w = 0;
@@ -230,6 +392,31 @@ static void hex_bytes(const uint8_t *c, size_t len, char *out, size_t size)
 	out[0] = '\0';
 	for (size_t i = 0; i < len && i < 8 && w + 3 <= size; i++)
 		w += snprintf(out + w, size - w, i ? " %02x" : "%02x", c[i]);
+}
+
+/* Places the probe past the single-stepping instructions from @start when
+ * later_emulated() finds a place; false when it does not. */
+static bool place_later(const uint8_t *c, size_t len, size_t start,
+			struct probe_placement *pl)
+{
+	struct insn_info next;
+	char skipped[64];
+	size_t at = later_emulated(c, len, start, &next, skipped, sizeof(skipped));
+
+	if (!at)
+		return false;
+	pl->offset = at;
+	pl->single_steps = false;
+	pl->moved = true;
+	pl->insn_len = next.len;
+	snprintf(pl->insn, sizeof(pl->insn), "%s", next.name);
+	hex_bytes(c + at, len - at, pl->bytes, sizeof(pl->bytes));
+	snprintf(pl->why, sizeof(pl->why),
+		 "%s%s single-step%s; the %s at +%zu is emulated and what runs "
+		 "before it changes no argument register, stack or memory: probe there",
+		 start ? "endbr64, " : "", skipped, start || strchr(skipped, ',') ? "" : "s",
+		 next.name, at);
+	return true;
 }
 
 int probe_placement__decide(const void *code, size_t len,
@@ -256,6 +443,8 @@ int probe_placement__decide(const void *code, size_t len,
 				 next.note ? "; " : "", next.note ? next.note : "");
 			return 0;
 		}
+		if (!next.refused && place_later(c, len, 4, pl))
+			return 0;
 		pl->offset = 0;
 		pl->single_steps = true;
 		pl->insn_len = 4;
@@ -279,6 +468,8 @@ int probe_placement__decide(const void *code, size_t len,
 			 "lock prefixes", first.name);
 		return 0;
 	}
+	if (!first.emulated && place_later(c, len, 0, pl))
+		return 0;
 	pl->single_steps = !first.emulated;
 	pl->insn_len = first.len;
 	snprintf(pl->insn, sizeof(pl->insn), "%s", first.name);

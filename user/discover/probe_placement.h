@@ -17,9 +17,20 @@
  * the next instruction is one that is (typically push %rbp or push %r15), the
  * uprobe goes there, at +4: endbr64 changes no register and no memory, so a
  * probe at +4 sees the same arguments, stack and return address as one at +0,
- * and every call (direct or indirect) passes through it. Otherwise the probe
- * stays at +0 and the placement says it single-steps, so `acceltrace probes`
- * can report it and hot paths can be kept off it.
+ * and every call (direct or indirect) passes through it.
+ *
+ * Optimised code often opens with an instruction that is not emulated
+ * (mov, test, cmp, lea, an ALU op) before its first push. When a run of
+ * such instructions, each one decoded, writes no argument register and not
+ * the stack pointer, writes no memory and does not branch, and an emulated
+ * instruction follows, the uprobe goes on that one: every call reaches it
+ * with the arguments, stack and return address it had at entry (so entry
+ * and return probes read the same), and the instructions before it still
+ * run as always. The one thing this cannot see is a jump from elsewhere in
+ * the function to the new place, which compilers do not emit into the
+ * prologue. Otherwise the probe stays at +0 and the placement says it
+ * single-steps, so `acceltrace probes` can report it and hot paths can be
+ * kept off it.
  */
 #ifndef ACCELTRACE_PROBE_PLACEMENT_H
 #define ACCELTRACE_PROBE_PLACEMENT_H
@@ -32,8 +43,10 @@ struct elf_image;
 struct elf_symbol;
 
 struct probe_placement {
-	/* Bytes past the function's first byte where the uprobe goes: 0 or 4. */
+	/* Bytes past the function's first byte where the uprobe goes. */
 	uint32_t offset;
+	/* Moved past single-stepping instructions to an emulated one. */
+	bool moved;
 	/* The probed instruction is single-stepped (slow), not emulated. */
 	bool single_steps;
 	/*
@@ -50,11 +63,11 @@ struct probe_placement {
 	/* Up to 8 bytes at the probe point, as hex: "55 48 89 e5". */
 	char bytes[8 * 3];
 	/* Why this place, in one line. */
-	char why[160];
+	char why[256];
 };
 
 /*
- * Decides from the first len bytes of an x86-64 function (16 are plenty; a
+ * Decides from the first len bytes of an x86-64 function (32 are plenty; a
  * shorter function may give fewer). Returns 0, or -EINVAL when len is 0.
  */
 int probe_placement__decide(const void *code, size_t len,
