@@ -17,5 +17,8 @@ $(OUTPUT)/tests/%: tests/%.c tests/harness/test.h $(LIBACCELTRACE) $(SKEL_HEADER
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/harness -MF $@.d $< $(LIBACCELTRACE) $(LIBS) -o $@
 
 TESTS += $(TEST_C_BINS) $(TEST_SCRIPTS)
+# tests/gpu/: scripts for a lent GPU machine (README there); make test
+# checks that they run, on the CPU, and skip without a GPU.
+TESTS += $(wildcard tests/gpu/test_*.sh)
 
 -include $(wildcard $(OUTPUT)/tests/*/*.d)

@@ -35,13 +35,15 @@
 #define MS 1000000ull
 
 enum { P_EXEC, P_ONREADY, P_CALLBACK, P_COMPILE, P_API, P_H2D,
-       P_CUDART_LAUNCH, P_CU_LAUNCH, P_CUDART_MEMCPY, P__COUNT };
+       P_CUDART_LAUNCH, P_CU_LAUNCH, P_CUDART_MEMCPY, P_COMPILE_PROGRAM, P__COUNT };
 
 static const struct rt_pack_entry entries[P__COUNT] = {
 	[P_EXEC] = { .name = "PJRT_LoadedExecutable_Execute", .event = RT_EV_EXECUTE },
 	[P_ONREADY] = { .name = "PJRT_Event_OnReady", .event = RT_EV_ON_READY },
 	[P_CALLBACK] = { .name = "OnReady callback", .event = RT_EV_CALLBACK },
 	[P_COMPILE] = { .name = "PJRT_Client_Compile", .event = RT_EV_COMPILE },
+	[P_COMPILE_PROGRAM] = { .name = "PJRT_Client_Compile (program)",
+				.event = RT_EV_COMPILE_PROGRAM },
 	[P_API] = { .name = "GetPjrtApi", .event = RT_EV_GET_PJRT_API },
 	[P_H2D] = { .name = "PJRT_Client_BufferFromHostBuffer", .event = RT_EV_H2D },
 	[P_CUDART_LAUNCH] = { .name = "cudaLaunchKernel", .event = RT_EV_CUDART_LAUNCH },
@@ -54,7 +56,23 @@ struct fake_controller {
 	struct control_record recs[64];
 	size_t n;
 	const char *platform, *vendor;	/* what the runtimes drive */
+	/* The target's memory: @mem_len bytes at @mem_addr. */
+	const void *mem;
+	uint64_t mem_addr, mem_len;
+	unsigned int mem_reads;
 };
+
+static int fake_read_memory(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct fake_controller *f = ctx;
+
+	(void)pid;
+	f->mem_reads++;
+	if (!f->mem || addr < f->mem_addr || addr + len > f->mem_addr + f->mem_len)
+		return -EFAULT;
+	memcpy(buf, (const char *)f->mem + (addr - f->mem_addr), len);
+	return 0;
+}
 
 static int fake_handle(void *ctx, const struct control_record *rec)
 {
@@ -104,7 +122,7 @@ static int rig_open_opts(struct rig *r, bool from_start)
 	struct collector_opts opts = { .sz = sizeof(opts) };
 	struct control_ops ops = {
 		.ctx = &r->ctl, .handle = fake_handle, .probe_entry = fake_entry,
-		.device_platform = fake_platform,
+		.device_platform = fake_platform, .read_memory = fake_read_memory,
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -318,6 +336,77 @@ static const struct capture_span *span_named(const struct capture *c, const char
 				return &s[i];
 	}
 	return NULL;
+}
+
+static void *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf = malloc(1 << 16);
+
+	*len = f && buf ? fread(buf, 1, 1 << 16, f) : 0;
+	if (f)
+		fclose(f);
+	if (!*len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * Compile's program is read in the target at the call's entry: MLIR
+ * bytecode names its module past the bytes a probe copies, and JAX frees
+ * it as Compile returns (the fake memory is gone by the return here). The
+ * return names the executable with what was read; a program that cannot
+ * be read falls back to the copied bytes.
+ */
+static void test_compile_program(void)
+{
+	const uint64_t addr = 0x7f0000001000ull;
+	uint64_t entry[V_COMPILE_CODE_SIZE + 1] = { [V_COMPILE_PROGRAM] = 0x5000,
+						    [V_COMPILE_CODE] = addr };
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	uint64_t other[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x2000 };
+	const struct capture_span *s;
+	size_t len;
+	void *bc = slurp("tests/analyze/data/jit_train_step.v6.mlirbc", &len);
+	struct rig r;
+
+	if (!ASSERT_OK_PTR(bc, "bytecode fixture") || !ASSERT_OK(rig_open(&r), "rig")) {
+		free(bc);
+		return;
+	}
+	entry[V_COMPILE_CODE_SIZE] = len;
+	ASSERT_OK(collector__open_window(r.col, 1), "open window");
+	r.ctl.mem = bc;
+	r.ctl.mem_addr = addr;
+	r.ctl.mem_len = len;
+	rt_call(&r, P_COMPILE_PROGRAM, 1 * MS, 1 * MS, entry, V_COMPILE_CODE_SIZE + 1, NULL);
+	ASSERT_TRUE(r.ctl.mem_reads > 0, "read at the entry");
+	r.ctl.mem = NULL;		/* freed as Compile returns */
+	rt_call(&r, P_COMPILE, 1 * MS, 5 * MS, compile, V_COMPILE_EXECUTABLE + 1, NULL);
+	/* Another thread's program is gone before it is read: the copied
+	 * first bytes name it. */
+	rt_call_on(&r, TID + 1, P_COMPILE_PROGRAM, 6 * MS, 6 * MS, entry,
+		   V_COMPILE_CODE_SIZE + 1, NULL);
+	rt_call_on(&r, TID + 1, P_COMPILE, 6 * MS, 7 * MS, other, V_COMPILE_EXECUTABLE + 1,
+		   "HloModule jit_eval_step, entry_computation_layout={}");
+	execution(&r, 7, 10 * MS, true);
+	collector__begin_close(r.col, 40 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	ASSERT_EQ(collector__stats(r.col)->programs_read, 2, "programs read");
+	ASSERT_EQ(collector__stats(r.col)->programs_unnamed, 1, "one could not be read");
+	if (ASSERT_OK(capture__finalize(r.cap), "finalize")) {
+		s = first_of(r.cap, SPAN_DEVICE_MODULE);
+		if (ASSERT_OK_PTR(s, "a device execution"))
+			ASSERT_STREQ(capture__string(r.cap, s->name), "jit_train_step",
+				     "named from the bytecode read at Compile's entry");
+		ASSERT_OK_PTR(span_named(r.cap, "PJRT_Client_Compile"), "Compile span");
+		ASSERT_TRUE(!span_named(r.cap, "PJRT_Client_Compile (program)"),
+			    "the entry record makes no span of its own");
+	}
+	rig_close(&r);
+	free(bc);
 }
 
 static void test_ioctls(void)
@@ -918,6 +1007,7 @@ int main(void)
 	test_cuda_layers();
 	test_cuda_threads();
 	test_execution();
+	test_compile_program();
 	test_arming();
 	test_ioctls();
 	test_eventfd();

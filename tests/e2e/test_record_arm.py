@@ -71,6 +71,16 @@ def run(from_start):
           % (what, s.get("arm_wait_ns", 0) / 1e9))
     check("armed after" in err and "compile" in err,
           "%s: record says what it saw while it waited: %s" % (what, err[-1000:]))
+    # Compile's programs were read in the trainer at each call's entry and
+    # name the executions as the framework named the module.
+    col = s.get("collector", {})
+    check(col.get("programs_read", 0) >= 2 and col.get("programs_unnamed") == 0,
+          "%s: Compile's programs read at entry: %s" % (what, {k: col.get(k) for k in
+                                                               ("programs_read",
+                                                                "programs_unnamed")}))
+    names = {e.name for e in cap.line_events("/device:", "XLA Modules")}
+    check(names == {"train_step"}, "%s: device executions named by the module: %s"
+          % (what, names))
 
 
 def main():

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Module names from program bytes: "HloModule NAME" (HLO text),
- * "module @NAME" (StableHLO/MLIR), or field 1 of an HloModuleProto.
+ * "module @NAME" (StableHLO/MLIR), field 1 of an HloModuleProto, or the
+ * root module's sym_name in MLIR bytecode (mlir_bytecode.h).
  */
+#include <errno.h>
 #include <string.h>
 
+#include "analyze/mlir_bytecode.h"
 #include "analyze/program_name.h"
+
+/* Text and proto names are at the start: "HloModule NAME" first, "module
+ * @NAME" after a few #loc lines, a proto's field 1 first. */
+#define HEAD_BYTES 4096
 
 static bool is_name_char(char ch)
 {
@@ -57,4 +64,21 @@ bool pjrt_program_module_name(const char *code, size_t len, char *name,
 		}
 	}
 	return false;
+}
+
+int pjrt_program_module_name_from(const struct byte_source *src, char *name,
+				  size_t name_len)
+{
+	char head[HEAD_BYTES];
+	size_t n = src->size < sizeof(head) ? src->size : sizeof(head);
+	int err;
+
+	if (!name_len || !n)
+		return -EINVAL;
+	err = src->read(src->ctx, 0, head, n);
+	if (err)
+		return err;
+	if (mlir_bytecode_is(head, n))
+		return mlir_bytecode_module_name(src, name, name_len, NULL, 0);
+	return pjrt_program_module_name(head, n, name, name_len) ? 0 : -ENOENT;
 }

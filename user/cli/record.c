@@ -329,9 +329,13 @@ static void print_collector_json(struct json_writer *jw,
 	for (size_t i = 0; i < runtime_attach__probe_count(ra); i++) {
 		const struct attached_probe *p = runtime_attach__probe_at(ra, i);
 
+		char key[192];
+
+		/* The function and where: two probes may share a place (a
+		 * call's entry alone and the call paired). */
+		snprintf(key, sizeof(key), "%s [%s]", p->entry->name, p->target);
 		if (p->probe_id >= 0)
-			jw_uint_field(jw, p->target,
-				      probe_session__runtime_hits(ps, p->probe_id));
+			jw_uint_field(jw, key, probe_session__runtime_hits(ps, p->probe_id));
 	}
 	jw_end_object(jw);
 	jw_uint_field(jw, "spans_kept", capture__spans_kept(cap));
@@ -339,6 +343,8 @@ static void print_collector_json(struct json_writer *jw,
 	jw_uint_field(jw, "spans_refused", st->spans_refused);
 	jw_uint_field(jw, "executions", st->executions);
 	jw_uint_field(jw, "cuda_nested_driver_calls", st->cuda_nested);
+	jw_uint_field(jw, "programs_read", st->programs_read);
+	jw_uint_field(jw, "programs_unnamed", st->programs_unnamed);
 	jw_uint_field(jw, "device_executions", st->device_executions);
 	jw_uint_field(jw, "completions", st->completions);
 	jw_uint_field(jw, "unmatched_completions", st->unmatched_completions);

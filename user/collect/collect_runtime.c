@@ -15,6 +15,7 @@
 
 #define LOG_CONTEXT "collector"
 #include "lib/log.h"
+#include "analyze/mlir_bytecode.h"
 #include "analyze/program_name.h"
 #include "collect/collector_internal.h"
 #include "discover/pjrt_api.h"
@@ -285,15 +286,68 @@ static uint64_t sum_sizes(const struct ev_rt_call *r, int first, uint64_t count,
 	return total;
 }
 
-/* Compile: the program's name, remembered for the executable it returns. */
+/* Another process's memory as a byte source, through the controller. */
+struct target_program {
+	struct collector *c;
+	uint32_t pid;
+	uint64_t addr;
+};
+
+static int read_target(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct target_program *t = ctx;
+
+	return t->c->ctl.read_memory(t->c->ctl.ctx, t->pid, t->addr + off, buf, len);
+}
+
+/*
+ * Compile's entry: the program is read in the target while Compile runs
+ * (JAX frees its bytecode as the call returns, and bytecode names its
+ * module near its end, past the 64 bytes a probe copies), and its name
+ * kept for the thread until the call's return names the executable.
+ */
+static void on_compile_program(struct collector *c, const struct ev_rt_call *r)
+{
+	struct target_program t = { .c = c, .pid = r->h.pid,
+				    .addr = r->vals[V_COMPILE_CODE] };
+	struct byte_source src = { .ctx = &t, .size = r->vals[V_COMPILE_CODE_SIZE],
+				   .read = read_target };
+	char name[64], *copy, *old = NULL;
+
+	if (!c->ctl.read_memory || !t.addr || !src.size || r->fault_mask)
+		return;
+	c->st.programs_read++;
+	if (pjrt_program_module_name_from(&src, name, sizeof(name))) {
+		c->st.programs_unnamed++;
+		return;
+	}
+	copy = strdup(name);
+	if (!copy) {
+		collect_out_of_memory(c);
+		return;
+	}
+	if (collect_put(c, c->compiling, r->h.pid, r->h.tid, copy, (void **)&old))
+		free(copy);
+	free(old);
+}
+
+/* Compile: the program's name, remembered for the executable it returns:
+ * the name read at the call's entry, else the one in the program's first
+ * bytes (copied by the probe). */
 static void on_compile(struct collector *c, const struct ev_rt_call *r,
 		       struct capture_span *s)
 {
-	char name[64], *copy, *old = NULL;
+	char name[64], *copy, *old = NULL, *read = NULL;
 
 	s->kind = SPAN_COMPILE;
-	if (!pjrt_program_module_name(r->payload, r->payload_len, name, sizeof(name)))
+	read = hashmap__remove(c->compiling, r->h.pid, r->h.tid);
+	if (read) {
+		snprintf(name, sizeof(name), "%s", read);
+		free(read);
+	} else if (!pjrt_program_module_name(r->payload, r->payload_len, name,
+					     sizeof(name))) {
 		return;
+	}
 	capture_span__add_str(s, c->k_module, capture__intern(c->cap, name));
 	if (!r->vals[V_COMPILE_EXECUTABLE] || (r->flags & RT_F_OPEN))
 		return;
@@ -411,6 +465,9 @@ void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 	case RT_EV_COMPILE:
 		on_compile(c, r, &s);
 		break;
+	case RT_EV_COMPILE_PROGRAM:
+		on_compile_program(c, r);
+		return;		/* the call's span comes at its return */
 	case RT_EV_INFEED_LITERAL:
 	case RT_EV_OUTFEED_LITERAL:
 		bytes = sum_sizes(r, V_LIT_SIZE0, r->vals[V_LIT_COUNT], 1);
@@ -588,5 +645,6 @@ void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts
 	hashmap__filter(c->owners, close_exited_owner, &x);
 	collect_cuda_process_exit(c, pid);
 	hashmap__filter(c->executables, name_of_pid, &x);
+	hashmap__filter(c->compiling, name_of_pid, &x);
 	hashmap__filter(c->program_runs, of_pid, &x);
 }

@@ -258,11 +258,12 @@ struct collector *collector__new(const struct collector_opts *opts)
 	c->off_cpu = hashmap__new();
 	c->exited = hashmap__new();
 	c->executables = hashmap__new();
+	c->compiling = hashmap__new();
 	c->program_runs = hashmap__new();
 	c->cuda_threads = hashmap__new();
 	if (!c->program_runs || !c->cuda_threads || !c->owners || !c->user_args || !c->dev_fds ||
 	    !c->eventfds || !c->off_cpu || !c->exited || !c->devices ||
-	    !c->executables ||
+	    !c->executables || !c->compiling ||
 	    collector__set_capture(c, opts->capture)) {
 		collector__free(c);
 		errno = ENOMEM;
@@ -289,6 +290,7 @@ void collector__free(struct collector *c)
 	hashmap__free(c->user_args, NULL);
 	hashmap__free(c->owners, collect_free_owner);
 	hashmap__free(c->executables, free_value);
+	hashmap__free(c->compiling, free_value);
 	hashmap__free(c->program_runs, NULL);
 	hashmap__free(c->cuda_threads, free_value);
 	hashmap__free(c->devices, free_value);

@@ -69,6 +69,10 @@ struct collector_stats {
 	/* CUDA driver calls made inside a runtime call on their thread:
 	 * counted once, at the runtime (cudart reaching libcuda). */
 	uint64_t cuda_nested;
+	/* Compile programs read from the target at the call's entry, and
+	 * those of them that named no module (or could not be read). */
+	uint64_t programs_read;
+	uint64_t programs_unnamed;
 };
 
 struct collector *collector__new(const struct collector_opts *opts);

@@ -125,6 +125,8 @@ struct collector {
 	struct hashmap *owners;		/* (pid, event) -> owner */
 	struct hashmap *user_args;	/* (pid, user_arg) -> owner */
 	struct hashmap *executables;	/* (pid, executable) -> char[64] name */
+	struct hashmap *compiling;	/* (pid, tid) -> the name of the program
+					 * the thread's Compile is compiling */
 	struct hashmap *program_runs;	/* (pid, program) -> first start, arming */
 	struct hashmap *devices;	/* (pid, device) -> device_state */
 	struct hashmap *dev_fds;	/* (pid, fd) -> device_node_pattern */

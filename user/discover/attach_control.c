@@ -14,6 +14,7 @@
 #include "lib/log.h"
 #include "acceltrace/events.h"
 #include "discover/attach_control.h"
+#include "discover/proc_maps.h"
 #include "discover/runtime_attach.h"
 #include "probe/probe_session.h"
 
@@ -175,6 +176,12 @@ static const char *ops_device_platform(void *ctx, uint32_t pid, const char **ven
 	return rt_platform_name(runtime_attach__platform(ac->ra, pid, vendor));
 }
 
+static int ops_read_memory(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	return process_read(pid, addr, buf, len);
+}
+
 struct control_ops attach_control__ops(struct attach_control *ac)
 {
 	return (struct control_ops){
@@ -182,5 +189,6 @@ struct control_ops attach_control__ops(struct attach_control *ac)
 		.handle = ops_handle,
 		.probe_entry = ops_probe_entry,
 		.device_platform = ops_device_platform,
+		.read_memory = ops_read_memory,
 	};
 }

@@ -12,6 +12,7 @@
 #ifndef ACCELTRACE_ATTACH_CONTROL_H
 #define ACCELTRACE_ATTACH_CONTROL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct attach_control;
@@ -64,6 +65,11 @@ struct control_ops {
 	 * unknown. May be NULL itself.
 	 */
 	const char *(*device_platform)(void *ctx, uint32_t pid, const char **vendor);
+	/*
+	 * Copies @len bytes at @addr in process @pid into @buf: 0, or -errno
+	 * (-EFAULT: not all mapped). May be NULL: nothing is read then.
+	 */
+	int (*read_memory)(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len);
 };
 
 /*

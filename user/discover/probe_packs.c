@@ -103,6 +103,15 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		    VAL_BYTES(V_COMPILE_CODE), ARG(0),
 		    VAL_AT_RET(V_COMPILE_ARGS, 48, 8)),
 	}, {
+		/* The same call's entry, alone: where the program is and its
+		 * size, so the collector reads it (MLIR bytecode names its
+		 * module near its end) while Compile runs. JAX frees the
+		 * bytecode as Compile returns. */
+		.name = "PJRT_Client_Compile (program)", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_CLIENT_COMPILE, .event = RT_EV_COMPILE_PROGRAM,
+		OPS(ARG_AT(0, 24, 8), VAL_AT(V_COMPILE_PROGRAM, 16, 8),
+		    VAL_AT(V_COMPILE_PROGRAM, 24, 8)),
+	}, {
 		/* Args: executable @16, options @24 (launch_id @48), num_devices
 		 * @40, num_args @48, device_complete_events @64 (filled by the
 		 * callee: read at return). */
@@ -433,6 +442,7 @@ const char *rt_event_kind_name(enum rt_event_kind kind)
 		[RT_EV_AWAIT] = "await",
 		[RT_EV_CALLBACK] = "completion callback",
 		[RT_EV_COMPILE] = "compile",
+		[RT_EV_COMPILE_PROGRAM] = "compile program",
 		[RT_EV_INFEED_LITERAL] = "infeed",
 		[RT_EV_INFEED_BUFFERS] = "infeed",
 		[RT_EV_INFEED_RAW] = "infeed",

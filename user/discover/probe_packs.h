@@ -30,6 +30,8 @@ enum rt_event_kind {
 	RT_EV_AWAIT,		/* Event_Await: the host blocks on an event */
 	RT_EV_CALLBACK,		/* a registered OnReady callback runs */
 	RT_EV_COMPILE,		/* Client_Compile */
+	RT_EV_COMPILE_PROGRAM,	/* Client_Compile's entry: the program, read
+				 * while the caller still holds it */
 	RT_EV_INFEED_LITERAL,	/* TPU C API infeed of a literal */
 	RT_EV_INFEED_BUFFERS,	/* TPU C API infeed of prelinearized buffers */
 	RT_EV_INFEED_RAW,	/* TPU C API EnqueueInfeed(data, size) */

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""A PyTorch training loop that writes its own ground truth.
+
+An MLP (four linear layers) trained with SGD on a batch copied from pinned
+host memory each step, with a synchronisation at the step's end: about 15
+kernel launches, one copy and one sync a step on CUDA, the loop measured in
+../shared/reference/gpu-measured.md. Per step, one JSON line in --truth,
+CLOCK_MONOTONIC ns (time.monotonic_ns):
+
+  {"step": N, "t0": step start, "t1": after the step's synchronisation}
+
+--count-launches N profiles N extra steps with torch.profiler first and
+prints "launches_per_step=X" (CUDA runtime and driver kernel launches, as
+torch.profiler counts them), the reference acceltrace's count is checked
+against. --device cpu runs the same loop on the CPU (to test the script
+itself on a machine without a GPU; no launches then).
+
+  python3 torch_train.py --truth FILE [--duration 10s] [--steps N]
+                         [--count-launches 200] [--device cuda|cpu]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+
+def parse_duration(s):
+    for u, f in (("ms", 1e-3), ("s", 1.0), ("m", 60.0)):
+        if s.endswith(u):
+            return float(s[:-len(u)]) * f
+    return float(s)
+
+
+LAUNCH_NAMES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                "cuLaunchKernelEx", "cudaGraphLaunch")
+
+
+def count_launches(run_step, n):
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            run_step()
+    total = 0
+    for ev in prof.key_averages():
+        if ev.key.split("_ptsz")[0] in LAUNCH_NAMES:
+            total += ev.count
+    return total / float(n)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--truth", required=True)
+    ap.add_argument("--duration", default="10s")
+    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--count-launches", type=int, default=0)
+    ap.add_argument("--device", default="cuda")
+    a = ap.parse_args()
+
+    try:
+        import torch
+        from torch import nn
+    except ImportError as e:
+        print("torch_train: PyTorch is not installed for %s: %s" % (sys.executable, e),
+              file=sys.stderr)
+        return 77
+
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("torch_train: CUDA is not available", file=sys.stderr)
+        return 77
+    dev = torch.device(a.device)
+    model = nn.Sequential(nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    x_host = torch.randn(256, 512)
+    y_host = torch.randint(0, 10, (256,))
+    if a.device == "cuda":
+        x_host, y_host = x_host.pin_memory(), y_host.pin_memory()
+
+    def run_step():
+        x = x_host.to(dev, non_blocking=True)
+        y = y_host.to(dev, non_blocking=True)
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        if a.device == "cuda":
+            torch.cuda.synchronize()
+
+    for _ in range(a.warmup):
+        run_step()
+    if a.count_launches:
+        print("launches_per_step=%.3f" % count_launches(run_step, a.count_launches),
+              file=sys.stderr, flush=True)
+    print("running pid=%d" % os.getpid(), file=sys.stderr, flush=True)
+
+    limit = parse_duration(a.duration)
+    start = time.monotonic()
+    n = 0
+    with open(a.truth, "w") as truth:
+        while True:
+            t0 = time.monotonic_ns()
+            run_step()
+            t1 = time.monotonic_ns()
+            truth.write(json.dumps({"step": n, "t0": t0, "t1": t1}) + "\n")
+            n += 1
+            if (a.steps and n >= a.steps) or time.monotonic() - start >= limit:
+                break
+    el = time.monotonic() - start
+    print("done steps=%d step_ms=%.4f" % (n, 1000.0 * el / max(n, 1)), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
