@@ -277,6 +277,21 @@ int targets__start(struct targets *t)
 	return 0;
 }
 
+/*
+ * A process found gone by a rescan: its exit record normally tells the
+ * attach controller first, but a record lost to a full ring must not
+ * leave its probes and table entries behind. Forgetting twice is harmless.
+ */
+static void forget_gone(struct targets *t, pid_t pid)
+{
+	if (t->ps) {
+		probe_session__forget_pid_calls(t->ps, pid);
+		probe_session__forget_pid_fds(t->ps, pid);
+	}
+	if (t->ra)
+		runtime_attach__remove_process(t->ra, pid);
+}
+
 void targets__rescan(struct targets *t, bool full)
 {
 	reap_command(t);
@@ -288,6 +303,7 @@ void targets__rescan(struct targets *t, bool full)
 		if (!procfs_pid_alive(p->report.pid) ||
 		    (p->report.pid == t->command_pid && t->command_reaped)) {
 			p->gone = true;
+			forget_gone(t, p->report.pid);
 			continue;
 		}
 		examine(t, p);
