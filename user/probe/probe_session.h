@@ -60,6 +60,7 @@ bool probe_session__pid_traced(struct probe_session *ps, uint32_t pid);
 /* What an fd of a traced process is (found at attach from /proc). */
 int probe_session__set_fd(struct probe_session *ps, uint32_t pid, uint32_t fd,
 			  enum fd_kind kind);
+/* Drops a dead process's fd kinds: how many went, or -errno. */
 int probe_session__forget_pid_fds(struct probe_session *ps, uint32_t pid);
 int probe_session__trace_irq(struct probe_session *ps, uint32_t irq, uint32_t idx);
 
@@ -96,7 +97,7 @@ int probe_session__drain(struct probe_session *ps);
  */
 int probe_session__for_each_open(struct probe_session *ps, probe_record_fn fn,
 				 void *ctx);
-/* Drops open-span entries of a dead process. */
+/* Drops open-span entries of a dead process: how many went, or -errno. */
 int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid);
 /* Calls in progress kept in the hash maps, their slot being taken. */
 void probe_session__calls_in_hash(const struct probe_session *ps, uint64_t *rt,
