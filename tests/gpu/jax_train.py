@@ -18,26 +18,15 @@ step_ms=X" at the end. --duration bounds the measured part by time,
   python3 jax_train.py --truth FILE [--duration 10s] [--steps N] [--warmup 5]
 """
 import argparse
-import json
-import os
 import sys
 import time
 
-
-def parse_duration(s):
-    units = {"ms": 1e-3, "s": 1.0, "m": 60.0}
-    for u in ("ms", "s", "m"):
-        if s.endswith(u):
-            return float(s[:-len(u)]) * units[u]
-    return float(s)
+from truth_loop import add_arguments, measure
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--truth", required=True)
-    ap.add_argument("--duration", default="10s")
-    ap.add_argument("--steps", type=int, default=0)
-    ap.add_argument("--warmup", type=int, default=5)
+    add_arguments(ap, warmup=5)
     ap.add_argument("--width", type=int, default=1024)
     a = ap.parse_args()
 
@@ -72,25 +61,16 @@ def main():
     for _ in range(a.warmup):
         params = step(params, jax.device_put(xs), jax.device_put(ys))
     jax.block_until_ready(params)
-    print("running pid=%d" % os.getpid(), file=sys.stderr, flush=True)
 
-    limit = parse_duration(a.duration)
-    start = time.monotonic()
-    n = 0
-    with open(a.truth, "w") as truth:
-        while True:
-            t0 = time.monotonic_ns()
-            params = step(params, jax.device_put(xs), jax.device_put(ys))
-            t_exec = time.monotonic_ns()
-            jax.block_until_ready(params)
-            t1 = time.monotonic_ns()
-            truth.write(json.dumps({"step": n, "t0": t0, "t_exec": t_exec, "t1": t1}) + "\n")
-            n += 1
-            if (a.steps and n >= a.steps) or time.monotonic() - start >= limit:
-                break
-    el = time.monotonic() - start
-    print("done steps=%d step_ms=%.4f" % (n, 1000.0 * el / max(n, 1)), file=sys.stderr)
-    return 0
+    def one_step():
+        nonlocal params
+        t0 = time.monotonic_ns()
+        params = step(params, jax.device_put(xs), jax.device_put(ys))
+        t_exec = time.monotonic_ns()
+        jax.block_until_ready(params)
+        return {"t0": t0, "t_exec": t_exec, "t1": time.monotonic_ns()}
+
+    return measure(a, one_step)
 
 
 if __name__ == "__main__":

@@ -141,24 +141,29 @@ def in_window(steps, s, key):
     return [r for r in steps if s["window_start_ns"] <= r[key] < s["window_stop_ns"]]
 
 
+def record_script(work, label, script_name):
+    """Records a training script for 5 s, launched (label "*.launched") or
+    by --pid once it runs: (record summary or None, the truth's steps)."""
+    tp = os.path.join(work, label + ".truth.jsonl")
+    script = [PYTHON, os.path.join(HERE, script_name), "--truth", tp]
+    logdir = os.path.join(work, label)
+    if label.endswith(".launched"):
+        s = record(["--duration", "5s", "--logdir", logdir, "--", *script,
+                    "--duration", "20s"])
+        return s, truth(tp) if os.path.exists(tp) else []
+    job = Job(script + ["--duration", "25s"])
+    if not check(job.wait_for("pid"), "%s: %s did not start: %s"
+                 % (label, script_name, job.lines[-5:])):
+        job.wait()
+        return None, []
+    s = record(["--pid", str(job.pid), "--duration", "5s", "--logdir", logdir])
+    job.wait()
+    return s, truth(tp)
+
+
 def jax_case(work, launched):
     label = "jax.launched" if launched else "jax.pid"
-    tp = os.path.join(work, label + ".truth.jsonl")
-    script = [PYTHON, os.path.join(HERE, "jax_train.py"), "--truth", tp]
-    if launched:
-        s = record(["--duration", "5s", "--logdir", os.path.join(work, label), "--",
-                    *script, "--duration", "20s"])
-        steps = truth(tp) if os.path.exists(tp) else []
-    else:
-        job = Job(script + ["--duration", "25s"])
-        if not check(job.wait_for("pid"), "%s: jax_train did not start: %s"
-                     % (label, job.lines[-5:])):
-            job.wait()
-            return
-        s = record(["--pid", str(job.pid), "--duration", "5s",
-                    "--logdir", os.path.join(work, label)])
-        job.wait()
-        steps = truth(tp)
+    s, steps = record_script(work, label, "jax_train.py")
     if not s:
         return
     cap = xspace.Capture(s["path"], s["window_start_ns"])
@@ -176,22 +181,7 @@ def jax_case(work, launched):
 
 def torch_case(work, launched, per_step):
     label = "torch.launched" if launched else "torch.pid"
-    tp = os.path.join(work, label + ".truth.jsonl")
-    script = [PYTHON, os.path.join(HERE, "torch_train.py"), "--truth", tp]
-    if launched:
-        s = record(["--duration", "5s", "--logdir", os.path.join(work, label), "--",
-                    *script, "--duration", "20s"])
-        steps = truth(tp) if os.path.exists(tp) else []
-    else:
-        job = Job(script + ["--duration", "25s"])
-        if not check(job.wait_for("pid"), "%s: torch_train did not start: %s"
-                     % (label, job.lines[-5:])):
-            job.wait()
-            return
-        s = record(["--pid", str(job.pid), "--duration", "5s",
-                    "--logdir", os.path.join(work, label)])
-        job.wait()
-        steps = truth(tp)
+    s, steps = record_script(work, label, "torch_train.py")
     if not s:
         return
     cap = xspace.Capture(s["path"], s["window_start_ns"])

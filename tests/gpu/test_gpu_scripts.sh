@@ -14,7 +14,7 @@ py=/usr/bin/python3
 work=$(mktemp -d /tmp/acceltrace-gpu-scripts.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-for f in jax_train.py torch_train.py run_gpu.py; do
+for f in truth_loop.py jax_train.py torch_train.py run_gpu.py; do
 	"$py" -m py_compile "$here/$f" 2>"$work/err" || fail "$f does not compile: $(cat "$work/err")"
 done
 

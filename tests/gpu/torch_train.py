@@ -20,17 +20,10 @@ itself on a machine without a GPU; no launches then).
                          [--count-launches 200] [--device cuda|cpu]
 """
 import argparse
-import json
-import os
 import sys
 import time
 
-
-def parse_duration(s):
-    for u, f in (("ms", 1e-3), ("s", 1.0), ("m", 60.0)):
-        if s.endswith(u):
-            return float(s[:-len(u)]) * f
-    return float(s)
+from truth_loop import add_arguments, measure
 
 
 LAUNCH_NAMES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
@@ -51,10 +44,7 @@ def count_launches(run_step, n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--truth", required=True)
-    ap.add_argument("--duration", default="10s")
-    ap.add_argument("--steps", type=int, default=0)
-    ap.add_argument("--warmup", type=int, default=20)
+    add_arguments(ap, warmup=20)
     ap.add_argument("--count-launches", type=int, default=0)
     ap.add_argument("--device", default="cuda")
     a = ap.parse_args()
@@ -95,23 +85,13 @@ def main():
     if a.count_launches:
         print("launches_per_step=%.3f" % count_launches(run_step, a.count_launches),
               file=sys.stderr, flush=True)
-    print("running pid=%d" % os.getpid(), file=sys.stderr, flush=True)
 
-    limit = parse_duration(a.duration)
-    start = time.monotonic()
-    n = 0
-    with open(a.truth, "w") as truth:
-        while True:
-            t0 = time.monotonic_ns()
-            run_step()
-            t1 = time.monotonic_ns()
-            truth.write(json.dumps({"step": n, "t0": t0, "t1": t1}) + "\n")
-            n += 1
-            if (a.steps and n >= a.steps) or time.monotonic() - start >= limit:
-                break
-    el = time.monotonic() - start
-    print("done steps=%d step_ms=%.4f" % (n, 1000.0 * el / max(n, 1)), file=sys.stderr)
-    return 0
+    def one_step():
+        t0 = time.monotonic_ns()
+        run_step()
+        return {"t0": t0, "t1": time.monotonic_ns()}
+
+    return measure(a, one_step)
 
 
 if __name__ == "__main__":
