@@ -285,6 +285,7 @@ void collector__free(struct collector *c)
 {
 	if (!c)
 		return;
+	collect_devtrace_free(c);
 	/* user_args point at the same owners: free them once, via owners. */
 	hashmap__free(c->user_args, NULL);
 	hashmap__free(c->owners, collect_free_owner);
