@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "devtrace"
@@ -31,8 +32,11 @@
 #include "devtrace/devtrace_format.h"
 #include "devtrace/devtrace_reader.h"
 #include "lib/array.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 
+/* Running this long when the watch began: arms the window (see below). */
+#define LONG_EXECUTION_NS (1000 * 1000000ull)
 /* A converted time whose bound exceeds this is warned about. */
 #define CLOCK_BOUND_WARN_NS 10000.0
 
@@ -68,6 +72,9 @@ struct collect_devtrace {
 	size_t nclocks, clocks_cap;
 	double worst_bound_ns;
 	uint64_t spans, unmatched_ends, no_clock;
+	/* The window's executions, both sides: (pid, launch id) -> cores seen
+	 * (a bit per core) on the device side; a marker on the host side. */
+	struct hashmap *dev_launches, *host_launches;
 	struct collector *c;
 };
 
@@ -136,6 +143,15 @@ static uint64_t host_ns(struct collect_devtrace *d, const struct dt_core *k, uin
 	return h;
 }
 
+static double bound_at(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
+{
+	double bound = INFINITY;
+
+	if (k->clock >= 0)
+		devtrace_clock__to_host(d->clocks[k->clock].clock, ts, &bound);
+	return bound;
+}
+
 static uint32_t name_of(struct collect_devtrace *d, int buf, uint32_t id, const char *fallback)
 {
 	const char *s = devtrace_reader__name(d->reader, buf, id, NULL);
@@ -159,6 +175,10 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 		d->no_clock++;
 		return;
 	}
+	/* History the ring held at attach: a window opens after the probes
+	 * attached, so what ended before cannot be in it. */
+	if (!c->window_open && end < capture__probes_attached(c->cap))
+		return;
 	dev = capture__device(c->cap, k->pid, k->ordinal, k->kind, 0, 0);
 	track = dev < 0 ? dev : capture__device_track(c->cap, dev, tk);
 	if (track < 0) {
@@ -173,7 +193,10 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	}
 	collect_init_span(&s, track, sk, name, start, end);
 	s.flags = flags;
-	s.correlation_id = o->corr;
+	/* One correlation per execution and core, so XProf links (flows)
+	 * the host Execute to the module only, not to each op. */
+	if (sk == SPAN_DEVICE_MODULE)
+		s.correlation_id = o->corr;
 	if (end_rec && (end_rec->flags & DEVTRACE_RF_CANCELLED))
 		s.flags |= SPAN_F_ERROR;
 	switch (sk) {
@@ -202,6 +225,15 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 			collect_span_stat(c, &s, "acceltrace.infeed_wait", 1);
 	}
 	}
+	/* Modules and steps: the clock fit's error bound at their start, so
+	 * the capture says how far its device times can be trusted; ops
+	 * (out of room for both): their execution. */
+	if (sk == SPAN_DEVICE_OP)
+		collect_span_stat(c, &s, "launch_id", o->corr);
+	else
+		capture_span__add_double(&s, capture__intern_static(c->cap,
+								    "acceltrace.clock_bound_ns"),
+					 bound_at(d, k, o->ts));
 	d->spans++;
 	collect_keep_span(c, &s);
 }
@@ -232,7 +264,6 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 		open_span(&k->module_open, r);
 		name = devtrace_reader__name(d->reader, buf, r->name_id, NULL);
 		snprintf(k->module, sizeof(k->module), "%s", name ? name : "");
-		collect_note_activity(d->c, host_ns(d, k, r->ts), ACT_EXECUTION);
 		break;
 	case DEVTRACE_STEP_BEGIN:
 		open_span(&k->step_open, r);
@@ -291,6 +322,8 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label)
 		}
 		d->c = c;
 		ops.ctx = d;
+		d->dev_launches = hashmap__new();
+		d->host_launches = hashmap__new();
 		d->reader = devtrace_reader__new(NULL, &ops);
 		if (!d->reader) {
 			int err = -errno;
@@ -304,6 +337,46 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label)
 		c->devtrace = d;
 	}
 	return devtrace_reader__add(d->reader, fd, label);
+}
+
+/*
+ * An execution that has run for over LONG_EXECUTION_NS when the watch for
+ * activity began (a ten-minute op, attached to mid-way) is that activity:
+ * the window arms at once instead of waiting for a next launch that will
+ * not come until it ends. Shorter ones arm nothing, so start-up's one-off
+ * programs still do not open the window (collect_note_activity).
+ */
+static bool long_execution_at(struct collect_devtrace *d, uint64_t t)
+{
+	for (size_t i = 0; i < d->ncores; i++) {
+		struct dt_core *k = &d->cores[i];
+		uint64_t began;
+
+		if (!k->known || !k->module_open.active)
+			continue;
+		began = host_ns(d, k, k->module_open.ts);
+		if (began && began < t && t - began > LONG_EXECUTION_NS)
+			return true;
+	}
+	return false;
+}
+
+static void note_long_execution(struct collect_devtrace *d)
+{
+	struct collector *c = d->c;
+
+	if (c->watch_after && !c->first_activity && long_execution_at(d, c->watch_after))
+		collect_note_activity(c, c->watch_after, ACT_EXECUTION);
+}
+
+bool collect_devtrace_long_execution(struct collector *c)
+{
+	struct timespec ts;
+
+	if (!c->devtrace)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return long_execution_at(c->devtrace, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec);
 }
 
 long collector__poll_devtrace(struct collector *c)
@@ -320,6 +393,7 @@ long collector__poll_devtrace(struct collector *c)
 		}
 		total += n;
 	} while (n > 0);
+	note_long_execution(c->devtrace);
 	return total;
 }
 
@@ -331,6 +405,96 @@ bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t o
 		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal == ordinal)
 			return true;
 	return false;
+}
+
+void collect_devtrace_note_span(struct collector *c, const struct capture_span *s)
+{
+	struct collect_devtrace *d = c->devtrace;
+	const struct capture_track *t;
+	const struct capture_device *dev;
+	uintptr_t bits;
+
+	if (!d || !s->correlation_id || !d->dev_launches || !d->host_launches)
+		return;
+	t = capture__track(c->cap, s->track);
+	if (!t)
+		return;
+	if (s->kind == SPAN_EXECUTE) {
+		if (hashmap__put(d->host_launches, t->pid, s->correlation_id, (void *)1, NULL))
+			collect_out_of_memory(c);
+	} else if (s->kind == SPAN_DEVICE_MODULE && !(s->flags & SPAN_F_ESTIMATED)) {
+		dev = capture__device_info(c->cap, t->device);
+		if (!dev || dev->core >= 64)
+			return;
+		bits = (uintptr_t)hashmap__get(d->dev_launches, t->pid, s->correlation_id);
+		bits |= (uintptr_t)1 << dev->core;
+		if (hashmap__put(d->dev_launches, t->pid, s->correlation_id, (void *)bits, NULL))
+			collect_out_of_memory(c);
+	}
+}
+
+/* Cores (a bit each) of @pid that have a devtrace buffer. */
+static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
+{
+	uintptr_t bits = 0;
+
+	for (size_t i = 0; i < d->ncores; i++)
+		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal < 64)
+			bits |= (uintptr_t)1 << d->cores[i].ordinal;
+	return bits;
+}
+
+struct match_ctx {
+	struct collect_devtrace *d;
+	uint64_t unmatched_device, unmatched_host, matched;
+};
+
+static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	int cores = __builtin_popcountll((uintptr_t)value);
+
+	if (hashmap__get(m->d->host_launches, pid, launch))
+		m->matched += cores;
+	else
+		m->unmatched_device += cores;
+	return 0;
+}
+
+static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
+	uintptr_t have = (uintptr_t)hashmap__get(m->d->dev_launches, pid, launch);
+
+	m->unmatched_host += __builtin_popcountll(want & ~have);
+	return 0;
+}
+
+/* Device executions joined to their host Execute, per core; the unmatched
+ * counted on both sides (at the window's edges some are expected). */
+static void report_matching(struct collect_devtrace *d)
+{
+	struct match_ctx m = { .d = d };
+
+	if (!d->dev_launches || !d->host_launches)
+		return;
+	hashmap__filter(d->dev_launches, count_device_side, &m);
+	hashmap__filter(d->host_launches, count_host_side, &m);
+	log_info("device executions joined to their host Execute: %llu; without one: %llu; "
+		 "Execute x core without a device execution: %llu",
+		 (unsigned long long)m.matched, (unsigned long long)m.unmatched_device,
+		 (unsigned long long)m.unmatched_host);
+	if (m.unmatched_device)
+		capture__warn(d->c->cap, "%llu device executions (per core) without their host Execute in the capture",
+			      (unsigned long long)m.unmatched_device);
+	if (m.unmatched_host)
+		capture__warn(d->c->cap, "%llu host Executes (per core) without their device execution in the capture",
+			      (unsigned long long)m.unmatched_host);
+	hashmap__free(d->dev_launches, NULL);
+	hashmap__free(d->host_launches, NULL);
+	d->dev_launches = hashmap__new();
+	d->host_launches = hashmap__new();
 }
 
 /* At stop: what is still running is drawn to the stop with its true start. */
@@ -376,6 +540,7 @@ void collect_devtrace_finish(struct collector *c)
 		return;
 	collector__poll_devtrace(c);
 	close_open(d);
+	report_matching(d);
 	devtrace_reader__totals(d->reader, &t);
 	if (t.lost)
 		capture__count_loss(c->cap, "devtrace records lost (ring overwritten before read)",
@@ -422,6 +587,8 @@ void collect_devtrace_free(struct collector *c)
 	if (!d)
 		return;
 	devtrace_reader__free(d->reader);
+	hashmap__free(d->dev_launches, NULL);
+	hashmap__free(d->host_launches, NULL);
 	for (size_t i = 0; i < d->nclocks; i++)
 		devtrace_clock__free(d->clocks[i].clock);
 	free(d->clocks);

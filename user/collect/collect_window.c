@@ -19,8 +19,11 @@ bool collector__completions_probed(const struct collector *c)
 {
 	/* Runtimes that register callbacks do so right after each Execute:
 	 * a few executions without one mean this one awaits instead (CUDA
-	 * launches count as executions: CUDA has no callbacks to wait for). */
-	return c->onready_seen > 0 || c->st.executions >= 8;
+	 * launches count as executions: CUDA has no callbacks to wait for).
+	 * A device busy with one long execution launches nothing: its own
+	 * trace buffer shows the work instead. */
+	return c->onready_seen > 0 || c->st.executions >= 8 ||
+	       collect_devtrace_long_execution((struct collector *)c);
 }
 
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns)
