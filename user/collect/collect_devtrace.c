@@ -531,6 +531,38 @@ static void close_open(struct collect_devtrace *d)
 	}
 }
 
+/* The owner exited: its cores' work in flight ends with it, marked. The
+ * buffer is read first, so what the device finished before is whole. */
+void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t ts)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d)
+		return;
+	collector__poll_devtrace(c);
+	for (size_t i = 0; i < d->ncores; i++) {
+		struct dt_core *k = &d->cores[i];
+		struct {
+			struct dt_open *o;
+			enum track_kind tk;
+			enum span_kind sk;
+			bool wait;
+		} opens[] = {
+			{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
+			{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
+			{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
+			{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
+		};
+
+		if (!k->known || k->pid != pid || k->clock < 0)
+			continue;
+		for (size_t j = 0; j < sizeof(opens) / sizeof(opens[0]); j++)
+			if (opens[j].o->active && host_ns(d, k, opens[j].o->ts) <= ts)
+				emit(d, (int)i, k, opens[j].o, opens[j].tk, opens[j].sk, ts,
+				     SPAN_F_TARGET_EXITED, NULL, opens[j].wait);
+	}
+}
+
 void collect_devtrace_finish(struct collector *c)
 {
 	struct collect_devtrace *d = c->devtrace;

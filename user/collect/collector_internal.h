@@ -205,6 +205,8 @@ void collect_devtrace_note_span(struct collector *c, const struct capture_span *
 /* A device execution has been running for over a second (a long op the
  * probes attached to mid-way): the device is busy without new launches. */
 bool collect_devtrace_long_execution(struct collector *c);
+/* @pid exited at @ts: its cores' work in flight ends there, marked. */
+void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
 /* At finish: a last read, what runs at stop drawn to it, losses counted. */
 void collect_devtrace_finish(struct collector *c);
 void collect_devtrace_free(struct collector *c);
