@@ -4,7 +4,9 @@
 # user/<folder>/ are tests/<folder>/test_*, those of bpf/ are tests/bpf/.
 # C tests are linked with libacceltrace; scripts run as they are.
 # (tests/e2e, tests/sim and tests/bench have makefiles of their own.)
-# tests/user/ checks user/ as a whole (its layout rules).
+# tests/user/ checks user/ as a whole (its layout rules). A test that needs
+# more objects names them in TEST_EXTRA_OBJS (tests/sim/sim.mk does so for
+# tests/devtrace/, which write buffers with the simulator's writer).
 MODULE_TEST_DIRS := bpf user $(USER_DIRS)
 
 TEST_C_SRCS := $(wildcard $(patsubst %,tests/%/test_*.c,$(MODULE_TEST_DIRS)))
@@ -14,7 +16,8 @@ TEST_SCRIPTS := $(wildcard $(patsubst %,tests/%/test_*.sh,$(MODULE_TEST_DIRS)))
 $(OUTPUT)/tests/%: tests/%.c tests/harness/test.h $(LIBACCELTRACE) $(SKEL_HEADERS) | $(DEPS_STAMP)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/harness -MF $@.d $< $(LIBACCELTRACE) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/harness $(TEST_EXTRA_CFLAGS) -MF $@.d $< $(TEST_EXTRA_OBJS) \
+		$(LIBACCELTRACE) $(LIBS) -o $@
 
 TESTS += $(TEST_C_BINS) $(TEST_SCRIPTS)
 # tests/gpu/: scripts for a lent GPU machine (README there); make test

@@ -31,8 +31,8 @@ $(BENCH_OUT)/bench.skel.h: $(BENCH_OUT)/bench.bpf.o
 $(BENCH_OUT)/%: tests/bench/%.c tests/bench/bench.h $(BENCH_OUT)/bench.skel.h \
 		$(LIBACCELTRACE) $(SKEL_HEADERS) | $(DEPS_STAMP)
 	$(call msg,BENCH-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(BENCH_OUT) -Itests/bench -MF $@.d $< \
-		$(LIBACCELTRACE) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(BENCH_OUT) -Itests/bench $(TEST_EXTRA_CFLAGS) -MF $@.d $< \
+		$(TEST_EXTRA_OBJS) $(LIBACCELTRACE) $(LIBS) -o $@
 
 bench-bins: $(BENCH_BINS)
 

@@ -277,6 +277,16 @@ def build(t):
     t.row("the ring drained by a callback that only counts (floor)", get("col.floor.max_rate"), "M rec/s", 2)
     t.row("the synthetic producer flat out", get("col.producer.max_rate"), "M rec/s", 2)
 
+    # ---- 3b. devtrace reader -------------------------------------------
+    t.section("3b. devtrace reader (one core's buffer, 64-byte records, reader caught up after each batch)")
+    t.row("devtrace records read through io_uring (registered buffers, header chained behind the copy)",
+          get("dt.read.uring"), "M rec/s", 1)
+    t.row("the same reads with plain pread (the floor to beat)", get("dt.read.pread"), "M rec/s", 1)
+    gain = pairwise(lambda u, p: 100.0 * (u / p - 1), "dt.read.uring", "dt.read.pread")
+    t.row("io_uring over pread, same repetition", gain, "%", 1, 0, ">=", "> 0 %")
+    t.row("records lost (both engines; the writer never laps the reader)",
+          get("dt.read.lost"), "records", 0, 0, "<=", "0")
+
     # ---- 4. writers ---------------------------------------------------
     t.section("4. Writers (every line holds the same number of spans, so more spans = more lines)")
     sizes = sorted({int(k.split(".")[2]) for k in samples

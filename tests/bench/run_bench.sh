@@ -10,7 +10,7 @@
 # (make bench-long, OUTPUT_DIR/bench/long.txt) are included when present.
 #
 # About 12 minutes on 2 cores. BENCH_REPS (default 5) sets the repetitions;
-# BENCH_ONLY="probe collector writer trainer torch" picks benchmarks.
+# BENCH_ONLY="probe collector writer devtrace trainer torch" picks benchmarks.
 set -uo pipefail
 
 out=${1:-build}
@@ -18,7 +18,7 @@ here=$(dirname "$0")
 dir=$out/bench
 results=$dir/results.txt
 log=$dir/bench.log
-only=${BENCH_ONLY:-probe collector writer trainer torch}
+only=${BENCH_ONLY:-probe collector writer devtrace trainer torch}
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "make bench: the benchmarks load BPF programs; run as root" >&2
@@ -70,6 +70,7 @@ for b in $only; do
 	collector) step collector env BENCH_COLLECTOR_REPS="${BENCH_COLLECTOR_REPS:-3}" \
 		"$out/bench/bench_collector" ;;
 	writer) step writer "$out/bench/bench_writer" ;;
+	devtrace) step devtrace "$out/bench/bench_devtrace" ;;
 	trainer) step trainer "$here/bench_trainer.sh" "$out" ;;
 	torch) step torch "$here/bench_torch.sh" "$out" ;;
 	esac

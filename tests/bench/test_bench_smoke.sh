@@ -10,7 +10,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "SKIP: needs root (the benchmarks load BPF programs)"
 	exit 77
 fi
-for b in bench_probe bench_collector bench_writer; do
+for b in bench_probe bench_collector bench_writer bench_devtrace; do
 	if [[ ! -x $out/bench/$b ]]; then
 		echo "FAIL: $out/bench/$b is not built"
 		exit 1
@@ -43,6 +43,7 @@ run collector env BENCH_COLLECTOR_REPS=1 BENCH_TRIAL_MS=100 BENCH_HOLD_S=1 \
 	"$out/bench/bench_collector"
 run writer env BENCH_REPS=1 BENCH_WRITER_SIZES=100000,400000 BENCH_LINE_SPANS=50000 \
 	"$out/bench/bench_writer"
+run devtrace env BENCH_REPS=1 BENCH_DEVTRACE_RECORDS=200000 "$out/bench/bench_devtrace"
 run trainer env BENCH_REPS=1 BENCH_TRAINER_S=1 BENCH_TRAINER_CONFIGS="off acceltrace" \
 	"$here/bench_trainer.sh" "$out"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
@@ -59,7 +60,8 @@ echo "benchmarks ran in ${SECONDS} s"
 for m in up.push.none up.push.floor up.push.callback up.push.execute \
 	up.endbr64.floor up.cet.callback tp.pread64.none tp.pread64.traced \
 	tp.pread64.untraced col.collector.max_rate col.collector.hold_rate \
-	wr.xspace.100000.rate wr.xspace.400000.writer_peak trainer.off \
+	wr.xspace.100000.rate wr.xspace.400000.writer_peak dt.read.uring dt.read.pread \
+	dt.read.lost trainer.off \
 	trainer.acceltrace $torch_metrics; do
 	line=$(grep "^BENCH $m " "$res")
 	if [[ -z $line ]]; then
@@ -72,7 +74,7 @@ for m in up.push.none up.push.floor up.push.callback up.push.execute \
 		echo "FAIL: $m: samples are not numbers: $line"
 		failed=1
 	fi
-	case $m in up.*.none | wr.*.writer_peak) continue ;; esac
+	case $m in up.*.none | wr.*.writer_peak | dt.read.lost) continue ;; esac
 	if ! awk '{ for (i = 4; i <= NF; i++) if ($i <= 0) exit 1 }' <<<"$line"; then
 		echo "FAIL: $m: a sample is not positive: $line"
 		failed=1
@@ -82,6 +84,7 @@ done
 # records what it saw without loss.
 awk '$2 == "up.push.none" { n = $4 } $2 == "up.push.floor" { f = $4 }
      END { exit !(f > n) }' "$res" || { echo "FAIL: a probed call is not slower than a bare one"; failed=1; }
+grep -q '^BENCH dt.read.lost records 0.000$' "$res" || { echo "FAIL: devtrace records lost: $(grep dt.read.lost "$res")"; failed=1; }
 grep -q '^BENCH up.lost count 0$' "$res" || { echo "FAIL: runtime records lost: $(grep up.lost "$res")"; failed=1; }
 
 if ! /usr/bin/python3 "$here/report.py" "$res" >"$work/results.md"; then

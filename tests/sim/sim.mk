@@ -120,4 +120,14 @@ $(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/sim/sim.mk tests/harne
 
 TESTS += $(SIM_TEST_BINS) $(SIM_TEST_SCRIPTS)
 
+# user/devtrace/'s module tests and benchmark write buffers with the
+# simulator's writer and clock: a second implementation of the format, not
+# the reader's own idea of it.
+SIM_DEVTRACE_OBJS := $(SIM_OUT)/obj/devtrace_writer.o $(SIM_OUT)/obj/devclock.o
+SIM_DEVTRACE_USERS := $(filter $(OUTPUT)/tests/devtrace/%,$(TEST_C_BINS)) \
+	$(OUTPUT)/bench/bench_devtrace
+$(SIM_DEVTRACE_USERS): $(SIM_DEVTRACE_OBJS)
+$(SIM_DEVTRACE_USERS): TEST_EXTRA_OBJS := $(SIM_DEVTRACE_OBJS)
+$(SIM_DEVTRACE_USERS): TEST_EXTRA_CFLAGS := -Itests/sim
+
 -include $(wildcard $(SIM_OUT)/*/*.d $(SIM_OUT)/tests/*.d)

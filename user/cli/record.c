@@ -31,12 +31,14 @@
 
 #define MAX_PIDS 64
 #define MAX_LIBRARIES 16
+#define MAX_DEVTRACE 256
 
 /* The recorder's options, the arrays they point into, and where to write. */
 struct record_args {
 	struct recorder_opts opts;
 	pid_t pids[MAX_PIDS];
 	const char *libraries[MAX_LIBRARIES];
+	const char *devtrace[MAX_DEVTRACE];
 	const char *logdir;
 };
 
@@ -84,6 +86,9 @@ void usage_record(FILE *out)
 		"Probes:\n"
 		"      --library PATH     also probe this runtime library file from the start\n"
 		"                         (catches GetPjrtApi when it is loaded later)\n"
+		"      --devtrace PATH    also read this devtrace buffer (docs/devtrace.md);\n"
+		"                         buffers the targets map or have open are found\n"
+		"                         without it\n"
 		"      --sched            record when traced threads go off and on CPU\n"
 		"      --ringbuf-size N   bytes per ring buffer shard (default 8M)\n"
 		"\n"
@@ -121,7 +126,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	enum {
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
-		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START,
+		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -139,6 +144,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "session", required_argument, NULL, OPT_SESSION },
 		{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
 		{ "library", required_argument, NULL, OPT_LIBRARY },
+		{ "devtrace", required_argument, NULL, OPT_DEVTRACE },
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 		CLI_COMMON_LONGOPTS,
@@ -151,6 +157,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	o->sz = sizeof(*o);
 	o->pids = a->pids;
 	o->libraries = a->libraries;
+	o->devtrace_paths = a->devtrace;
 	o->arm_timeout_ns = 30ull * 1000000000ull;
 	o->windows = 1;
 	a->logdir = "acceltrace-logs";
@@ -221,6 +228,12 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 				return cli_bad_value("record", "--library", optarg,
 						     "at most 16 libraries");
 			a->libraries[o->n_libraries++] = optarg;
+			break;
+		case OPT_DEVTRACE:
+			if (o->n_devtrace_paths == MAX_DEVTRACE)
+				return cli_bad_value("record", "--devtrace", optarg,
+						     "at most 256 buffers");
+			a->devtrace[o->n_devtrace_paths++] = optarg;
 			break;
 		case OPT_SCHED: o->sched = true; break;
 		case OPT_RINGBUF:

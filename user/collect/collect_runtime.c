@@ -76,6 +76,9 @@ static void device_execution(struct collector *c, struct owner *o,
 	if (start > end)
 		start = end;
 	d->last_end = end;
+	/* The device's own trace buffer draws its executions. */
+	if (collect_devtrace_covers(c, o->pid, o->device))
+		return;
 	track = capture__device_track(c->cap, d->index, TRACK_DEVICE_MODULES);
 	if (track < 0) {
 		collect_out_of_memory(c);
@@ -576,7 +579,7 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 		return 0;
 	start = o->launch->enqueue_end > d->last_end ? o->launch->enqueue_end :
 						       d->last_end;
-	if (start > c->stop_ns)
+	if (start > c->stop_ns || collect_devtrace_covers(c, o->pid, o->device))
 		return 0;
 	track = capture__device_track(c->cap, d->index, TRACK_DEVICE_MODULES);
 	if (track < 0) {

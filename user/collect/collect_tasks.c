@@ -40,6 +40,7 @@ static void on_process_exit(struct collector *c, uint32_t pid, uint64_t ts)
 	collect_put(c, c->exited, pid, 0, (void *)1, NULL);
 	/* Work the process had in flight ends with it, marked. */
 	collect_runtime_process_exit(c, pid, ts);
+	collect_devtrace_process_exit(c, pid, ts);
 	if (c->ps)
 		probe_session__for_each_open(c->ps, close_exited_call, &x);
 	/* Then its open calls, fds and probes are forgotten. */

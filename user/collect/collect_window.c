@@ -19,8 +19,11 @@ bool collector__completions_probed(const struct collector *c)
 {
 	/* Runtimes that register callbacks do so right after each Execute:
 	 * a few executions without one mean this one awaits instead (CUDA
-	 * launches count as executions: CUDA has no callbacks to wait for). */
-	return c->onready_seen > 0 || c->st.executions >= 8;
+	 * launches count as executions: CUDA has no callbacks to wait for).
+	 * A device busy with one long execution launches nothing: its own
+	 * trace buffer shows the work instead. */
+	return c->onready_seen > 0 || c->st.executions >= 8 ||
+	       collect_devtrace_long_execution((struct collector *)c);
 }
 
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns)
@@ -194,10 +197,15 @@ static void add_steps(struct collector *c)
 		return;
 	for (size_t i = 0; i < c->n_execs; i++) {
 		const struct step_candidate *m = &c->execs[i];
+		const struct capture_device *dev;
 		struct capture_span s;
 		int track;
 
 		if (m->program != program)
+			continue;
+		/* A devtrace buffer gave this device its own steps. */
+		dev = capture__device_info(c->cap, m->device);
+		if (dev && collect_devtrace_covers(c, dev->pid, dev->core))
 			continue;
 		track = capture__device_track(c->cap, m->device, TRACK_DEVICE_STEPS);
 		if (track < 0) {
@@ -269,6 +277,7 @@ int collector__finish(struct collector *c)
 	if (c->ps)
 		probe_session__for_each_open(c->ps, add_open_call, c);
 	collect_runtime_close_open(c);
+	collect_devtrace_finish(c);
 	add_steps(c);
 	count_losses(c);
 	return capture__set_window(c->cap, c->start_ns, c->stop_ns);

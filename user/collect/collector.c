@@ -144,6 +144,7 @@ void collect_keep_span(struct collector *c, struct capture_span *s)
 		log_debug("span refused by the capture: %s", strerror(-err));
 		return;
 	}
+	collect_devtrace_note_span(c, s);
 	/* Device work in the window: the candidates for steps. */
 	if (s->kind == SPAN_DEVICE_MODULE) {
 		collect_remember_execution(c, s);
@@ -286,6 +287,7 @@ void collector__free(struct collector *c)
 {
 	if (!c)
 		return;
+	collect_devtrace_free(c);
 	/* user_args point at the same owners: free them once, via owners. */
 	hashmap__free(c->user_args, NULL);
 	hashmap__free(c->owners, collect_free_owner);

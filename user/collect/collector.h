@@ -88,6 +88,16 @@ void collector__connect(struct collector *c, struct probe_session *ps,
 			const struct control_ops *ctl);
 void collector__free(struct collector *c);
 
+/*
+ * A devtrace buffer (docs/devtrace.md) to read from now on: the collector
+ * owns @fd, also on failure; @label (its path) names it in messages. Its
+ * records become the device planes' Steps, XLA Modules and XLA Ops. The
+ * buffer's index, or -errno.
+ */
+int collector__add_devtrace(struct collector *c, int fd, const char *label);
+/* Reads what the devtrace buffers hold that is new: records read, or -errno. */
+long collector__poll_devtrace(struct collector *c);
+
 /* The probe_record_fn for probe_session: one record. */
 int collector__record(void *ctx, const void *data, size_t size);
 

@@ -7,6 +7,7 @@
  *   collect_cuda.c      CUDA's two layers, each launch counted once
  *   collect_tasks.c     threads and processes, scheduling, interrupts
  *   collect_window.c    the window: open, close, open spans at stop, finish
+ *   collect_devtrace.c  the device's own timeline from its devtrace buffers
  */
 #ifndef ACCELTRACE_COLLECTOR_INTERNAL_H
 #define ACCELTRACE_COLLECTOR_INTERNAL_H
@@ -144,6 +145,9 @@ struct collector {
 	 * whether they were made inside it (counted in st.cuda_nested) */
 	struct hashmap *cuda_threads;	/* (pid, tid) -> cuda_nest */
 
+	/* device trace buffers (collect_devtrace.c); NULL until one is added */
+	struct collect_devtrace *devtrace;
+
 	/* interned names */
 	uint32_t k_launch_id, k_num_devices, k_module, k_bytes, k_requested,
 		 k_offset, k_file, k_fd, k_ret, k_value, k_interrupt, k_cmd,
@@ -191,6 +195,23 @@ void collect_runtime_close_open(struct collector *c);
 void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
 /* An execution that started in the window: a step, for --steps. */
 void collect_count_window_execution(struct collector *c, uint64_t start_ns);
+
+/* ---- collect_devtrace.c ----------------------------------------------- */
+
+/* Whether device @ordinal of @pid has a devtrace buffer: its modules and
+ * steps then come from there, not from the runtime's view. */
+bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t ordinal);
+/* A span the window kept: host Executes and device modules are joined by
+ * launch id at finish. */
+void collect_devtrace_note_span(struct collector *c, const struct capture_span *s);
+/* A device execution has been running for over a second (a long op the
+ * probes attached to mid-way): the device is busy without new launches. */
+bool collect_devtrace_long_execution(struct collector *c);
+/* @pid exited at @ts: its cores' work in flight ends there, marked. */
+void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
+/* At finish: a last read, what runs at stop drawn to it, losses counted. */
+void collect_devtrace_finish(struct collector *c);
+void collect_devtrace_free(struct collector *c);
 
 /* ---- collect_cuda.c --------------------------------------------------- */
 

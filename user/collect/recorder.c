@@ -18,6 +18,7 @@
 #include "discover/attach_control.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
+#include "discover/devtrace_buffers.h"
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"
 #include "probe/kernel_features.h"
@@ -51,6 +52,7 @@ struct recorder {
 	uint64_t probes_attached_ns;
 	uint64_t last_rescan, last_full_rescan;
 	unsigned int quick_rescans;	/* since the probes were last settled */
+	struct devtrace_seen *devtrace_seen;	/* buffers handed to the collector */
 };
 
 static uint64_t now_ns(void)
@@ -66,8 +68,51 @@ static int interrupts(const struct recorder *r)
 	return r->o.interrupts ? *r->o.interrupts : 0;
 }
 
-/* One tick: the ring buffers read (up to POLL_MS), the targets rescanned
- * now and then for late libraries and new processes. */
+static int add_devtrace(void *ctx, int fd, const char *path)
+{
+	struct recorder *r = ctx;
+	int err = collector__add_devtrace(r->col, fd, path);
+
+	if (err < 0)
+		log_warn("devtrace buffer %s: %s", path, strerror(-err));
+	else
+		log_info("reading devtrace buffer %s", path);
+	return 0;
+}
+
+/* The devtrace buffers of every traced process not handed over yet. */
+static void find_devtrace(struct recorder *r)
+{
+	for (size_t i = 0; i < targets__count(r->targets); i++) {
+		const struct process_report *p = targets__report(r->targets, i);
+
+		if (p)
+			devtrace_buffers_find(p->pid, r->devtrace_seen, add_devtrace, r);
+	}
+}
+
+/* The buffers --devtrace names: each must be one. */
+static int open_devtrace_paths(struct recorder *r)
+{
+	for (size_t i = 0; i < r->o.n_devtrace_paths; i++) {
+		const char *path = r->o.devtrace_paths[i];
+		int fd = devtrace_buffer_open(r->devtrace_seen, path);
+
+		if (fd == -EEXIST)
+			continue;
+		if (fd < 0) {
+			log_err("--devtrace %s: %s", path, fd == -ENOTSUP ?
+				"not a devtrace buffer (no DVTRACE1 magic)" : strerror(-fd));
+			return fd == -ENOTSUP ? -EINVAL : fd;
+		}
+		add_devtrace(r, fd, path);
+	}
+	return 0;
+}
+
+/* One tick: the ring buffers read (up to POLL_MS), the devtrace buffers
+ * read, the targets rescanned now and then for late libraries, new
+ * processes and their devtrace buffers. */
 static int poll_once(struct recorder *r)
 {
 	uint64_t now;
@@ -91,9 +136,12 @@ static int poll_once(struct recorder *r)
 
 		targets__rescan(r->targets, full);
 		r->last_rescan = now;
-		if (full)
+		if (full) {
 			r->last_full_rescan = now;
+			find_devtrace(r);
+		}
 	}
+	collector__poll_devtrace(r->col);
 	return 0;
 }
 
@@ -236,6 +284,15 @@ int recorder__attach(struct recorder *r)
 	}
 	r->probes_attached_ns = now_ns();
 	capture__set_probes_attached(r->cap, r->probes_attached_ns);
+	/* What the rings hold now is read too: work that began before. */
+	r->devtrace_seen = devtrace_seen__new();
+	if (!r->devtrace_seen)
+		return -ENOMEM;
+	err = open_devtrace_paths(r);
+	if (err)
+		return err;
+	find_devtrace(r);
+	collector__poll_devtrace(r->col);
 	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
 	return 0;
 }
@@ -554,6 +611,7 @@ void recorder__free(struct recorder *r)
 		return;
 	recorder__detach(r);
 	targets__free(r->targets);
+	devtrace_seen__free(r->devtrace_seen);
 	capture__free(r->cap);
 	free(r);
 }

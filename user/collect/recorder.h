@@ -73,8 +73,14 @@ struct recorder_opts {
 	 * a second, before the capture is finalized, aborts it.
 	 */
 	const volatile sig_atomic_t *interrupts;
+	/*
+	 * Device trace buffers (docs/devtrace.md) named by --devtrace, read
+	 * besides those found mapped or open in the targets.
+	 */
+	const char *const *devtrace_paths;
+	size_t n_devtrace_paths;
 };
-#define recorder_opts__last_field interrupts
+#define recorder_opts__last_field n_devtrace_paths
 
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
 struct recorder *recorder__new(const struct recorder_opts *opts);

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The collector's device timeline from a devtrace buffer written here from
+ * the format's page (docs/devtrace.md), not by the simulator: a device
+ * clock 50 ppm fast and 2 s ahead of the host, one whole execution of two
+ * ops (one an infeed that waits for data), and a second execution whose op
+ * is still running at the stop, begun before the window. Checked: the
+ * lines each span lands on, converted times within 10 us, op stats, the
+ * open op kept with its true start and marked, the module joined to its
+ * host Execute by launch id.
+ */
+#include <fcntl.h>
+#include <linux/types.h>
+
+#include "test.h"
+#include "acceltrace/devtrace.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+
+#define MS 1000000ull
+#define RATE 1000000000ull
+#define CAP 64
+
+static char path[] = "/tmp/acceltrace-coldt.XXXXXX";
+
+/* The device clock: 50 ppm fast, 2 s ahead. */
+static uint64_t dev(uint64_t host)
+{
+	return 2000000000ull + host + host / 20000;
+}
+
+static int fd_out;
+static uint64_t seq;
+
+static void name(__u32 id, __u16 kind, const char *text)
+{
+	struct devtrace_name n = { .id = id, .kind = kind, .len = strlen(text) };
+
+	memcpy(n.name, text, n.len);
+	ASSERT_EQ(pwrite(fd_out, &n, sizeof(n), 4096 + id * 64), 64, "name");
+}
+
+static void rec(__u16 kind, uint64_t host, __u32 name_id, __u8 cat, uint64_t corr,
+		uint64_t step, uint64_t arg)
+{
+	struct devtrace_record r = {
+		.seq = ++seq, .ts = dev(host), .kind = kind, .category = cat, .name_id = name_id,
+		.correlation_id = corr, .step = step, .arg = arg,
+		.flops = kind == DEVTRACE_OP_END ? 1000 : 0,
+		.bytes = kind == DEVTRACE_OP_END ? 64 : 0,
+	};
+
+	if (kind == DEVTRACE_CLOCK_SYNC)
+		r.ts = dev(host), r.arg = host;
+	ASSERT_EQ(pwrite(fd_out, &r, sizeof(r), 8192 + ((seq - 1) % CAP) * 64), 64, "record");
+}
+
+static void write_buffer(void)
+{
+	struct devtrace_header h = {
+		.version = DEVTRACE_VERSION, .header_size = 4096, .record_size = 64,
+		.name_size = 64, .name_capacity = 64, .core = 1, .names_offset = 4096,
+		.records_offset = 8192, .record_capacity = CAP, .clock_rate_hz = RATE,
+		.run_id = 77, .num_cores = 2, .sync_host_ns = 1 * MS, .sync_device_ts = dev(1 * MS),
+		.device_kind = "TPU test", .owner_pid = 4242, .name_count = 4,
+	};
+
+	ASSERT_OK(ftruncate(fd_out, 8192 + CAP * 64), "size");
+	name(0, DEVTRACE_NAME_MODULE, "train_step");
+	name(1, DEVTRACE_NAME_OP, "fusion.1");
+	name(2, DEVTRACE_NAME_OP, "infeed.2");
+	name(3, DEVTRACE_NAME_OP, "convolution.3");
+	/* launch 5: [10 ms, 14 ms]: infeed.2 waits 11..12.5, then fusion.1 */
+	rec(DEVTRACE_CLOCK_SYNC, 9 * MS, DEVTRACE_NO_NAME, 0, 0, 0, 0);
+	rec(DEVTRACE_MODULE_BEGIN, 10 * MS, 0, 0, 5, 1, 2);
+	rec(DEVTRACE_STEP_BEGIN, 10 * MS, DEVTRACE_NO_NAME, 0, 5, 1, 0);
+	rec(DEVTRACE_OP_BEGIN, 10 * MS, 2, DEVTRACE_CAT_INFEED, 5, 1, 0);
+	rec(DEVTRACE_INFEED_WAIT_BEGIN, 11 * MS, 2, 0, 5, 1, 0);
+	rec(DEVTRACE_INFEED_WAIT_END, 12 * MS + MS / 2, 2, 0, 5, 1, 0);
+	rec(DEVTRACE_OP_END, 13 * MS, 2, DEVTRACE_CAT_INFEED, 5, 1, 0);
+	rec(DEVTRACE_OP_BEGIN, 13 * MS, 1, DEVTRACE_CAT_FUSION, 5, 1, 1);
+	rec(DEVTRACE_OP_END, 14 * MS, 1, DEVTRACE_CAT_FUSION, 5, 1, 1);
+	rec(DEVTRACE_STEP_END, 14 * MS, DEVTRACE_NO_NAME, 0, 5, 1, 0);
+	rec(DEVTRACE_MODULE_END, 14 * MS, 0, 0, 5, 1, 2);
+	/* launch 6 from 15 ms: its convolution still runs at the stop */
+	rec(DEVTRACE_CLOCK_SYNC, 15 * MS, DEVTRACE_NO_NAME, 0, 0, 0, 0);
+	rec(DEVTRACE_MODULE_BEGIN, 15 * MS, 0, 0, 6, 2, 1);
+	rec(DEVTRACE_STEP_BEGIN, 15 * MS, DEVTRACE_NO_NAME, 0, 6, 2, 0);
+	rec(DEVTRACE_OP_BEGIN, 15 * MS, 3, DEVTRACE_CAT_CONVOLUTION, 6, 2, 0);
+	rec(DEVTRACE_CLOCK_SYNC, 16 * MS, DEVTRACE_NO_NAME, 0, 0, 0, 0);
+	h.write_seq = h.begin_seq = seq;
+	ASSERT_EQ(pwrite(fd_out, &h, sizeof(h), 0), (ssize_t)sizeof(h), "header");
+	h.magic = DEVTRACE_MAGIC;	/* last, as a writer does */
+	ASSERT_EQ(pwrite(fd_out, &h.magic, 8, 0), 8, "magic");
+}
+
+static const struct capture_span *find(const struct capture *cap, const char *what,
+				       enum span_kind kind)
+{
+	for (size_t t = 0; t < capture__num_tracks(cap); t++) {
+		size_t n;
+		const struct capture_span *sp = capture__track_spans(cap, t, &n);
+
+		for (size_t i = 0; sp && i < n; i++)
+			if (sp[i].kind == kind && !strcmp(capture__string(cap, sp[i].name), what))
+				return &sp[i];
+	}
+	return NULL;
+}
+
+static bool near(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) <= 10000;
+}
+
+static bool has_arg(const struct capture *cap, const struct capture_span *s, const char *key,
+		    uint64_t v)
+{
+	for (uint32_t i = 0; i < s->nargs; i++)
+		if (!strcmp(capture__string(cap, s->args[i].key), key))
+			return s->args[i].value.u == v;
+	return false;
+}
+
+int main(void)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "t", .session = "t" };
+	struct collector_opts o = { .sz = sizeof(o) };
+	const struct capture_span *s;
+	struct collector *col = NULL;
+	struct capture *cap = NULL;
+	int fd;
+
+	fd_out = mkstemp(path);
+	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
+		return test_exit();
+	write_buffer();
+	cap = capture__new(&copts);
+	o.capture = cap;
+	col = collector__new(&o);
+	if (!ASSERT_OK_PTR(cap, "capture") || !ASSERT_OK_PTR(col, "collector"))
+		goto out;
+	capture__set_probes_attached(cap, 12 * MS);
+	fd = open(path, O_RDONLY);
+	ASSERT_EQ(collector__add_devtrace(col, fd, path), 0, "add");
+	ASSERT_OK(collector__open_window(col, 12 * MS), "open window");
+	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
+	collector__begin_close(col, 20 * MS);
+	ASSERT_OK(collector__finish(col), "finish");
+	if (!ASSERT_OK(capture__finalize(cap), "finalize"))
+		goto out;
+
+	ASSERT_EQ(capture__num_devices(cap), 1, "one core");
+	ASSERT_EQ(capture__device_info(cap, 0)->pid, 4242, "owner_pid");
+	ASSERT_EQ(capture__device_info(cap, 0)->core, 1, "core ordinal");
+	s = find(cap, "fusion.1", SPAN_DEVICE_OP);
+	if (ASSERT_OK_PTR(s, "fusion op")) {
+		ASSERT_TRUE(near(s->start_ns, 13 * MS) && near(s->end_ns, 14 * MS), "op times");
+		ASSERT_TRUE(has_arg(cap, s, "flops", 1000), "flops");
+		ASSERT_TRUE(has_arg(cap, s, "bytes_accessed", 64), "bytes_accessed");
+		ASSERT_TRUE(has_arg(cap, s, "group_id", 1), "group_id");
+		ASSERT_TRUE(has_arg(cap, s, "launch_id", 5), "launch_id");
+		ASSERT_EQ(s->correlation_id, 0, "ops carry no correlation (modules do)");
+	}
+	s = find(cap, "infeed.2", SPAN_DEVICE_OP);
+	ASSERT_TRUE(s && near(s->start_ns, 10 * MS), "infeed op began before the window: true start");
+	/* The wait is the second infeed.2 span: the one from 11 ms. */
+	s = find(cap, "train_step", SPAN_DEVICE_MODULE);
+	if (ASSERT_OK_PTR(s, "module")) {
+		ASSERT_EQ(s->correlation_id, 5, "module correlation = launch id");
+		ASSERT_TRUE(near(s->start_ns, 10 * MS) && near(s->end_ns, 14 * MS), "module times");
+		ASSERT_FALSE(s->flags & SPAN_F_ESTIMATED, "device times, not estimated");
+	}
+	s = find(cap, "convolution.3", SPAN_DEVICE_OP);
+	if (ASSERT_OK_PTR(s, "open op")) {
+		ASSERT_TRUE(near(s->start_ns, 15 * MS), "open op true start");
+		ASSERT_EQ(s->end_ns, 20 * MS, "open op ends at the stop");
+		ASSERT_TRUE(s->flags & SPAN_F_OPEN_AT_STOP, "marked open at stop");
+	}
+	s = find(cap, "train_step", SPAN_DEVICE_STEP);
+	ASSERT_TRUE(s && has_arg(cap, s, "group_id", 1), "step with group_id");
+	ASSERT_EQ(capture__span_count(cap, SPAN_DEVICE_OP), 4, "ops: 2 + wait + open one");
+out:
+	collector__free(col);
+	capture__free(cap);
+	close(fd_out);
+	unlink(path);
+	return test_exit();
+}

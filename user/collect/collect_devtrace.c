@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The device's own timeline: records of the devtrace buffers handed to the
+ * collector (collector__add_devtrace) become spans on the device tracks:
+ *
+ *   MODULE_BEGIN..END  -> XLA Modules  (correlation_id = the launch id)
+ *   STEP_BEGIN..END    -> Steps        (group_id = step_num = the step)
+ *   OP_BEGIN..END      -> XLA Ops      (hlo_category, flops, bytes_accessed,
+ *                                       program_id, group_id)
+ *   INFEED_WAIT_*      -> XLA Ops, nested in its infeed op: the device
+ *                         waiting for host data (hlo_category "infeed")
+ *
+ * Device ticks become host CLOCK_MONOTONIC through one clock fit per
+ * (device_id, run_id), fed by every core's pairs. A span is made when it
+ * ends; what is still open when the window closes is made then with its
+ * true start (read from the ring, also when it began before acceltrace
+ * attached) and marked open at stop. Devices with a devtrace buffer get
+ * their modules and steps from it only: the runtime's estimate of them is
+ * not added (collect_devtrace_covers).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_CONTEXT "devtrace"
+#include "collect/collector_internal.h"
+#include "devtrace/devtrace_clock.h"
+#include "devtrace/devtrace_format.h"
+#include "devtrace/devtrace_reader.h"
+#include "lib/array.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+
+/* Running this long when the watch began: arms the window (see below). */
+#define LONG_EXECUTION_NS (1000 * 1000000ull)
+/* A converted time whose bound exceeds this is warned about. */
+#define CLOCK_BOUND_WARN_NS 10000.0
+
+struct dt_open {
+	bool active;
+	uint64_t ts;
+	uint32_t name_id;
+	uint8_t category;
+	uint64_t corr, step;
+};
+
+struct dt_core {
+	bool known;
+	uint32_t pid, ordinal, device_id;
+	uint64_t run_id;
+	int clock;		/* index into collect_devtrace.clocks */
+	char kind[32];
+	char module[DEVTRACE_NAME_MAX + 1];
+	struct dt_open module_open, step_open, op_open, wait_open;
+};
+
+struct dt_clock {
+	uint32_t device_id;
+	uint64_t run_id;
+	struct devtrace_clock *clock;
+};
+
+struct collect_devtrace {
+	struct devtrace_reader *reader;
+	struct dt_core *cores;
+	size_t ncores, cores_cap;
+	struct dt_clock *clocks;
+	size_t nclocks, clocks_cap;
+	double worst_bound_ns;
+	uint64_t spans, unmatched_ends, no_clock;
+	/* The window's executions, both sides: (pid, launch id) -> cores seen
+	 * (a bit per core) on the device side; a marker on the host side. */
+	struct hashmap *dev_launches, *host_launches;
+	struct collector *c;
+};
+
+static struct dt_core *core_of(struct collect_devtrace *d, int buf)
+{
+	if (ARRAY_GROW(d->cores, d->cores_cap, (size_t)buf + 1))
+		return NULL;
+	while (d->ncores <= (size_t)buf)
+		memset(&d->cores[d->ncores++], 0, sizeof(d->cores[0]));
+	return &d->cores[buf];
+}
+
+static int clock_of(struct collect_devtrace *d, const struct devtrace_header *h)
+{
+	for (size_t i = 0; i < d->nclocks; i++)
+		if (d->clocks[i].device_id == h->device_id && d->clocks[i].run_id == h->run_id)
+			return (int)i;
+	if (ARRAY_GROW(d->clocks, d->clocks_cap, d->nclocks + 1))
+		return -ENOMEM;
+	d->clocks[d->nclocks].clock = devtrace_clock__new(h->clock_rate_hz);
+	if (!d->clocks[d->nclocks].clock)
+		return -errno;
+	d->clocks[d->nclocks].device_id = h->device_id;
+	d->clocks[d->nclocks].run_id = h->run_id;
+	return (int)d->nclocks++;
+}
+
+static void on_run(void *ctx, int buf, const struct devtrace_header *h)
+{
+	struct collect_devtrace *d = ctx;
+	struct dt_core *k = core_of(d, buf);
+
+	if (!k) {
+		collect_out_of_memory(d->c);
+		return;
+	}
+	memset(k, 0, sizeof(*k));
+	k->known = true;
+	k->pid = h->owner_pid;
+	k->device_id = h->device_id;
+	k->run_id = h->run_id;
+	/* The runtime's device ordinal: cores of device 0, then device 1... */
+	k->ordinal = h->device_id * (h->num_cores ? h->num_cores : 1) + h->core;
+	memcpy(k->kind, h->device_kind, sizeof(k->kind) - 1);
+	k->clock = clock_of(d, h);
+	if (k->clock < 0) {
+		collect_out_of_memory(d->c);
+		return;
+	}
+	devtrace_clock__add_pair(d->clocks[k->clock].clock, h->sync_device_ts, h->sync_host_ns);
+	log_debug("%s: device %u core %u of pid %u (%s)",
+		  devtrace_reader__label(d->reader, buf), h->device_id, h->core,
+		  h->owner_pid, k->kind);
+}
+
+static uint64_t host_ns(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
+{
+	double bound;
+	uint64_t h;
+
+	if (k->clock < 0)
+		return 0;
+	h = devtrace_clock__to_host(d->clocks[k->clock].clock, ts, &bound);
+	if (bound > d->worst_bound_ns)
+		d->worst_bound_ns = bound;
+	return h;
+}
+
+static double bound_at(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
+{
+	double bound = INFINITY;
+
+	if (k->clock >= 0)
+		devtrace_clock__to_host(d->clocks[k->clock].clock, ts, &bound);
+	return bound;
+}
+
+static uint32_t name_of(struct collect_devtrace *d, int buf, uint32_t id, const char *fallback)
+{
+	const char *s = devtrace_reader__name(d->reader, buf, id, NULL);
+
+	return capture__intern(d->c->cap, s ? s : fallback);
+}
+
+/* Emits the span @o opened, ending at host time @end (0: no clock yet). */
+static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct dt_open *o,
+		 enum track_kind tk, enum span_kind sk, uint64_t end, uint16_t flags,
+		 const struct devtrace_record *end_rec, bool infeed_wait)
+{
+	struct collector *c = d->c;
+	struct capture_span s;
+	uint64_t start = host_ns(d, k, o->ts);
+	int dev, track;
+	uint32_t name;
+
+	o->active = false;
+	if (!start || !end) {
+		d->no_clock++;
+		return;
+	}
+	/* History the ring held at attach: a window opens after the probes
+	 * attached, so what ended before cannot be in it. */
+	if (!c->window_open && end < capture__probes_attached(c->cap))
+		return;
+	dev = capture__device(c->cap, k->pid, k->ordinal, k->kind, 0, 0);
+	track = dev < 0 ? dev : capture__device_track(c->cap, dev, tk);
+	if (track < 0) {
+		collect_out_of_memory(c);
+		return;
+	}
+	/* Steps are named by their program, as the runtime's steps are. */
+	if (sk == SPAN_DEVICE_STEP || sk == SPAN_DEVICE_MODULE) {
+		name = capture__intern(c->cap, k->module[0] ? k->module : "module");
+	} else {
+		name = name_of(d, buf, o->name_id, infeed_wait ? "infeed" : "op");
+	}
+	collect_init_span(&s, track, sk, name, start, end);
+	s.flags = flags;
+	/* One correlation per execution and core, so XProf links (flows)
+	 * the host Execute to the module only, not to each op. */
+	if (sk == SPAN_DEVICE_MODULE)
+		s.correlation_id = o->corr;
+	if (end_rec && (end_rec->flags & DEVTRACE_RF_CANCELLED))
+		s.flags |= SPAN_F_ERROR;
+	switch (sk) {
+	case SPAN_DEVICE_STEP:
+		collect_span_stat(c, &s, "group_id", o->step);
+		collect_span_stat(c, &s, "step_num", o->step);
+		break;
+	case SPAN_DEVICE_MODULE:
+		collect_span_stat(c, &s, "launch_id", o->corr);
+		collect_span_stat(c, &s, "group_id", o->step);
+		collect_span_stat(c, &s, "program_id", o->name_id);
+		break;
+	default: {
+		const char *cat = infeed_wait ? "infeed" : devtrace_category_name(o->category);
+
+		if (cat)
+			capture_span__add_str(&s, capture__intern_static(c->cap, "hlo_category"),
+					      capture__intern_static(c->cap, cat));
+		collect_span_stat(c, &s, "group_id", o->step);
+		collect_span_stat(c, &s, "program_id", k->module_open.name_id);
+		if (end_rec && !infeed_wait) {
+			collect_span_stat(c, &s, "flops", end_rec->flops);
+			collect_span_stat(c, &s, "bytes_accessed", end_rec->bytes);
+		}
+		if (infeed_wait)
+			collect_span_stat(c, &s, "acceltrace.infeed_wait", 1);
+	}
+	}
+	/* Modules and steps: the clock fit's error bound at their start, so
+	 * the capture says how far its device times can be trusted; ops
+	 * (out of room for both): their execution. */
+	if (sk == SPAN_DEVICE_OP)
+		collect_span_stat(c, &s, "launch_id", o->corr);
+	else
+		capture_span__add_double(&s, capture__intern_static(c->cap,
+								    "acceltrace.clock_bound_ns"),
+					 bound_at(d, k, o->ts));
+	d->spans++;
+	collect_keep_span(c, &s);
+}
+
+static void open_span(struct dt_open *o, const struct devtrace_record *r)
+{
+	o->active = true;
+	o->ts = r->ts;
+	o->name_id = r->name_id;
+	o->category = r->category;
+	o->corr = r->correlation_id;
+	o->step = r->step;
+}
+
+static int on_record(void *ctx, int buf, const struct devtrace_record *r)
+{
+	struct collect_devtrace *d = ctx;
+	struct dt_core *k = (size_t)buf < d->ncores ? &d->cores[buf] : NULL;
+	const char *name;
+
+	if (!k || !k->known || k->clock < 0)
+		return 0;
+	switch (r->kind) {
+	case DEVTRACE_CLOCK_SYNC:
+		devtrace_clock__add_pair(d->clocks[k->clock].clock, r->ts, r->arg);
+		break;
+	case DEVTRACE_MODULE_BEGIN:
+		open_span(&k->module_open, r);
+		name = devtrace_reader__name(d->reader, buf, r->name_id, NULL);
+		snprintf(k->module, sizeof(k->module), "%s", name ? name : "");
+		break;
+	case DEVTRACE_STEP_BEGIN:
+		open_span(&k->step_open, r);
+		break;
+	case DEVTRACE_OP_BEGIN:
+		open_span(&k->op_open, r);
+		break;
+	case DEVTRACE_INFEED_WAIT_BEGIN:
+		open_span(&k->wait_open, r);
+		break;
+	case DEVTRACE_MODULE_END:
+	case DEVTRACE_STEP_END:
+	case DEVTRACE_OP_END:
+	case DEVTRACE_INFEED_WAIT_END: {
+		static const struct {
+			enum track_kind tk;
+			enum span_kind sk;
+		} map[] = {
+			[DEVTRACE_MODULE_END] = { TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE },
+			[DEVTRACE_STEP_END] = { TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP },
+			[DEVTRACE_OP_END] = { TRACK_DEVICE_OPS, SPAN_DEVICE_OP },
+			[DEVTRACE_INFEED_WAIT_END] = { TRACK_DEVICE_OPS, SPAN_DEVICE_OP },
+		};
+		struct dt_open *o = r->kind == DEVTRACE_MODULE_END ? &k->module_open :
+				    r->kind == DEVTRACE_STEP_END ? &k->step_open :
+				    r->kind == DEVTRACE_OP_END ? &k->op_open : &k->wait_open;
+
+		/* An end whose begin was overwritten before it was read (or
+		 * lay before the ring's oldest record): counted, not drawn. */
+		if (!o->active || o->corr != r->correlation_id) {
+			d->unmatched_ends++;
+			o->active = false;
+			break;
+		}
+		emit(d, buf, k, o, map[r->kind].tk, map[r->kind].sk, host_ns(d, k, r->ts), 0, r,
+		     r->kind == DEVTRACE_INFEED_WAIT_END);
+		break;
+	}
+	default:
+		break;	/* DMA_*: not drawn yet */
+	}
+	return 0;
+}
+
+int collector__add_devtrace(struct collector *c, int fd, const char *label)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d) {
+		struct devtrace_reader_ops ops = { .on_run = on_run, .on_record = on_record };
+
+		d = calloc(1, sizeof(*d));
+		if (!d) {
+			close(fd);
+			return -ENOMEM;
+		}
+		d->c = c;
+		ops.ctx = d;
+		d->dev_launches = hashmap__new();
+		d->host_launches = hashmap__new();
+		d->reader = devtrace_reader__new(NULL, &ops);
+		if (!d->reader) {
+			int err = -errno;
+
+			free(d);
+			close(fd);
+			return err;
+		}
+		log_debug("devtrace buffers read with %s",
+			  devtrace_io__engine_name(devtrace_reader__engine(d->reader)));
+		c->devtrace = d;
+	}
+	return devtrace_reader__add(d->reader, fd, label);
+}
+
+/*
+ * An execution that has run for over LONG_EXECUTION_NS when the watch for
+ * activity began (a ten-minute op, attached to mid-way) is that activity:
+ * the window arms at once instead of waiting for a next launch that will
+ * not come until it ends. Shorter ones arm nothing, so start-up's one-off
+ * programs still do not open the window (collect_note_activity).
+ */
+static bool long_execution_at(struct collect_devtrace *d, uint64_t t)
+{
+	for (size_t i = 0; i < d->ncores; i++) {
+		struct dt_core *k = &d->cores[i];
+		uint64_t began;
+
+		if (!k->known || !k->module_open.active)
+			continue;
+		began = host_ns(d, k, k->module_open.ts);
+		if (began && began < t && t - began > LONG_EXECUTION_NS)
+			return true;
+	}
+	return false;
+}
+
+static void note_long_execution(struct collect_devtrace *d)
+{
+	struct collector *c = d->c;
+
+	if (c->watch_after && !c->first_activity && long_execution_at(d, c->watch_after))
+		collect_note_activity(c, c->watch_after, ACT_EXECUTION);
+}
+
+bool collect_devtrace_long_execution(struct collector *c)
+{
+	struct timespec ts;
+
+	if (!c->devtrace)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return long_execution_at(c->devtrace, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+}
+
+long collector__poll_devtrace(struct collector *c)
+{
+	long n, total = 0;
+
+	if (!c->devtrace || !c->cap)
+		return 0;
+	do {
+		n = devtrace_reader__poll(c->devtrace->reader, 64);
+		if (n < 0) {
+			log_warn("reading the devtrace buffers failed: %s", strerror(-n));
+			return n;
+		}
+		total += n;
+	} while (n > 0);
+	note_long_execution(c->devtrace);
+	return total;
+}
+
+bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t ordinal)
+{
+	const struct collect_devtrace *d = c->devtrace;
+
+	for (size_t i = 0; d && i < d->ncores; i++)
+		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal == ordinal)
+			return true;
+	return false;
+}
+
+void collect_devtrace_note_span(struct collector *c, const struct capture_span *s)
+{
+	struct collect_devtrace *d = c->devtrace;
+	const struct capture_track *t;
+	const struct capture_device *dev;
+	uintptr_t bits;
+
+	if (!d || !s->correlation_id || !d->dev_launches || !d->host_launches)
+		return;
+	t = capture__track(c->cap, s->track);
+	if (!t)
+		return;
+	if (s->kind == SPAN_EXECUTE) {
+		if (hashmap__put(d->host_launches, t->pid, s->correlation_id, (void *)1, NULL))
+			collect_out_of_memory(c);
+	} else if (s->kind == SPAN_DEVICE_MODULE && !(s->flags & SPAN_F_ESTIMATED)) {
+		dev = capture__device_info(c->cap, t->device);
+		if (!dev || dev->core >= 64)
+			return;
+		bits = (uintptr_t)hashmap__get(d->dev_launches, t->pid, s->correlation_id);
+		bits |= (uintptr_t)1 << dev->core;
+		if (hashmap__put(d->dev_launches, t->pid, s->correlation_id, (void *)bits, NULL))
+			collect_out_of_memory(c);
+	}
+}
+
+/* Cores (a bit each) of @pid that have a devtrace buffer. */
+static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
+{
+	uintptr_t bits = 0;
+
+	for (size_t i = 0; i < d->ncores; i++)
+		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal < 64)
+			bits |= (uintptr_t)1 << d->cores[i].ordinal;
+	return bits;
+}
+
+struct match_ctx {
+	struct collect_devtrace *d;
+	uint64_t unmatched_device, unmatched_host, matched;
+};
+
+static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	int cores = __builtin_popcountll((uintptr_t)value);
+
+	if (hashmap__get(m->d->host_launches, pid, launch))
+		m->matched += cores;
+	else
+		m->unmatched_device += cores;
+	return 0;
+}
+
+static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
+	uintptr_t have = (uintptr_t)hashmap__get(m->d->dev_launches, pid, launch);
+
+	m->unmatched_host += __builtin_popcountll(want & ~have);
+	return 0;
+}
+
+/* Device executions joined to their host Execute, per core; the unmatched
+ * counted on both sides (at the window's edges some are expected). */
+static void report_matching(struct collect_devtrace *d)
+{
+	struct match_ctx m = { .d = d };
+
+	if (!d->dev_launches || !d->host_launches)
+		return;
+	hashmap__filter(d->dev_launches, count_device_side, &m);
+	hashmap__filter(d->host_launches, count_host_side, &m);
+	log_info("device executions joined to their host Execute: %llu; without one: %llu; "
+		 "Execute x core without a device execution: %llu",
+		 (unsigned long long)m.matched, (unsigned long long)m.unmatched_device,
+		 (unsigned long long)m.unmatched_host);
+	if (m.unmatched_device)
+		capture__warn(d->c->cap, "%llu device executions (per core) without their host Execute in the capture",
+			      (unsigned long long)m.unmatched_device);
+	if (m.unmatched_host)
+		capture__warn(d->c->cap, "%llu host Executes (per core) without their device execution in the capture",
+			      (unsigned long long)m.unmatched_host);
+	hashmap__free(d->dev_launches, NULL);
+	hashmap__free(d->host_launches, NULL);
+	d->dev_launches = hashmap__new();
+	d->host_launches = hashmap__new();
+}
+
+/* At stop: what is still running is drawn to the stop with its true start. */
+static void close_open(struct collect_devtrace *d)
+{
+	struct collector *c = d->c;
+
+	for (size_t i = 0; i < d->ncores; i++) {
+		struct dt_core *k = &d->cores[i];
+		struct {
+			struct dt_open *o;
+			enum track_kind tk;
+			enum span_kind sk;
+			bool wait;
+		} opens[] = {
+			{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
+			{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
+			{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
+			{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
+		};
+		struct dt_open saved;
+
+		if (!k->known || k->clock < 0)
+			continue;
+		for (size_t j = 0; j < sizeof(opens) / sizeof(opens[0]); j++) {
+			if (!opens[j].o->active || host_ns(d, k, opens[j].o->ts) > c->stop_ns)
+				continue;
+			saved = *opens[j].o;
+			emit(d, (int)i, k, opens[j].o, opens[j].tk, opens[j].sk, c->stop_ns,
+			     SPAN_F_OPEN_AT_STOP, NULL, opens[j].wait);
+			*opens[j].o = saved;	/* still running: a later window's too */
+			c->st.open_at_stop++;
+		}
+	}
+}
+
+/* The owner exited: its cores' work in flight ends with it, marked. The
+ * buffer is read first, so what the device finished before is whole. */
+void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t ts)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d)
+		return;
+	collector__poll_devtrace(c);
+	for (size_t i = 0; i < d->ncores; i++) {
+		struct dt_core *k = &d->cores[i];
+		struct {
+			struct dt_open *o;
+			enum track_kind tk;
+			enum span_kind sk;
+			bool wait;
+		} opens[] = {
+			{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
+			{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
+			{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
+			{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
+		};
+
+		if (!k->known || k->pid != pid || k->clock < 0)
+			continue;
+		for (size_t j = 0; j < sizeof(opens) / sizeof(opens[0]); j++)
+			if (opens[j].o->active && host_ns(d, k, opens[j].o->ts) <= ts)
+				emit(d, (int)i, k, opens[j].o, opens[j].tk, opens[j].sk, ts,
+				     SPAN_F_TARGET_EXITED, NULL, opens[j].wait);
+	}
+}
+
+void collect_devtrace_finish(struct collector *c)
+{
+	struct collect_devtrace *d = c->devtrace;
+	struct devtrace_buffer_stats t;
+
+	if (!d)
+		return;
+	collector__poll_devtrace(c);
+	close_open(d);
+	report_matching(d);
+	devtrace_reader__totals(d->reader, &t);
+	if (t.lost)
+		capture__count_loss(c->cap, "devtrace records lost (ring overwritten before read)",
+				    t.lost);
+	if (t.bad + t.unknown)
+		capture__count_loss(c->cap, "devtrace records skipped (bad or unknown kind)",
+				    t.bad + t.unknown);
+	if (d->unmatched_ends)
+		capture__count_loss(c->cap, "device spans whose begin was lost",
+				    d->unmatched_ends);
+	if (t.read_errors)
+		capture__warn(c->cap, "%llu devtrace reads failed",
+			      (unsigned long long)t.read_errors);
+	for (int i = 0; i < devtrace_reader__count(d->reader); i++) {
+		struct devtrace_buffer_stats st;
+
+		devtrace_reader__stats(d->reader, i, &st);
+		if (st.state == DEVTRACE_BUF_FAILED)
+			capture__warn(c->cap, "devtrace buffer %s not read: %s",
+				      devtrace_reader__label(d->reader, i), st.error);
+	}
+	for (size_t i = 0; i < d->nclocks; i++) {
+		struct devtrace_clock_fit f;
+
+		devtrace_clock__fit(d->clocks[i].clock, &f);
+		log_info("device %u clock: %.3f ppm, bound %.0f ns over %u pairs, %llu rejected",
+			 d->clocks[i].device_id, f.drift_ppm, f.bound_ns, f.pairs,
+			 (unsigned long long)f.rejected_total);
+		if (f.rejected_total)
+			capture__warn(c->cap, "device %u clock: %llu clock pairs rejected as outliers",
+				      d->clocks[i].device_id,
+				      (unsigned long long)f.rejected_total);
+	}
+	if (d->worst_bound_ns > CLOCK_BOUND_WARN_NS)
+		capture__warn(c->cap, "device times converted to host time within %.0f us only",
+			      d->worst_bound_ns / 1000);
+	d->worst_bound_ns = 0;
+}
+
+void collect_devtrace_free(struct collector *c)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d)
+		return;
+	devtrace_reader__free(d->reader);
+	hashmap__free(d->dev_launches, NULL);
+	hashmap__free(d->host_launches, NULL);
+	for (size_t i = 0; i < d->nclocks; i++)
+		devtrace_clock__free(d->clocks[i].clock);
+	free(d->clocks);
+	free(d->cores);
+	free(d);
+	c->devtrace = NULL;
+}

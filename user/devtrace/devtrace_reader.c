@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The devtrace reading algorithm (docs/devtrace.md, "Reading") over many
+ * buffers at once. One poll:
+ *
+ *   1. read every buffer's header (one batch);
+ *   2. plan: count what the ring overwrote before we came (lost), and copy
+ *      seqs next..write_seq, at most a share of the staging area each;
+ *   3. read the copies (one batch across all buffers), and
+ *   4. the headers again, chained behind the copies (IOSQE_IO_LINK): their
+ *      begin_seq tells which copies the writer may have been overwriting,
+ *      and their name_count which names the copies may use (names are
+ *      published before the records that use them);
+ *   5. read new names, check and deliver the copies; the fresh headers
+ *      plan the next batch (back to 3) until every buffer is caught up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOG_CONTEXT "devtrace"
+#include "devtrace/devtrace_format.h"
+#include "devtrace/devtrace_reader.h"
+#include "lib/array.h"
+#include "lib/log.h"
+
+#define HDR_SLOT 320		/* DEVTRACE_HEADER_READ, rounded to 64 */
+#define NAMES_RESERVE (256u << 10)
+#define BACKWARDS_LIMIT 4	/* ts going back this often: the earlier one lied */
+
+struct dt_name {
+	__u16 kind;
+	char text[DEVTRACE_NAME_MAX + 1];
+};
+
+struct dt_buffer {
+	int fd;
+	char *label;
+	uint64_t file_size;
+	struct devtrace_buffer_stats st;
+	struct devtrace_header hdr;	/* valid when st.state == ACTIVE */
+	uint64_t next;			/* next seq wanted */
+	uint64_t last_ts;		/* ts of the last record delivered */
+	unsigned int backwards;		/* records in a row with ts < last_ts */
+	struct dt_name *names;
+	size_t names_cap;
+	uint64_t names_have;
+	/* the batch in flight */
+	uint64_t copy_lo, copy_n;	/* seqs copy_lo .. copy_lo + copy_n - 1 */
+	struct devtrace_record *copy;	/* in staging */
+	uint64_t copy_run;		/* st.runs when the copy was planned */
+	bool copy_failed;
+	struct devtrace_header *raw;	/* this buffer's header slot in staging */
+};
+
+struct devtrace_reader {
+	struct devtrace_io *io;
+	struct devtrace_reader_ops ops;
+	size_t max_batch;
+	struct dt_buffer *bufs;
+	size_t nbufs, bufs_cap;
+	struct devtrace_read *reads;
+	size_t reads_cap;
+	int *read_buf;			/* buffer index of each read */
+	size_t read_buf_cap;
+	long delivered;
+	bool stop;
+};
+
+struct devtrace_reader *devtrace_reader__new(const struct devtrace_reader_opts *opts,
+					     const struct devtrace_reader_ops *ops)
+{
+	struct devtrace_reader *r = calloc(1, sizeof(*r));
+	struct devtrace_io_opts io_opts = {};
+
+	if (!r)
+		return NULL;
+	if (opts)
+		io_opts = opts->io;
+	io_opts.sz = sizeof(io_opts);
+	r->io = devtrace_io__new(&io_opts);
+	if (!r->io) {
+		int err = errno;
+
+		free(r);
+		errno = err;
+		return NULL;
+	}
+	if (ops)
+		r->ops = *ops;
+	r->max_batch = opts ? opts->max_batch_records : 0;
+	return r;
+}
+
+void devtrace_reader__free(struct devtrace_reader *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nbufs; i++) {
+		close(r->bufs[i].fd);
+		free(r->bufs[i].label);
+		free(r->bufs[i].names);
+	}
+	free(r->bufs);
+	free(r->reads);
+	free(r->read_buf);
+	devtrace_io__free(r->io);
+	free(r);
+}
+
+int devtrace_reader__add(struct devtrace_reader *r, int fd, const char *label)
+{
+	struct dt_buffer *b;
+	size_t hdr_bytes = (r->nbufs + 1) * HDR_SLOT;
+
+	if (hdr_bytes + NAMES_RESERVE + DEVTRACE_RECORD_SIZE > devtrace_io__staging_bytes(r->io)) {
+		close(fd);
+		return -ENOSPC;	/* the staging area holds no more headers */
+	}
+	if (ARRAY_GROW(r->bufs, r->bufs_cap, r->nbufs + 1)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	b = &r->bufs[r->nbufs];
+	memset(b, 0, sizeof(*b));
+	b->fd = fd;
+	b->label = strdup(label ? label : "?");
+	if (!b->label) {
+		close(fd);
+		return -ENOMEM;
+	}
+	b->st.state = DEVTRACE_BUF_WAITING;
+	return (int)r->nbufs++;
+}
+
+int devtrace_reader__count(const struct devtrace_reader *r)
+{
+	return (int)r->nbufs;
+}
+
+const char *devtrace_reader__label(const struct devtrace_reader *r, int buf)
+{
+	return buf >= 0 && (size_t)buf < r->nbufs ? r->bufs[buf].label : NULL;
+}
+
+enum devtrace_io_engine devtrace_reader__engine(const struct devtrace_reader *r)
+{
+	return devtrace_io__engine(r->io);
+}
+
+uint64_t devtrace_reader__submits(const struct devtrace_reader *r)
+{
+	return devtrace_io__submits(r->io);
+}
+
+static struct devtrace_read *add_read(struct devtrace_reader *r, size_t *n, int buf,
+				      uint64_t off, void *dst, uint32_t len)
+{
+	if (ARRAY_GROW(r->reads, r->reads_cap, *n + 1) ||
+	    ARRAY_GROW(r->read_buf, r->read_buf_cap, *n + 1))
+		return NULL;
+	r->reads[*n] = (struct devtrace_read){ .fd = r->bufs[buf].fd, .off = off,
+					       .dst = dst, .len = len };
+	r->read_buf[*n] = buf;
+	return &r->reads[(*n)++];
+}
+
+static void fail_buffer(struct dt_buffer *b, const char *why)
+{
+	if (b->st.state != DEVTRACE_BUF_FAILED)
+		log_warn("%s: %s; not read further", b->label, why);
+	b->st.state = DEVTRACE_BUF_FAILED;
+	snprintf(b->st.error, sizeof(b->st.error), "%s", why);
+}
+
+static void read_error(struct dt_buffer *b, int err)
+{
+	b->st.read_errors++;
+	snprintf(b->st.error, sizeof(b->st.error), "read: %s",
+		 err == -ENODATA ? "file shorter than its header says" : strerror(-err));
+}
+
+static void start_run(struct devtrace_reader *r, int i, const struct devtrace_header *h)
+{
+	struct dt_buffer *b = &r->bufs[i];
+
+	b->hdr = *h;
+	b->next = 1;
+	b->last_ts = 0;
+	b->backwards = 0;
+	b->names_have = 0;
+	b->st.runs++;
+	b->st.state = DEVTRACE_BUF_ACTIVE;
+	b->st.error[0] = '\0';
+	if (r->ops.on_run)
+		r->ops.on_run(r->ops.ctx, i, h);
+}
+
+/* Takes a freshly read header. False when the buffer cannot be read on. */
+static bool take_header(struct devtrace_reader *r, int i)
+{
+	struct dt_buffer *b = &r->bufs[i];
+	struct devtrace_header h;
+	const char *why;
+	struct stat s;
+
+	memcpy(&h, b->raw, DEVTRACE_HEADER_READ);
+	if (!h.magic) {
+		/* Being (re)created: the next valid header starts a run. */
+		if (b->st.state == DEVTRACE_BUF_ACTIVE)
+			b->st.state = DEVTRACE_BUF_WAITING;
+		return false;
+	}
+	if (b->st.state != DEVTRACE_BUF_ACTIVE || h.run_id != b->hdr.run_id) {
+		/* A new run may have a new size: fstat only then. */
+		if (fstat(b->fd, &s)) {
+			read_error(b, -errno);
+			return false;
+		}
+		b->file_size = s.st_size;
+		why = devtrace_header_problem(&h, b->file_size);
+		if (why) {
+			fail_buffer(b, why);
+			return false;
+		}
+		start_run(r, i, &h);
+	}
+	/* Only the moving fields change within a run. */
+	b->hdr.write_seq = h.write_seq;
+	b->hdr.begin_seq = h.begin_seq;
+	b->hdr.flags = h.flags;
+	b->hdr.names_dropped = h.names_dropped;
+	b->hdr.name_count = h.name_count < b->hdr.name_capacity ? h.name_count
+								  : b->hdr.name_capacity;
+	b->st.closed = h.flags & DEVTRACE_F_CLOSED;
+	return true;
+}
+
+/* Queues header reads of the @want[] buffers after reads[*n]. */
+static int queue_headers(struct devtrace_reader *r, const bool *want, size_t *n)
+{
+	char *staging = devtrace_io__staging(r->io);
+
+	for (size_t i = 0; i < r->nbufs; i++) {
+		struct dt_buffer *b = &r->bufs[i];
+
+		if (!want[i] || b->st.state == DEVTRACE_BUF_FAILED)
+			continue;
+		b->raw = (struct devtrace_header *)(staging + i * HDR_SLOT);
+		if (!add_read(r, n, i, 0, b->raw, DEVTRACE_HEADER_READ))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Takes the header reads reads[from..to); each buffer's verdict in ok[]. */
+static void take_headers(struct devtrace_reader *r, size_t from, size_t to, bool *ok)
+{
+	for (size_t i = 0; i < r->nbufs; i++)
+		ok[i] = false;
+	for (size_t k = from; k < to; k++) {
+		int i = r->read_buf[k];
+
+		if (r->reads[k].err)
+			read_error(&r->bufs[i], r->reads[k].err);
+		else
+			ok[i] = take_header(r, i);
+	}
+}
+
+/* Plans this batch's copies; the number of reads, or -errno. */
+static long plan(struct devtrace_reader *r, const bool *ok, size_t *nreads)
+{
+	char *staging = devtrace_io__staging(r->io);
+	size_t area = devtrace_io__staging_bytes(r->io) - NAMES_RESERVE - r->nbufs * HDR_SLOT;
+	char *base = staging + r->nbufs * HDR_SLOT;
+	size_t active = 0, share, used = 0;
+
+	*nreads = 0;
+	for (size_t i = 0; i < r->nbufs; i++)
+		active += ok[i];
+	if (!active)
+		return 0;
+	share = area / active / DEVTRACE_RECORD_SIZE;
+	if (r->max_batch && share > r->max_batch)
+		share = r->max_batch;
+	if (!share)
+		share = 1;
+	for (size_t i = 0; i < r->nbufs; i++) {
+		struct dt_buffer *b = &r->bufs[i];
+		uint64_t w = b->hdr.write_seq, cap = b->hdr.record_capacity, oldest, n, slot, first;
+
+		b->copy_n = 0;
+		b->copy_failed = false;
+		if (!ok[i] || w < b->next)
+			continue;
+		oldest = w > cap ? w - cap + 1 : 1;
+		if (b->next < oldest) {
+			b->st.lost += oldest - b->next;
+			b->next = oldest;
+		}
+		n = w - b->next + 1;
+		if (n > share)
+			n = share;
+		b->copy_lo = b->next;
+		b->copy_n = n;
+		b->copy = (struct devtrace_record *)(base + used);
+		used += n * DEVTRACE_RECORD_SIZE;
+		/* At most two contiguous reads: to the ring's end, then from 0. */
+		slot = (b->copy_lo - 1) % cap;
+		first = cap - slot < n ? cap - slot : n;
+		if (!add_read(r, nreads, i, b->hdr.records_offset + slot * DEVTRACE_RECORD_SIZE,
+			      b->copy, first * DEVTRACE_RECORD_SIZE))
+			return -ENOMEM;
+		b->copy_run = b->st.runs;
+		if (first < n && !add_read(r, nreads, i, b->hdr.records_offset, b->copy + first,
+					   (n - first) * DEVTRACE_RECORD_SIZE))
+			return -ENOMEM;
+	}
+	return (long)*nreads;
+}
+
+/* Reads the names published since the last batch, in chunks that fit. */
+static int read_names(struct devtrace_reader *r)
+{
+	char *area = (char *)devtrace_io__staging(r->io) +
+		     devtrace_io__staging_bytes(r->io) - NAMES_RESERVE;
+	size_t per_buf = NAMES_RESERVE / (r->nbufs ? r->nbufs : 1) / DEVTRACE_NAME_SIZE;
+	bool more = true;
+	int err = 0;
+
+	if (!per_buf)
+		per_buf = 1;
+	while (more && !err) {
+		size_t n = 0;
+
+		more = false;
+		for (size_t i = 0; i < r->nbufs; i++) {
+			struct dt_buffer *b = &r->bufs[i];
+			uint64_t want;
+
+			if (b->st.state != DEVTRACE_BUF_ACTIVE || b->hdr.name_count <= b->names_have)
+				continue;
+			want = b->hdr.name_count - b->names_have;
+			if (want > per_buf)
+				want = per_buf;
+			if (ARRAY_GROW(b->names, b->names_cap, b->names_have + want))
+				return -ENOMEM;
+			if (!add_read(r, &n, i, b->hdr.names_offset +
+					b->names_have * DEVTRACE_NAME_SIZE,
+				      area + i * per_buf * DEVTRACE_NAME_SIZE,
+				      want * DEVTRACE_NAME_SIZE))
+				return -ENOMEM;
+		}
+		if (!n)
+			break;
+		err = devtrace_io__run(r->io, r->reads, n);
+		for (size_t k = 0; k < n; k++) {
+			struct dt_buffer *b = &r->bufs[r->read_buf[k]];
+			const struct devtrace_name *e = r->reads[k].dst;
+			uint64_t got = r->reads[k].len / DEVTRACE_NAME_SIZE;
+
+			if (r->reads[k].err) {
+				read_error(b, r->reads[k].err);
+				continue;
+			}
+			for (uint64_t j = 0; j < got; j++, e++) {
+				struct dt_name *nm = &b->names[b->names_have + j];
+				unsigned int len = e->len < DEVTRACE_NAME_MAX ? e->len
+									 : DEVTRACE_NAME_MAX;
+
+				nm->kind = e->kind;
+				memcpy(nm->text, e->name, len);
+				nm->text[len] = '\0';
+			}
+			b->names_have += got;
+			b->st.names = b->names_have;
+			more |= b->names_have < b->hdr.name_count;
+		}
+	}
+	return err;
+}
+
+static void deliver(struct devtrace_reader *r, int i)
+{
+	struct dt_buffer *b = &r->bufs[i];
+	uint64_t cap = b->hdr.record_capacity, begin = b->hdr.begin_seq;
+	/* Seqs at or below this may have been overwritten during the copy. */
+	uint64_t unsafe = begin > cap ? begin - cap : 0;
+
+	for (uint64_t k = 0; k < b->copy_n; k++) {
+		const struct devtrace_record *rec = &b->copy[k];
+		uint64_t seq = b->copy_lo + k;
+
+		if (r->stop) {
+			b->next = seq;	/* the rest next poll */
+			return;
+		}
+		b->next = seq + 1;
+		if (seq <= unsafe) {
+			b->st.lost++;
+			continue;
+		}
+		if (rec->seq != seq) {
+			b->st.lost++;
+			b->st.torn++;
+			continue;
+		}
+		switch (devtrace_record_check(rec, b->names_have)) {
+		case DEVTRACE_REC_EMPTY:
+			b->st.empty++;
+			continue;
+		case DEVTRACE_REC_UNKNOWN:
+			b->st.unknown++;
+			continue;
+		case DEVTRACE_REC_BAD:
+			b->st.bad++;
+			continue;
+		case DEVTRACE_REC_OK:
+			break;
+		}
+		if (k + 1 < b->copy_n && b->copy[k + 1].seq == seq + 1 &&
+		    b->copy[k + 1].ts < rec->ts && b->copy[k + 1].ts >= b->last_ts) {
+			/* Its successor fits between it and its predecessor:
+			 * this record's ts is the one that lies. */
+			b->st.bad++;
+			continue;
+		}
+		if (rec->ts < b->last_ts && ++b->backwards < BACKWARDS_LIMIT) {
+			/* Time never goes back within a file: one of the two is
+			 * corrupt. A run of later records agreeing says the
+			 * earlier was; until then this one is skipped. */
+			b->st.bad++;
+			continue;
+		}
+		b->backwards = 0;
+		b->last_ts = rec->ts;
+		b->st.delivered++;
+		r->delivered++;
+		if (r->ops.on_record && r->ops.on_record(r->ops.ctx, i, rec))
+			r->stop = true;
+	}
+}
+
+long devtrace_reader__poll(struct devtrace_reader *r, int max_batches)
+{
+	bool *want = NULL, *ok = NULL;
+	size_t nreads, total;
+	long planned;
+	int err = 0;
+
+	if (!r->nbufs)
+		return 0;
+	want = calloc(r->nbufs, sizeof(*want));
+	ok = calloc(r->nbufs, sizeof(*ok));
+	if (!want || !ok) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r->delivered = 0;
+	r->stop = false;
+	for (size_t i = 0; i < r->nbufs; i++)
+		want[i] = true;
+	nreads = 0;
+	err = queue_headers(r, want, &nreads);
+	if (!err)
+		err = devtrace_io__run(r->io, r->reads, nreads);
+	if (err)
+		goto out;
+	take_headers(r, 0, nreads, ok);
+	err = read_names(r);
+	for (int batch = 0; !err && !r->stop && (max_batches <= 0 || batch < max_batches);
+	     batch++) {
+		planned = plan(r, ok, &nreads);
+		if (planned <= 0) {
+			err = planned;
+			break;
+		}
+		/* The second header read: begin_seq only counts after the
+		 * copy, so it is chained behind the record reads. */
+		for (size_t i = 0; i < r->nbufs; i++)
+			want[i] = r->bufs[i].copy_n;
+		total = nreads;
+		err = queue_headers(r, want, &total);
+		if (!err)
+			err = devtrace_io__run_then(r->io, r->reads, nreads, r->reads + nreads,
+						    total - nreads);
+		for (size_t k = 0; k < nreads; k++) {
+			struct dt_buffer *b = &r->bufs[r->read_buf[k]];
+
+			if (r->reads[k].err) {
+				read_error(b, r->reads[k].err);
+				b->copy_failed = true;
+			}
+		}
+		if (err)
+			break;
+		take_headers(r, nreads, total, ok);
+		err = read_names(r);
+		for (size_t i = 0; i < r->nbufs; i++) {
+			struct dt_buffer *b = &r->bufs[i];
+
+			if (!want[i])
+				continue;
+			/* Header unreadable or being recreated: the copy is
+			 * retried next poll. A new run since the copy: it
+			 * belonged to the old one and cannot be trusted. */
+			if (b->copy_failed || !ok[i] || b->st.runs != b->copy_run)
+				continue;
+			deliver(r, i);
+		}
+		/* Buffers not in this batch were caught up: not planned again. */
+		for (size_t i = 0; i < r->nbufs; i++)
+			if (!want[i])
+				ok[i] = false;
+		/* Failed reads wait for the next poll. */
+		for (size_t i = 0; i < r->nbufs; i++)
+			if (r->bufs[i].st.state == DEVTRACE_BUF_ACTIVE && want[i] && ok[i])
+				ok[i] = !r->bufs[i].copy_failed &&
+					r->bufs[i].next <= r->bufs[i].hdr.write_seq;
+	}
+out:
+	free(want);
+	free(ok);
+	return err < 0 ? err : r->delivered;
+}
+
+void devtrace_reader__stats(const struct devtrace_reader *r, int buf,
+			    struct devtrace_buffer_stats *out)
+{
+	const struct dt_buffer *b = &r->bufs[buf];
+
+	*out = b->st;
+	out->header = b->hdr;
+}
+
+void devtrace_reader__totals(const struct devtrace_reader *r, struct devtrace_buffer_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < r->nbufs; i++) {
+		const struct devtrace_buffer_stats *s = &r->bufs[i].st;
+
+		out->delivered += s->delivered;
+		out->lost += s->lost;
+		out->torn += s->torn;
+		out->bad += s->bad;
+		out->unknown += s->unknown;
+		out->empty += s->empty;
+		out->runs += s->runs;
+		out->read_errors += s->read_errors;
+		out->names += s->names;
+	}
+}
+
+const char *devtrace_reader__name(const struct devtrace_reader *r, int buf, __u32 id,
+				  int *kind)
+{
+	const struct dt_buffer *b;
+
+	if (buf < 0 || (size_t)buf >= r->nbufs)
+		return NULL;
+	b = &r->bufs[buf];
+	if (id == DEVTRACE_NO_NAME || id >= b->names_have)
+		return NULL;
+	if (kind)
+		*kind = b->names[id].kind;
+	return b->names[id].text;
+}
