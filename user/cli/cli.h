@@ -75,5 +75,7 @@ int cmd_record(int argc, char **argv);
 void usage_record(FILE *out);
 int cmd_probes(int argc, char **argv);
 void usage_probes(FILE *out);
+int cmd_report(int argc, char **argv);
+void usage_report(FILE *out);
 
 #endif /* ACCELTRACE_CLI_H */
