@@ -77,5 +77,7 @@ int cmd_probes(int argc, char **argv);
 void usage_probes(FILE *out);
 int cmd_report(int argc, char **argv);
 void usage_report(FILE *out);
+int cmd_convert(int argc, char **argv);
+void usage_convert(FILE *out);
 
 #endif /* ACCELTRACE_CLI_H */

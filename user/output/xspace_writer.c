@@ -737,6 +737,8 @@ static int write_task_env_plane(struct xw *w, int64_t plane_id)
 	at = begin_plane(w, plane_id, "Task Environment", false);
 	plane_stat_u64(w, "profile_start_time", wall_ns(w, w->ws));
 	plane_stat_u64(w, "profile_stop_time", wall_ns(w, w->we));
+	/* The XSpace's time 0 on CLOCK_MONOTONIC: exports give true times. */
+	plane_stat_u64(w, "acceltrace.window_start_ns", w->ws);
 	if (attached)
 		plane_stat_i64(w, "acceltrace.probes_attached_ns",
 			       (int64_t)(attached - w->ws));
