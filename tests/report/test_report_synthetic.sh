@@ -56,6 +56,15 @@ for want in "Run environment" "Steps" "Overview" "HIGHLY input-bound" "Top devic
 	contains "$text" "$want" "text report"
 done
 
+# Unknowns are said, not printed as zeros.
+text=$("$ACCELTRACE" report "$TEST_TMP/host_only.xplane.pb")
+for want in "input-bound            unknown" "device idle            unknown" \
+	"What the capture cannot tell" "steps: no Steps line" "No step time"; do
+	contains "$text" "$want" "text report without steps"
+done
+[[ $text != *"input-bound            0"* && $text != *"step time   "* ]] ||
+	fail "a host-only report prints a figure it cannot know"
+
 # Several files: a logdir reported whole, {"reports": [...]} in JSON.
 mkdir -p "$TEST_TMP/logs/plugins/profile/2026_01_01_00_00_00" "$TEST_TMP/logs/plugins/profile/2026_01_02_00_00_00"
 cp "$TEST_TMP/gpu_kernels.xplane.pb" "$TEST_TMP/logs/plugins/profile/2026_01_01_00_00_00/a.xplane.pb"

@@ -222,7 +222,7 @@ static bool slice_corr(const struct timeline_slice *s, uint64_t *corr)
  * Flows: from the first host slice of a correlation id (the launch) to the
  * first slice of it on each device plane (the work it started).
  */
-static int build_flows(struct timeline *t, const struct xs_space *xs)
+static int build_flows(struct timeline *t)
 {
 	struct hashmap *targets = hashmap__new(), *launches = hashmap__new();
 	size_t n_dev = 0, total = 0, used = 0;
@@ -285,7 +285,6 @@ static int build_flows(struct timeline *t, const struct xs_space *xs)
 		}
 	}
 	ret = 0;
-	(void)xs;
 out:
 	hashmap__free(targets, free);
 	hashmap__free(launches, free);
@@ -314,7 +313,7 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 	if (!ret)
 		ret = build_slices(t);
 	if (!ret)
-		ret = build_flows(t, xs);
+		ret = build_flows(t);
 	if (ret)
 		timeline_free(t);
 	return ret;

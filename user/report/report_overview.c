@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/hashmap.h"
 #include "report/report_internal.h"
 
 static int add_line_activity(struct report_ctx *c, const struct xs_line *l, bool by_category)
