@@ -2,7 +2,7 @@
 # make demo: the main job on the built-in default. Starts the simulated TPU
 # trainer (a PJRT plugin, a device node, an input pipeline reading real
 # files), attaches acceltrace to it by PID, records a window, and says where
-# the capture is and what it holds.
+# the capture is and what it holds, then reports on it (acceltrace report).
 set -euo pipefail
 
 out=${1:-build}
@@ -41,3 +41,10 @@ fi
 echo "== simulated TPU trainer running as pid $trainer_pid"
 echo "== acceltrace record --pid $trainer_pid --duration 3s --logdir $logdir"
 "$acceltrace" record --pid "$trainer_pid" --duration 3s --logdir "$logdir"
+
+# The answer, not only the trace: the report of the session just written
+# (the newest in the logdir, which may hold earlier demos' sessions).
+session=$(ls -td "$logdir"/plugins/profile/*/ | head -n 1)
+echo
+echo "== acceltrace report $session"
+"$acceltrace" report "$session"

@@ -75,7 +75,7 @@ expect_exit 1 "probes -j on a dead pid" -- "$ACCELTRACE" probes -j --pid 9999999
 
 # Every option a command's --help shows is documented in its page; the
 # count guards the loop against a help layout it no longer matches.
-for cmd_doc in record:docs/record.md:15 probes:docs/probes.md:3; do
+for cmd_doc in record:docs/record.md:15 probes:docs/probes.md:3 convert:docs/export.md:2; do
 	IFS=: read -r cmd doc least <<<"$cmd_doc"
 	n=0
 	for opt in $("$ACCELTRACE" "$cmd" --help | grep -oE '^ +(-[a-z], )?--[a-z-]+' |

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The JSON writer: nesting, commas, escaping, numbers, compact and pretty. */
+/* The JSON writer: nesting, commas, escaping, numbers (exact decimals too), compact and pretty. */
 #include <math.h>
 
 #include "test.h"
@@ -52,6 +52,15 @@ static void fill_small(struct json_writer *jw)
 	jw_end_object(jw);
 }
 
+static void fill_decimals(struct json_writer *jw)
+{
+	jw_start_array(jw);
+	jw_decimal(jw, 11628771950345ull, 3);	/* ns as exact microseconds */
+	jw_decimal(jw, 5, 3);
+	jw_decimal(jw, 42, 0);
+	jw_end_array(jw);
+}
+
 int main(void)
 {
 	char *s;
@@ -66,6 +75,10 @@ int main(void)
 
 	s = render(true, fill_small);
 	ASSERT_STREQ(s, "{\n  \"a\": [\n    1,\n    2\n  ]\n}", "pretty document");
+	free(s);
+
+	s = render(false, fill_decimals);
+	ASSERT_STREQ(s, "[11628771950.345,0.005,42]", "exact decimals");
 	free(s);
 	return test_exit();
 }

@@ -216,12 +216,29 @@ check("peak_teraflops_per_second" not in ps1, "unknown peaks left out")
 st1 = t1.lines[0].events[0]
 check(stats(t1, st1).get("acceltrace.estimated") == 1, "estimated flag")
 
+# XProf's grouping: the step (correlation 7, on both cores) is step 0; its
+# launch, module and Steps events carry group_id 0; a step number the
+# producer gave (step_num 1 on TPU:0) is kept, else step_num is the number;
+# group_id is declared on every host and device plane (IsXSpaceGrouped).
+check(sa.get("group_id") == 0, f"host launch of the step grouped {sa}")
+check(stats(t0, t0.lines[0].events[0]).get("group_id") == 0, "Steps event grouped")
+check(stats(t0, t0.lines[0].events[0]).get("step_num") == 1, "producer's step_num kept")
+check(stats(t1, st1).get("group_id") == 0 and stats(t1, st1).get("step_num") == 0,
+      f"TPU:1 step numbered {stats(t1, st1)}")
+check(stats(t0, t0.lines[1].events[0]).get("group_id") == 0, "module event grouped")
+check("group_id" not in sb, "a span of no step has no group_id")
+for p in xs.planes:
+    names = {m.name for m in p.stat_metadata.values()}
+    check(("group_id" in names) == (p.name != "Task Environment"),
+          f"group_id declared on {p.name}: {'group_id' in names}")
+
 # Task Environment.
 te = P["Task Environment"]
 ts = stats(te, te)
 WS, WE, RT = 10000000000, 10001000000, 1700000000000000000
 check(ts.get("profile_start_time") == WS + RT and ts.get("profile_stop_time") == WE + RT,
       f"task environment {ts}")
+check(ts.get("acceltrace.window_start_ns") == WS, f"window start on CLOCK_MONOTONIC {ts}")
 check(all(s.WhichOneof("value") == "uint64_value" for s in te.stats
           if te.stat_metadata[s.metadata_id].name.startswith("profile_")), "wall times uint64")
 

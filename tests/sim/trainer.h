@@ -55,6 +55,8 @@ struct trainer_config {
 	int trainers;
 	int64_t compile_ms;		/* -1: the plugin's default */
 	int init_programs;		/* one-off programs run before the first step */
+	uint64_t eval_every;		/* an eval program after every N train steps (0 = never) */
+	uint64_t eval_ns;		/* its device time (0 = the step time) */
 	uint64_t clock_rate_hz;		/* 0: the plugin's default */
 	int64_t clock_drift_ppb;
 	bool clock_drift_set;
@@ -195,5 +197,7 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 char *trainer_program_text(const struct trainer_config *cfg, bool long_op);
 /* A one-off start-up program (parameter initialisation): "jit_init_<i>". */
 char *trainer_init_program_text(const struct trainer_config *cfg, int i);
+/* The eval program (eval_step) of --eval-every. */
+char *trainer_eval_program_text(const struct trainer_config *cfg);
 
 #endif /* ACCELTRACE_SIM_TRAINER_H */

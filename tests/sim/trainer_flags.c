@@ -17,6 +17,7 @@ enum {
 	OPT_LONG_HOST_STEP, OPT_LATE_LOAD, OPT_CHURN, OPT_CRASH_AFTER,
 	OPT_SUBMIT_IOCTL, OPT_TRACE_RECORDS, OPT_TRACE_DIR, OPT_DEVICE_DIR,
 	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS, OPT_INIT_PROGRAMS,
+	OPT_EVAL_EVERY, OPT_EVAL_TIME,
 	OPT_CLOCK_RATE, OPT_CLOCK_DRIFT, OPT_CLOCK_OFFSET, OPT_KEEP_FILES,
 };
 
@@ -60,6 +61,8 @@ static const struct flag flags[] = {
 	{ { "trainers", 1, 0, OPT_TRAINERS }, "N", "run N trainer processes at once (default 1)" },
 	{ { "compile-ms", 1, 0, OPT_COMPILE_MS }, "N", "compile time (default 20)" },
 	{ { "init-programs", 1, 0, OPT_INIT_PROGRAMS }, "N", "start-up: N one-off programs (jit_init_<i>), each compiled and run once before the training step is compiled (default 0)" },
+	{ { "eval-every", 1, 0, OPT_EVAL_EVERY }, "N", "train/eval alternation: after every N train steps run the eval program (eval_step) once (default 0 = never)" },
+	{ { "eval-time", 1, 0, OPT_EVAL_TIME }, "DUR", "device time of one eval execution (default: the step time)" },
 	{ { "clock-rate", 1, 0, OPT_CLOCK_RATE }, "HZ", "device clock rate (default 940000000)" },
 	{ { "clock-drift-ppb", 1, 0, OPT_CLOCK_DRIFT }, "N", "device clock drift against CLOCK_MONOTONIC (default 37000)" },
 	{ { "clock-offset", 1, 0, OPT_CLOCK_OFFSET }, "TICKS", "device clock reading at client creation (default 5e12)" },
@@ -290,6 +293,8 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 			err = parse_u64(name, optarg, 0, 100, &u);
 			cfg->init_programs = (int)u;
 			break;
+		case OPT_EVAL_EVERY: err = parse_u64(name, optarg, 0, 1000000000, &cfg->eval_every); break;
+		case OPT_EVAL_TIME: err = parse_dur(name, optarg, &cfg->eval_ns); break;
 		case OPT_CLOCK_RATE: err = parse_u64(name, optarg, 1000, 10000000000ull, &cfg->clock_rate_hz); break;
 		case OPT_CLOCK_DRIFT: {
 			char *end;

@@ -121,6 +121,25 @@ char *trainer_program_text(const struct trainer_config *cfg, bool long_op)
 	return s;
 }
 
+char *trainer_eval_program_text(const struct trainer_config *cfg)
+{
+	size_t slice = cfg->batch_bytes / (size_t)cfg->cores, n = 1024;
+	uint64_t t = cfg->eval_ns ? cfg->eval_ns : cfg->step_ns;
+	char *s = malloc(n);
+
+	if (!s)
+		return NULL;
+	snprintf(s, n,
+		 "HloModule eval_step, entry_computation_layout={(u8[%zu]{0})->f32[256]{0}}\n\n"
+		 "ENTRY %%eval_step (batch: u8[%zu]) -> f32[256] {\n"
+		 "  %%convolution.11 = f32[128,56,56,64]{3,2,1,0} convolution(%%batch, %%w), "
+		 "window={size=3x3 pad=1_1x1_1}, sim_ns=%llu, sim_flops=%llu, sim_bytes=%llu\n"
+		 "  ROOT %%tuple.12 = (f32[256]{0}) tuple(%%convolution.11), sim_output_bytes=1024\n"
+		 "}\n", slice, slice, (unsigned long long)t, (unsigned long long)(t * 275),
+		 (unsigned long long)(t * 1200 / 1000));
+	return s;
+}
+
 char *trainer_init_program_text(const struct trainer_config *cfg, int i)
 {
 	size_t slice = cfg->batch_bytes / (size_t)cfg->cores, n = 1024;
@@ -322,6 +341,28 @@ static int launch(struct loop *l, struct step_slot *s, PJRT_LoadedExecutable *ex
 
 /* Launch ids of start-up programs: apart from the steps' (1, 2, ...). */
 #define INIT_LAUNCH_BASE 1000000000ull
+/* Launch ids of eval executions: apart from both (PJRT takes an int). */
+#define EVAL_LAUNCH_BASE 1500000000ull
+
+/*
+ * Train/eval alternation: the eval program runs once, without input (its
+ * batch is the train step's, as a held-out set would be), in a slot of its
+ * own; its truth records are steps of module eval_step with launch id
+ * EVAL_LAUNCH_BASE + k, so the train steps stay 1, 2, ...
+ */
+static int run_eval(struct loop *l, PJRT_LoadedExecutable *evalx, uint64_t k)
+{
+	struct step_slot *s;
+
+	if (!wait_inflight(l, l->launched, (uint64_t)l->cfg->max_inflight))
+		return 0;
+	s = &l->slots[l->launched % (uint64_t)l->nslots];
+	memset(s, 0, sizeof(*s));
+	s->step = EVAL_LAUNCH_BASE + k;
+	s->module = "eval_step";
+	s->t_start = truth_now();
+	return launch(l, s, evalx, false);
+}
 
 /*
  * Start-up as frameworks do it: one-off programs (parameter
@@ -360,7 +401,7 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		 struct input *in, struct feeder *f, const char *work_dir,
 		 struct loop_result *res)
 {
-	PJRT_LoadedExecutable *train = NULL, *longx = NULL;
+	PJRT_LoadedExecutable *train = NULL, *longx = NULL, *evalx = NULL;
 	struct loop l = { .cfg = cfg, .p = p, .f = f, .last_flush = truth_now() };
 	uint64_t t_begin = truth_now(), step;
 	unsigned char loss[4096];
@@ -386,6 +427,11 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 	if (!err && cfg->long_device_op_ns) {
 		text = trainer_program_text(cfg, true);
 		err = text ? pjrt__compile(p, text, &longx) : -ENOMEM;
+		free(text);
+	}
+	if (!err && cfg->eval_every) {
+		text = trainer_eval_program_text(cfg);
+		err = text ? pjrt__compile(p, text, &evalx) : -ENOMEM;
 		free(text);
 	}
 	if (err)
@@ -446,6 +492,11 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 				break;
 			err = 0;
 		}
+		if (evalx && step % cfg->eval_every == 0) {
+			err = run_eval(&l, evalx, step / cfg->eval_every);
+			if (err)
+				break;
+		}
 		maybe_flush(&l);
 	}
 	/* Let what is in flight finish (a signal cancels it instead). */
@@ -463,6 +514,7 @@ out:
 	}
 	pjrt__executable_free(p, train);
 	pjrt__executable_free(p, longx);
+	pjrt__executable_free(p, evalx);
 	free(l.slots);
 	pthread_cond_destroy(&l.cond);
 	pthread_mutex_destroy(&l.lock);

@@ -75,5 +75,9 @@ int cmd_record(int argc, char **argv);
 void usage_record(FILE *out);
 int cmd_probes(int argc, char **argv);
 void usage_probes(FILE *out);
+int cmd_report(int argc, char **argv);
+void usage_report(FILE *out);
+int cmd_convert(int argc, char **argv);
+void usage_convert(FILE *out);
 
 #endif /* ACCELTRACE_CLI_H */

@@ -16,6 +16,10 @@ static void usage_help(FILE *out);
 static const struct cli_command commands[] = {
 	{ "record", "capture a window of accelerator work for TensorBoard/XProf",
 	  cmd_record, usage_record },
+	{ "report", "say what a capture shows: steps, input-bound %, top ops, losses",
+	  cmd_report, usage_report },
+	{ "convert", "convert a capture to Perfetto's trace or Chrome trace JSON",
+	  cmd_convert, usage_convert },
 	{ "probes", "show what record would attach to a process, and why",
 	  cmd_probes, usage_probes },
 	{ "doctor", "check which kernel features exist and which probes will be used",

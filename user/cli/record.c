@@ -25,9 +25,11 @@
 #include "collect/recorder.h"
 #include "discover/probe_packs.h"
 #include "discover/runtime_attach.h"
+#include "export/export.h"
 #include "lib/json_writer.h"
 #include "output/xspace_writer.h"
 #include "probe/probe_session.h"
+#include "reader/xspace_reader.h"
 
 #define MAX_PIDS 64
 #define MAX_LIBRARIES 16
@@ -40,6 +42,7 @@ struct record_args {
 	const char *libraries[MAX_LIBRARIES];
 	const char *devtrace[MAX_DEVTRACE];
 	const char *logdir;
+	bool exports[EXPORT_CHROME_JSON + 1];	/* --format: beside the XSpace */
 };
 
 void usage_record(FILE *out)
@@ -82,6 +85,10 @@ void usage_record(FILE *out)
 		"      --session NAME     session directory name (default: local time)\n"
 		"      --max-events N     keep at most N spans, dropping the least useful\n"
 		"                         kinds first, and say so (default 1000000)\n"
+		"      --format LIST      xspace, perfetto, json, comma-separated (default\n"
+		"                         xspace): perfetto adds HOST.perfetto-trace, json\n"
+		"                         HOST.trace.json.gz beside the .xplane.pb, converted\n"
+		"                         from it (the XSpace is always written)\n"
 		"\n"
 		"Probes:\n"
 		"      --library PATH     also probe this runtime library file from the start\n"
@@ -121,12 +128,32 @@ static void install_signals(void)
 
 /* ---------------------------------------------------------------- options */
 
+/* "xspace,perfetto,json": which exports follow the XSpace. */
+static int parse_formats(const char *list, struct record_args *a)
+{
+	char buf[128], *save = NULL, *tok;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf) || !*list)
+		return -EINVAL;
+	memset(a->exports, 0, sizeof(a->exports));
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum export_format f;
+
+		if (!strcmp(tok, "xspace"))
+			continue;
+		if (export_format_parse(tok, &f))
+			return -EINVAL;
+		a->exports[f] = true;
+	}
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct record_args *a)
 {
 	enum {
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
-		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE,
+		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE, OPT_FORMAT,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -147,6 +174,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "devtrace", required_argument, NULL, OPT_DEVTRACE },
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -236,6 +264,11 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 			a->devtrace[o->n_devtrace_paths++] = optarg;
 			break;
 		case OPT_SCHED: o->sched = true; break;
+		case OPT_FORMAT:
+			if (parse_formats(optarg, a))
+				return cli_bad_value("record", "--format", optarg,
+						     "a comma-separated list of xspace, perfetto, json");
+			break;
 		case OPT_RINGBUF:
 			if (cli_parse_size(optarg, &o->ring_bytes) || !o->ring_bytes ||
 			    (o->ring_bytes & (o->ring_bytes - 1)) || o->ring_bytes < 4096)
@@ -375,6 +408,7 @@ struct written {
 	const char *logdir;
 	char path[4096];
 	uint64_t bytes;
+	char exported[EXPORT_CHROME_JSON + 1][4096];	/* "" when not asked for */
 };
 
 static void print_summary(struct recorder *rec, const struct written *wr)
@@ -392,6 +426,12 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		jw_start_object(jw);
 		jw_string_field(jw, "path", wr->path);
 		jw_uint_field(jw, "bytes", wr->bytes);
+		jw_name(jw, "exports");
+		jw_start_object(jw);
+		for (int f = 0; f <= EXPORT_CHROME_JSON; f++)
+			if (wr->exported[f][0])
+				jw_string_field(jw, export_format_name(f), wr->exported[f]);
+		jw_end_object(jw);
 		jw_string_field(jw, "session", capture__session(cap));
 		jw_string_field(jw, "host", capture__hostname(cap));
 		jw_uint_field(jw, "window", recorder__window(rec));
@@ -441,6 +481,9 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		return;
 	}
 	printf("capture written: %s (%.1f KiB)\n", wr->path, wr->bytes / 1024.0);
+	for (int f = 0; f <= EXPORT_CHROME_JSON; f++)
+		if (wr->exported[f][0])
+			printf("  %s: %s\n", export_format_name(f), wr->exported[f]);
 	printf("  window %.3f s, %zu process(es), %zu device core(s)\n",
 	       (stop - start) / 1e9, capture__num_processes(cap),
 	       capture__num_devices(cap));
@@ -465,6 +508,33 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 
 /* ---------------------------------------------------------------- command */
 
+/*
+ * --format: the other formats, converted from the XSpace just written (so
+ * they hold exactly what it holds). A failure is reported; the XSpace stays.
+ */
+static int write_exports(const struct record_args *args, struct written *wr)
+{
+	struct xs_space *xs = NULL;
+	char err_msg[512];
+	int err = 0;
+
+	for (int f = 0; f <= EXPORT_CHROME_JSON && !err; f++) {
+		if (!args->exports[f])
+			continue;
+		if (!xs && (err = xs_read_file(wr->path, &xs, err_msg, sizeof(err_msg)))) {
+			log_err("cannot convert the capture: %s", err_msg);
+			break;
+		}
+		err = export_path_beside(wr->path, f, wr->exported[f], sizeof(wr->exported[f]));
+		if (!err)
+			err = export_write_file(xs, f, wr->exported[f]);
+		if (err)
+			wr->exported[f][0] = 0;
+	}
+	xs_free(xs);
+	return err;
+}
+
 /* Each finalized window: written, then summarized. */
 static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 {
@@ -479,8 +549,9 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 	if (err)
 		return err;	/* the writer said why; no partial file */
 	wr.bytes = stat(wr.path, &st) ? 0 : st.st_size;
+	err = write_exports(args, &wr);
 	print_summary(rec, &wr);
-	return 0;
+	return err;
 }
 
 /* With -- CMD: its wait status becomes ours when the capture went well. */

@@ -86,7 +86,6 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	KEY(k_device, "device");
 	KEY(k_type, "element_type");
 	KEY(k_dims, "num_dims");
-	KEY(k_step_num, "step_num");
 	KEY(k_state, "state");
 	KEY(k_issued_before, "issued_before_probes");
 	KEY(k_irq, "irq");
@@ -215,8 +214,8 @@ static void add_steps(struct collector *c)
 		collect_init_span(&s, track, SPAN_DEVICE_STEP, m->program, m->start_ns,
 				  m->end_ns);
 		s.flags = m->flags;
+		/* The writer numbers steps (step_num, group_id) by correlation. */
 		s.correlation_id = m->launch_id;
-		capture_span__add_u64(&s, c->k_step_num, m->launch_id);
 		collect_keep_span(c, &s);
 	}
 }

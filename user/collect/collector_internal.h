@@ -151,7 +151,7 @@ struct collector {
 	/* interned names */
 	uint32_t k_launch_id, k_num_devices, k_module, k_bytes, k_requested,
 		 k_offset, k_file, k_fd, k_ret, k_value, k_interrupt, k_cmd,
-		 k_kind, k_device, k_type, k_dims, k_step_num, k_state,
+		 k_kind, k_device, k_type, k_dims, k_state,
 		 k_issued_before, k_irq;
 };
 

@@ -142,6 +142,19 @@ void jw_double(struct json_writer *jw, double v)
 		fputs("null", jw->out);
 }
 
+void jw_decimal(struct json_writer *jw, uint64_t v, unsigned int decimals)
+{
+	uint64_t scale = 1;
+
+	for (unsigned int i = 0; i < decimals && i < 19; i++)
+		scale *= 10;
+	begin_elem(jw);
+	if (scale == 1)
+		fprintf(jw->out, "%" PRIu64, v);
+	else
+		fprintf(jw->out, "%" PRIu64 ".%0*" PRIu64, v / scale, (int)decimals, v % scale);
+}
+
 void jw_bool(struct json_writer *jw, bool v)
 {
 	begin_elem(jw);

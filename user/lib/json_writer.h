@@ -29,6 +29,8 @@ void jw_int(struct json_writer *jw, int64_t v);
 void jw_double(struct json_writer *jw, double v);
 void jw_bool(struct json_writer *jw, bool v);
 void jw_null(struct json_writer *jw);
+/* v / 10^decimals written exactly (no binary rounding): 1234567, 3 -> 1234.567. */
+void jw_decimal(struct json_writer *jw, uint64_t v, unsigned int decimals);
 
 void jw_string_field(struct json_writer *jw, const char *name, const char *s);
 void jw_uint_field(struct json_writer *jw, const char *name, uint64_t v);

@@ -26,6 +26,7 @@
 #include "output/pb_wire.h"
 #include "output/thread_names.h"
 #include "output/track_layout.h"
+#include "output/step_groups.h"
 #include "output/xspace_stats.h"
 #include "output/xspace_writer.h"
 #include "xplane.pb-c.h"
@@ -114,6 +115,8 @@ struct xw {
 	struct event_md *ev;
 	size_t nev, ev_cap;
 	uint32_t st_corr, st_true_start, st_true_end, st_clipped;
+	uint32_t st_group, st_step_num;
+	struct step_groups groups;	/* correlation id -> step number */
 	uint32_t st_flags[NUM_FLAG_STATS];
 
 	/* Per track, reused: grown to the largest track. */
@@ -155,6 +158,7 @@ static void xw_free(struct xw *w)
 	free(w->stat_ptrs);
 	pb_out__release(&w->o);
 	free(w->dev_tracks);
+	step_groups__free(&w->groups);
 }
 
 static void plane_reset(struct xw *w, bool device_plane)
@@ -164,6 +168,7 @@ static void plane_reset(struct xw *w, bool device_plane)
 	u64_map__clear(&w->ev_by_key);
 	w->nev = 0;
 	w->st_corr = w->st_true_start = w->st_true_end = w->st_clipped = 0;
+	w->st_group = w->st_step_num = 0;
 	memset(w->st_flags, 0, sizeof(w->st_flags));
 }
 
@@ -279,6 +284,39 @@ static void stat_int(XStat *st, uint32_t id, int64_t v)
 }
 
 /*
+ * XProf's grouping: `group_id` on every event of a step's launch, and
+ * `step_num` on the Steps events (step_groups.h). Returns the new count.
+ */
+static int group_stats(struct xw *w, const struct capture_span *s, XStat *st,
+		       XStat **sp, size_t n)
+{
+	int64_t step;
+	uint32_t id;
+
+	if (!step_groups__find(&w->groups, s->correlation_id, &step))
+		return n;
+	id = fixed_stat(w, &w->st_group, "group_id");
+	if (!id)
+		return -ENOMEM;
+	if (!has_stat(sp, n, id)) {
+		stat_int(&st[n], id, step);
+		sp[n] = &st[n];
+		n++;
+	}
+	if (s->kind != SPAN_DEVICE_STEP)
+		return n;
+	id = fixed_stat(w, &w->st_step_num, "step_num");
+	if (!id)
+		return -ENOMEM;
+	if (!has_stat(sp, n, id)) {
+		stat_int(&st[n], id, step);
+		sp[n] = &st[n];
+		n++;
+	}
+	return n;
+}
+
+/*
  * An event's stats into st[] (pointers into sp[]): args, correlation_id,
  * clipping and flags. Returns the count, or -ENOMEM.
  */
@@ -287,6 +325,7 @@ static int event_stats(struct xw *w, const struct capture_span *s,
 {
 	size_t n = 0;
 	uint32_t id;
+	int ret;
 
 	for (uint32_t i = 0; i < s->nargs && i < CAPTURE_MAX_ARGS; i++) {
 		const struct capture_arg *a = &s->args[i];
@@ -321,6 +360,10 @@ static int event_stats(struct xw *w, const struct capture_span *s,
 			n++;
 		}
 	}
+	ret = group_stats(w, s, st, sp, n);
+	if (ret < 0)
+		return ret;
+	n = ret;
 	if (s->start_ns < w->ws || s->end_ns > w->we) {
 		bool cs = s->start_ns < w->ws, ce = s->end_ns > w->we;
 		uint32_t ids[3] = {
@@ -369,6 +412,7 @@ static size_t max_stats(const struct xw *w, const struct capture_span *s)
 	size_t n = s->nargs < CAPTURE_MAX_ARGS ? s->nargs : CAPTURE_MAX_ARGS;
 
 	n += s->correlation_id != 0;
+	n += s->correlation_id ? 2 : 0;	/* group_id, step_num */
 	n += span_is_clipped(s, w->ws, w->we) ? 3 : 0;
 	for (size_t f = 0; f < NUM_FLAG_STATS; f++)
 		n += !!(s->flags & flag_stats[f].flag);
@@ -507,6 +551,10 @@ static uint64_t begin_plane(struct xw *w, int64_t id, const char *name, bool dev
 	uint64_t at;
 
 	plane_reset(w, device);
+	/* Declared on every host and device plane: XProf's IsXSpaceGrouped. */
+	if (w->groups.n && strcmp(name, "Task Environment") &&
+	    !fixed_stat(w, &w->st_group, "group_id"))
+		w->o.err = -ENOMEM;
 	at = pb_begin_len(&w->o, XSPACE_PLANES);
 	pb_int64_field(&w->o, XPLANE_ID, id);
 	pb_string_field(&w->o, XPLANE_NAME, name);
@@ -704,6 +752,8 @@ static int write_task_env_plane(struct xw *w, int64_t plane_id)
 	at = begin_plane(w, plane_id, "Task Environment", false);
 	plane_stat_u64(w, "profile_start_time", wall_ns(w, w->ws));
 	plane_stat_u64(w, "profile_stop_time", wall_ns(w, w->we));
+	/* The XSpace's time 0 on CLOCK_MONOTONIC: exports give true times. */
+	plane_stat_u64(w, "acceltrace.window_start_ns", w->ws);
 	if (attached)
 		plane_stat_i64(w, "acceltrace.probes_attached_ns",
 			       (int64_t)(attached - w->ws));
@@ -769,6 +819,9 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 		goto cleanup;
 	}
 	memset(w.dev_tracks, 0xff, (ndev ? ndev : 1) * sizeof(*w.dev_tracks));
+	err = step_groups__build(&w.groups, c, w.ws, w.we);
+	if (err)
+		goto cleanup;
 	for (size_t t = 0; t < capture__num_tracks(c); t++) {
 		const struct capture_track *tr = capture__track(c, t);
 

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Synthetic XSpaces written with Python's protobuf (not acceltrace's
+writer), each with a known answer, for tests/report/test_report_synthetic.sh.
+Usage: synth_xspace.py OUTDIR (writes one .xplane.pb per case)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+import xspace  # noqa: E402
+
+pb2 = xspace.xplane_pb2()
+MS = 10**9  # ps
+
+
+class Plane:
+    def __init__(self, space, name, pid=0):
+        self.p = space.planes.add()
+        self.p.name = name
+        self.p.id = pid
+        self.stat_ids = {}
+        self.meta_ids = {}
+
+    def stat_id(self, name):
+        if name not in self.stat_ids:
+            i = len(self.stat_ids) + 1
+            self.stat_ids[name] = i
+            self.p.stat_metadata[i].id = i
+            self.p.stat_metadata[i].name = name
+        return self.stat_ids[name]
+
+    def set_stat(self, st, name, value):
+        st.metadata_id = self.stat_id(name)
+        if isinstance(value, str):
+            st.ref_value = self.stat_id(value)
+        elif isinstance(value, float):
+            st.double_value = value
+        else:
+            st.int64_value = value
+
+    def meta(self, name, **stats):
+        if name not in self.meta_ids:
+            i = len(self.meta_ids) + 1
+            self.meta_ids[name] = i
+            m = self.p.event_metadata[i]
+            m.id = i
+            m.name = name
+            for k, v in stats.items():
+                self.set_stat(m.stats.add(), k, v)
+        return self.meta_ids[name]
+
+    def line(self, name, lid):
+        l = self.p.lines.add()
+        l.name = name
+        l.id = lid
+        return l
+
+    def event(self, line, name, start_ps, dur_ps, meta_stats=None, **stats):
+        e = line.events.add()
+        e.metadata_id = self.meta(name, **(meta_stats or {}))
+        e.offset_ps = start_ps
+        e.duration_ps = dur_ps
+        for k, v in stats.items():
+            self.set_stat(e.stats.add(), k, v)
+        return e
+
+    def plane_stat(self, name, value):
+        self.set_stat(self.p.stats.add(), name, value)
+
+
+def tpu_train_eval(space):
+    """XLA Modules: train_step every 10 ms (4 ms of device time), and an
+    eval_step (3 ms) after every 5th train step: 20 train steps."""
+    host = Plane(space, "/host:CPU", 1)
+    loop = host.line("main", 100)
+    dev = Plane(space, "/device:TPU:0", 0)
+    dev.plane_stat("device_type_string", "TPU v4")
+    mods = dev.line("XLA Modules", 2)
+    for i in range(20):
+        t = i * 10 * MS
+        host.event(loop, "PJRT_LoadedExecutable_Execute", t - MS // 10, MS // 20)
+        dev.event(mods, "train_step", t, 4 * MS)
+        if i % 5 == 4:
+            dev.event(mods, "eval_step", t + 5 * MS, 3 * MS)
+
+
+def tpu_infeed_ops(space):
+    """XLA Ops: 10 steps of 10 ms on a Steps line; each has an infeed op of
+    2 ms and a convolution of 6 ms (flops 6e9: 1 TFLOP/s); 2 ms idle."""
+    dev = Plane(space, "/device:TPU:0", 0)
+    dev.plane_stat("device_type_string", "TPU v5e")
+    steps = dev.line("Steps", 1)
+    ops = dev.line("XLA Ops", 3)
+    for i in range(10):
+        t = i * 10 * MS
+        dev.event(steps, "train", t, 8 * MS, step_num=i, group_id=i)
+        dev.event(ops, "infeed.1", t, 2 * MS, meta_stats={"hlo_category": "infeed"})
+        dev.event(ops, "convolution.7", t + 2 * MS, 6 * MS,
+                  meta_stats={"hlo_category": "convolution", "flops": 6.0e9})
+    Plane(space, "/host:CPU", 1)
+
+
+def gpu_kernels(space):
+    """GPU: 8 executions of 3 kernels (one correlation id each) of jit_step,
+    every 5 ms, plus 2 executions of jit_init (rare, short); and a host
+    MemcpyH2D that ends in each 2 ms idle gap."""
+    host = Plane(space, "/host:CPU", 1)
+    loop = host.line("python3", 7)
+    dev = Plane(space, "/device:GPU:0", 0)
+    stream = dev.line("Stream #14(Compute)", 14)
+    for i in range(8):
+        t = i * 5 * MS
+        for k in range(3):
+            dev.event(stream, "kernel_%d" % k, t + k * MS, MS, correlation_id=i + 1,
+                      program_id=42, hlo_module="jit_step")
+        host.event(loop, "cuMemcpyHtoDAsync_v2", t + 3 * MS + MS // 2, MS // 10)
+    for i in range(2):
+        dev.event(stream, "init_kernel", 100 * MS + i * MS, MS // 2, correlation_id=100 + i,
+                  program_id=7, hlo_module="jit_init")
+
+
+def host_markers(space):
+    """Framework step markers on the host (JAX StepTraceAnnotation): 6
+    `train` events with step_num and _r, 3 ms apart; no device plane."""
+    host = Plane(space, "/host:CPU", 1)
+    loop = host.line("python3", 7)
+    for i in range(6):
+        host.event(loop, "train", i * 3 * MS, 2 * MS, step_num=i, _r=1)
+
+
+def host_only(space):
+    """Host spans only: nothing to find steps in."""
+    host = Plane(space, "/host:CPU", 1)
+    loop = host.line("python3", 7)
+    host.event(loop, "pread64", 0, MS)
+    space.warnings.append("ring buffer drops: 12")
+
+
+CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
+         "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only}
+
+if __name__ == "__main__":
+    for name, fn in CASES.items():
+        space = pb2.XSpace()
+        space.hostnames.append("synth")
+        fn(space)
+        with open(os.path.join(sys.argv[1], name + ".xplane.pb"), "wb") as f:
+            f.write(space.SerializeToString())

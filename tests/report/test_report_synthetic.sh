@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# acceltrace report on XSpaces written by Python's protobuf (not by
+# acceltrace), each with a known answer (tests/report/synth_xspace.py):
+# train/eval alternation (steps are the train program's executions only),
+# infeed ops (input-bound % from hlo_category) with top ops and FLOP rate,
+# GPU kernels grouped into executions by correlation id, framework step
+# markers on the host, a host-only capture (unknowns are null and named);
+# and refusals of missing, empty, truncated and garbage files.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/harness/test.sh
+
+"$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
+command -v protoc >/dev/null || test_skip "protoc is not installed"
+"$PYTHON" tests/report/synth_xspace.py "$TEST_TMP" || { fail "writing the synthetic XSpaces"; test_done; }
+
+# check CASE PYTHON-CONDITION... over the JSON report `d`
+check() {
+	local case=$1 json
+	shift
+	json=$("$ACCELTRACE" report -j "$TEST_TMP/$case.xplane.pb" 2>"$TEST_TMP/err") ||
+		{ fail "$case: report failed: $(cat "$TEST_TMP/err")"; return; }
+	for cond in "$@"; do
+		[[ $(json_get "$json" "bool($cond)") == True ]] ||
+			fail "$case: $cond (report: ${json:0:1500})"
+	done
+}
+
+check tpu_train_eval 'd["steps"]["count"] == 20' 'd["steps"]["program"] == "train_step"' \
+	'abs(d["steps"]["avg_ms"] - 10) < 1e-9' 'd["steps"]["stddev_ms"] < 1e-9' \
+	'abs(d["device_idle_pct"] - 100 * (1 - (19 * 4 + 3 * 3) / 190)) < 1e-6' \
+	'd["top_ops"] == []' 'any("no XLA Ops line" in m for m in d["missing"])'
+check tpu_infeed_ops 'd["steps"]["count"] == 10' 'abs(d["input_bound_pct"] - 20) < 1e-9' \
+	'abs(d["device_idle_pct"] - 20) < 1e-9' 'abs(d["compute_pct"] - 60) < 1e-9' \
+	'd["top_ops"][0]["name"] == "convolution.7"' 'd["top_ops"][0]["category"] == "convolution"' \
+	'abs(d["top_ops"][0]["self_time_pct"] - 75) < 1e-9' \
+	'abs(d["top_ops"][0]["flops_per_s"] - 1e12) < 1' \
+	'd["top_ops"][1]["category"] == "infeed" and d["top_ops"][1]["flops_per_s"] is None'
+check gpu_kernels 'd["steps"]["count"] == 8' 'd["steps"]["program"] == "jit_step"' \
+	'abs(d["steps"]["avg_ms"] - 5) < 1e-9' 'abs(d["input_bound_pct"] - 40) < 1e-9' \
+	'd["input_pipeline"]["host"]["enqueue_ms"] > 0' 'len(d["top_ops"]) == 4'
+check host_markers 'd["steps"]["count"] == 6' 'd["steps"]["source"].startswith("framework")' \
+	'abs(d["steps"]["avg_ms"] - 3) < 1e-9' 'd["input_bound_pct"] is None' \
+	'abs(d["host_idle_pct"] - 100 / 3) < 1e-6'
+check host_only 'd["steps"]["count"] == 0' 'd["steps"]["avg_ms"] is None' \
+	'd["input_bound_pct"] is None' 'd["device_idle_pct"] is None' \
+	'any(m.startswith("steps:") for m in d["missing"])' \
+	'd["losses"] == ["ring buffer drops: 12"]'
+
+# Text output: the sections, the chart and the verdict.
+text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")
+for want in "Run environment" "Steps" "Overview" "HIGHLY input-bound" "Top device ops" \
+	"Input pipeline" "What the capture lost" "Recommendation" "|IIIIIIII############"; do
+	contains "$text" "$want" "text report"
+done
+
+# Unknowns are said, not printed as zeros.
+text=$("$ACCELTRACE" report "$TEST_TMP/host_only.xplane.pb")
+for want in "input-bound            unknown" "device idle            unknown" \
+	"What the capture cannot tell" "steps: no Steps line" "No step time"; do
+	contains "$text" "$want" "text report without steps"
+done
+[[ $text != *"input-bound            0"* && $text != *"step time   "* ]] ||
+	fail "a host-only report prints a figure it cannot know"
+
+# Several files: a logdir reported whole, {"reports": [...]} in JSON.
+mkdir -p "$TEST_TMP/logs/plugins/profile/2026_01_01_00_00_00" "$TEST_TMP/logs/plugins/profile/2026_01_02_00_00_00"
+cp "$TEST_TMP/gpu_kernels.xplane.pb" "$TEST_TMP/logs/plugins/profile/2026_01_01_00_00_00/a.xplane.pb"
+cp "$TEST_TMP/host_only.xplane.pb" "$TEST_TMP/logs/plugins/profile/2026_01_02_00_00_00/a.xplane.pb"
+json=$("$ACCELTRACE" report -j "$TEST_TMP/logs")
+[[ $(json_get "$json" '[r["steps"]["count"] for r in d["reports"]]') == "[8, 0]" ]] ||
+	fail "logdir: both sessions, oldest first: ${json:0:300}"
+
+# Refusals: a clear sentence, exit 1, no crash.
+expect_exit 1 "missing file" -- "$ACCELTRACE" report /nonexistent.xplane.pb
+contains "$err" "/nonexistent.xplane.pb" "missing file: names it"
+: >"$TEST_TMP/empty.xplane.pb"
+expect_exit 1 "empty file" -- "$ACCELTRACE" report "$TEST_TMP/empty.xplane.pb"
+contains "$err" "empty (0 bytes)" "empty file"
+size=$(stat -c %s "$TEST_TMP/gpu_kernels.xplane.pb")
+head -c $((size - 9)) "$TEST_TMP/gpu_kernels.xplane.pb" >"$TEST_TMP/cut.xplane.pb"
+expect_exit 1 "truncated file" -- "$ACCELTRACE" report "$TEST_TMP/cut.xplane.pb"
+contains "$err" "truncated or corrupt" "truncated file"
+head -c 4096 /dev/urandom >"$TEST_TMP/garbage.xplane.pb"
+"$ACCELTRACE" report "$TEST_TMP/garbage.xplane.pb" >/dev/null 2>&1
+rc=$?
+[[ $rc -eq 1 ]] || fail "garbage: exit $rc, expected 1"
+expect_exit 2 "no argument" -- "$ACCELTRACE" report
+test_done

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Captures in other trace formats, converted from an XSpace (any
+ * producer's, read back with reader/): Perfetto's native protobuf trace
+ * and Chrome's trace-event JSON, gzipped. Both come from one timeline
+ * (export/timeline.h), so they hold the same spans at the same times.
+ */
+#ifndef ACCELTRACE_EXPORT_H
+#define ACCELTRACE_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "reader/xspace_reader.h"
+
+enum export_format {
+	EXPORT_PERFETTO,	/* <stem>.perfetto-trace */
+	EXPORT_CHROME_JSON,	/* <stem>.trace.json.gz */
+};
+
+struct timeline;
+
+/* "perfetto" or "json" -> *f; -EINVAL for anything else. */
+int export_format_parse(const char *name, enum export_format *f);
+const char *export_format_name(enum export_format f);
+/*
+ * The file beside an `.xplane.pb` for a format: `vm.xplane.pb` ->
+ * `vm.perfetto-trace` / `vm.trace.json.gz`. 0, or -ENAMETOOLONG.
+ */
+int export_path_beside(const char *xplane_path, enum export_format f, char *out, size_t len);
+/*
+ * Converts xs into path, written atomically (never a partial file). 0 or a
+ * negative errno, with the reason logged naming the file.
+ */
+int export_write_file(const struct xs_space *xs, enum export_format f, const char *path);
+
+/* The writers, to a stream; *bytes is what they wrote. 0 or -errno. */
+int perfetto_write_stream(const struct timeline *t, FILE *out, uint64_t *bytes);
+int chrome_json_write_stream(const struct timeline *t, FILE *out, uint64_t *bytes);
+
+#endif /* ACCELTRACE_EXPORT_H */

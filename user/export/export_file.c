@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Export formats by name, their files' names, and writing them atomically. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "export/timeline.h"
+#include "lib/atomic_file.h"
+
+#define LOG_CONTEXT "export"
+#include "lib/log.h"
+
+static const struct {
+	const char *name, *suffix;
+} formats[] = {
+	[EXPORT_PERFETTO] = { "perfetto", ".perfetto-trace" },
+	[EXPORT_CHROME_JSON] = { "json", ".trace.json.gz" },
+};
+
+int export_format_parse(const char *name, enum export_format *f)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(name, formats[i].name)) {
+			*f = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *export_format_name(enum export_format f)
+{
+	return formats[f].name;
+}
+
+int export_path_beside(const char *xplane_path, enum export_format f, char *out, size_t len)
+{
+	static const char ext[] = ".xplane.pb";
+	size_t n = strlen(xplane_path), stem = n;
+
+	if (n >= sizeof(ext) - 1 && !strcmp(xplane_path + n - (sizeof(ext) - 1), ext))
+		stem = n - (sizeof(ext) - 1);
+	if ((size_t)snprintf(out, len, "%.*s%s", (int)stem, xplane_path,
+			     formats[f].suffix) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int export_write_file(const struct xs_space *xs, enum export_format f, const char *path)
+{
+	struct atomic_file *af;
+	struct timeline t;
+	uint64_t bytes = 0;
+	int err;
+
+	err = timeline_build(xs, &t);
+	if (err) {
+		log_err("cannot write %s: out of memory", path);
+		return err;
+	}
+	af = atomic_file__open(path);
+	if (!af) {
+		err = -errno;
+		timeline_free(&t);
+		return err;
+	}
+	err = f == EXPORT_PERFETTO ?
+	      perfetto_write_stream(&t, atomic_file__stream(af), &bytes) :
+	      chrome_json_write_stream(&t, atomic_file__stream(af), &bytes);
+	if (!err)
+		err = atomic_file__commit(af, bytes);
+	else
+		log_err("cannot write %s: %s", path, io_error_reason(err));
+	atomic_file__free(af);
+	timeline_free(&t);
+	return err;
+}

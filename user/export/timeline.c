@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* An XSpace as tracks, slices and flows (see timeline.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/timeline.h"
+#include "lib/hashmap.h"
+
+/* Chrome JSON ids for what has no small real id. */
+#define JSON_DEVICE_PID_BASE 0x40000000u
+#define JSON_SYNTHETIC_TID_BASE 0x20000000u
+
+static bool plane_stat_u64(const struct xs_plane *p, const char *name, uint64_t *v)
+{
+	int64_t i;
+
+	if (!p || !xs_stat_int(xs_stat_find(p->stats, p->n_stats, name), &i) || i < 0)
+		return false;
+	*v = (uint64_t)i;
+	return true;
+}
+
+/*
+ * acceltrace writes the window start on CLOCK_MONOTONIC; the official
+ * profiler only the session's wall-clock start. Without either, times stay
+ * the XSpace's own (from 0).
+ */
+static void pick_clock(const struct xs_space *xs, struct timeline *t)
+{
+	const struct xs_plane *task = xs_plane_named(xs, "Task Environment");
+	uint64_t v;
+
+	t->clock = TIMELINE_CLOCK_MONOTONIC;
+	if (plane_stat_u64(task, "profile_start_time", &v))
+		t->realtime_at_zero = v;
+	if (plane_stat_u64(task, "acceltrace.window_start_ns", &v)) {
+		t->clock_at_zero = v;
+		t->clock_known = true;
+	} else if (t->realtime_at_zero) {
+		t->clock = TIMELINE_CLOCK_REALTIME;
+		t->clock_at_zero = t->realtime_at_zero;
+		t->clock_known = true;
+	}
+}
+
+/* The process of a host line: "(pid N" in its label, else the plane's. */
+static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l)
+{
+	const char *s = strstr(l->display_name, "(pid ");
+	int64_t v;
+
+	if (s)
+		return strtoll(s + 5, NULL, 10);
+	if (xs_stat_int(xs_stat_find(p->stats, p->n_stats, "process_id"), &v))
+		return v;
+	return 0;
+}
+
+static int add_track(struct timeline *t, size_t *cap, struct timeline_track tr)
+{
+	if (t->n_tracks == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		struct timeline_track *v = realloc(t->tracks, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->tracks = v;
+		*cap = c;
+	}
+	tr.uuid = t->n_tracks + 1;
+	t->tracks[t->n_tracks++] = tr;
+	return 0;
+}
+
+static uint32_t small_id(int64_t v, uint32_t fallback)
+{
+	return v > 0 && v < (int64_t)JSON_SYNTHETIC_TID_BASE ? (uint32_t)v : fallback;
+}
+
+static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
+		       struct hashmap *procs, struct hashmap *threads)
+{
+	for (size_t j = 0; j < p->n_lines; j++) {
+		const struct xs_line *l = &p->lines[j];
+		int64_t pid = line_pid(p, l);
+		uintptr_t proc = (uintptr_t)hashmap__get(procs, (uint64_t)pid, 0);
+		uintptr_t first = (uintptr_t)hashmap__get(threads, (uint64_t)pid, (uint64_t)l->display_id);
+		struct timeline_track tr = { .pid = pid, .line = l, .name = l->display_name };
+		int ret;
+
+		if (!l->n_events)
+			continue;
+		if (!proc) {
+			ret = add_track(t, cap, (struct timeline_track){
+				.kind = TRACK_PROCESS, .pid = pid, .name = "",
+				.json_pid = small_id(pid, JSON_SYNTHETIC_TID_BASE + t->n_tracks),
+			});
+			if (ret || hashmap__put(procs, (uint64_t)pid, 0, (void *)(uintptr_t)t->n_tracks, NULL))
+				return -ENOMEM;
+			proc = t->n_tracks;
+		}
+		tr.json_pid = t->tracks[proc - 1].json_pid;
+		if (first) {
+			/* A further row of a thread: its own track under the thread's. */
+			tr.kind = TRACK_ROW;
+			tr.parent_uuid = t->tracks[first - 1].uuid;
+			tr.tid = t->tracks[first - 1].tid;
+			tr.json_tid = JSON_SYNTHETIC_TID_BASE + t->n_tracks;
+		} else {
+			tr.kind = TRACK_THREAD;
+			tr.parent_uuid = t->tracks[proc - 1].uuid;
+			tr.tid = (int64_t)(l->display_id & 0xffffffff) == l->display_id ?
+				 l->display_id : (int64_t)(JSON_SYNTHETIC_TID_BASE + t->n_tracks);
+			tr.json_tid = small_id(tr.tid, JSON_SYNTHETIC_TID_BASE + t->n_tracks);
+		}
+		ret = add_track(t, cap, tr);
+		if (ret)
+			return ret;
+		if (!first && hashmap__put(threads, (uint64_t)pid, (uint64_t)l->display_id,
+					   (void *)(uintptr_t)t->n_tracks, NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int device_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
+			 size_t plane_idx)
+{
+	uint64_t parent;
+	int ret;
+
+	ret = add_track(t, cap, (struct timeline_track){
+		.kind = TRACK_DEVICE, .name = p->name,
+		.json_pid = JSON_DEVICE_PID_BASE + (uint32_t)plane_idx,
+	});
+	if (ret)
+		return ret;
+	parent = t->tracks[t->n_tracks - 1].uuid;
+	for (size_t j = 0; j < p->n_lines && !ret; j++) {
+		const struct xs_line *l = &p->lines[j];
+
+		if (!l->n_events)
+			continue;
+		ret = add_track(t, cap, (struct timeline_track){
+			.kind = TRACK_DEVICE_LINE, .parent_uuid = parent, .line = l,
+			.name = l->display_name,
+			.json_pid = JSON_DEVICE_PID_BASE + (uint32_t)plane_idx,
+			.json_tid = small_id(l->id, JSON_SYNTHETIC_TID_BASE + t->n_tracks),
+		});
+	}
+	return ret;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+	const struct timeline_slice *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns;
+}
+
+/* A slice's times: the true ones when acceltrace clipped it (and they fit). */
+static void slice_times(const struct timeline *t, const struct xs_event *e,
+			struct timeline_slice *s)
+{
+	int64_t ts, te;
+
+	s->start_ns = t->clock_at_zero + (uint64_t)(e->start_ps / 1000);
+	s->end_ns = s->start_ns + (uint64_t)(e->dur_ps / 1000);
+	if (!t->clock_known ||
+	    !xs_stat_int(xs_event_stat(e, "acceltrace.true_start_ns"), &ts) ||
+	    !xs_stat_int(xs_event_stat(e, "acceltrace.true_end_ns"), &te) ||
+	    (ts < 0 && (uint64_t)-ts > t->clock_at_zero) || te < ts)
+		return;
+	s->start_ns = t->clock_at_zero + (uint64_t)ts;
+	s->end_ns = t->clock_at_zero + (uint64_t)te;
+}
+
+static int build_slices(struct timeline *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_tracks; i++)
+		n += t->tracks[i].line ? t->tracks[i].line->n_events : 0;
+	t->slices = calloc(n ? n : 1, sizeof(*t->slices));
+	if (!t->slices)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_tracks; i++) {
+		const struct xs_line *l = t->tracks[i].line;
+		size_t first = t->n_slices;
+
+		for (size_t k = 0; l && k < l->n_events; k++) {
+			struct timeline_slice *s = &t->slices[t->n_slices++];
+
+			s->track = i;
+			s->ev = &l->events[k];
+			slice_times(t, s->ev, s);
+		}
+		qsort(t->slices + first, t->n_slices - first, sizeof(*t->slices), cmp_slice);
+	}
+	return 0;
+}
+
+static uint64_t flow_id(uint64_t corr, size_t plane)
+{
+	return (uint64_t)(plane + 1) << 48 ^ corr;
+}
+
+static bool slice_corr(const struct timeline_slice *s, uint64_t *corr)
+{
+	int64_t v;
+
+	if (!xs_stat_int(xs_event_stat(s->ev, "correlation_id"), &v) || !v)
+		return false;
+	*corr = (uint64_t)v;
+	return true;
+}
+
+/*
+ * Flows: from the first host slice of a correlation id (the launch) to the
+ * first slice of it on each device plane (the work it started).
+ */
+static int build_flows(struct timeline *t)
+{
+	struct hashmap *targets = hashmap__new(), *launches = hashmap__new();
+	size_t n_dev = 0, total = 0, used = 0;
+	size_t *dev_of_track = calloc(t->n_tracks ? t->n_tracks : 1, sizeof(*dev_of_track));
+	int ret = -ENOMEM;
+
+	if (!targets || !launches || !dev_of_track)
+		goto out;
+	/* Device plane index (1-based) of each device line track. */
+	for (size_t i = 0; i < t->n_tracks; i++) {
+		if (t->tracks[i].kind == TRACK_DEVICE)
+			n_dev++;
+		if (t->tracks[i].kind == TRACK_DEVICE_LINE)
+			dev_of_track[i] = n_dev;
+	}
+	for (size_t i = 0; i < t->n_slices; i++) {
+		struct timeline_slice *s = &t->slices[i];
+		size_t dev = dev_of_track[s->track];
+		uintptr_t *cur;
+		uint64_t corr;
+
+		if (!slice_corr(s, &corr))
+			continue;
+		cur = (uintptr_t *)hashmap__get(dev ? targets : launches, corr, dev);
+		if (cur && t->slices[*cur - 1].start_ns <= s->start_ns)
+			continue;
+		if (!cur) {
+			cur = malloc(sizeof(*cur));
+			if (!cur || hashmap__put(dev ? targets : launches, corr, dev, cur, NULL)) {
+				free(cur);
+				goto out;
+			}
+		}
+		*cur = i + 1;
+	}
+	total = hashmap__count(targets);
+	t->flow_store = calloc(total ? total : 1, sizeof(*t->flow_store));
+	if (!t->flow_store)
+		goto out;
+	for (size_t i = 0; i < t->n_slices; i++) {
+		struct timeline_slice *s = &t->slices[i];
+		uintptr_t *launch;
+		uint64_t corr;
+
+		if (dev_of_track[s->track] || !slice_corr(s, &corr))
+			continue;
+		launch = hashmap__get(launches, corr, 0);
+		if (!launch || *launch != i + 1)
+			continue;
+		s->flows_out = t->flow_store + used;
+		for (size_t d = 1; d <= n_dev && used < total; d++) {
+			uintptr_t *target = hashmap__get(targets, corr, d);
+
+			if (!target)
+				continue;
+			t->slices[*target - 1].flow_in = flow_id(corr, d);
+			t->flow_store[used++] = flow_id(corr, d);
+			s->n_flows_out++;
+			t->n_flows++;
+		}
+	}
+	ret = 0;
+out:
+	hashmap__free(targets, free);
+	hashmap__free(launches, free);
+	free(dev_of_track);
+	return ret;
+}
+
+int timeline_build(const struct xs_space *xs, struct timeline *t)
+{
+	struct hashmap *procs = hashmap__new(), *threads = hashmap__new();
+	size_t cap = 0;
+	int ret = procs && threads ? 0 : -ENOMEM;
+
+	memset(t, 0, sizeof(*t));
+	pick_clock(xs, t);
+	for (size_t i = 0; i < xs->n_planes && !ret; i++) {
+		const struct xs_plane *p = &xs->planes[i];
+
+		if (!p->n_lines)
+			continue;
+		ret = xs_is_device_plane(p) ? device_tracks(t, &cap, p, i) :
+					       host_tracks(t, &cap, p, procs, threads);
+	}
+	hashmap__free(procs, NULL);
+	hashmap__free(threads, NULL);
+	if (!ret)
+		ret = build_slices(t);
+	if (!ret)
+		ret = build_flows(t);
+	if (ret)
+		timeline_free(t);
+	return ret;
+}
+
+void timeline_free(struct timeline *t)
+{
+	free(t->tracks);
+	free(t->slices);
+	free(t->flow_store);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One timeline for every exported format: an XSpace (reader/) as tracks
+ * (a thread per host line, a device per device plane with a child track
+ * per line) and slices with absolute times, clipped spans at their true
+ * times, and flows from each launch to the device work it started (same
+ * correlation id). The Perfetto and Chrome JSON writers both walk this, so
+ * they hold the same spans at the same times.
+ */
+#ifndef ACCELTRACE_TIMELINE_H
+#define ACCELTRACE_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/xspace_reader.h"
+
+/* The clock slice times are on (Perfetto's BuiltinClock ids). */
+enum timeline_clock {
+	TIMELINE_CLOCK_REALTIME = 1,
+	TIMELINE_CLOCK_MONOTONIC = 3,
+};
+
+enum timeline_track_kind {
+	TRACK_PROCESS,		/* a host process (no slices of its own) */
+	TRACK_THREAD,		/* a host thread's first line */
+	TRACK_ROW,		/* a further line of a thread (overlapping spans) */
+	TRACK_DEVICE,		/* a device plane (no slices of its own) */
+	TRACK_DEVICE_LINE,	/* a line of a device plane */
+};
+
+struct timeline_track {
+	enum timeline_track_kind kind;
+	uint64_t uuid, parent_uuid;	/* parent 0: none */
+	const char *name;
+	int64_t pid, tid;	/* host tracks; tid is the line's thread */
+	uint32_t json_pid, json_tid;	/* small ids for Chrome JSON */
+	const struct xs_line *line;	/* NULL for process and device tracks */
+};
+
+struct timeline_slice {
+	uint32_t track;		/* index into tracks */
+	const struct xs_event *ev;
+	uint64_t start_ns, end_ns;	/* absolute, true times when clipped */
+	uint64_t *flows_out;	/* flow ids started here (a launch) */
+	uint32_t n_flows_out;
+	uint64_t flow_in;	/* flow id ended here, 0 if none */
+};
+
+struct timeline {
+	enum timeline_clock clock;
+	bool clock_known;	/* false: times are the XSpace's, from 0 */
+	uint64_t realtime_at_zero;	/* REALTIME ns at the XSpace's time 0, if known */
+	uint64_t clock_at_zero;	/* the clock's ns at the XSpace's time 0 */
+	struct timeline_track *tracks;
+	size_t n_tracks;
+	struct timeline_slice *slices;	/* by track, then (start asc, end desc) */
+	size_t n_slices;
+	size_t n_flows;
+	uint64_t *flow_store;
+};
+
+/* 0, or -ENOMEM. */
+int timeline_build(const struct xs_space *xs, struct timeline *t);
+void timeline_free(struct timeline *t);
+
+#endif /* ACCELTRACE_TIMELINE_H */

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Step numbers for XProf's grouping, from the capture's device steps. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "capture/capture.h"
+#include "output/step_groups.h"
+
+struct first_start {
+	uint64_t corr, start_ns;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct first_start *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+int step_groups__build(struct step_groups *g, const struct capture *c,
+		       uint64_t ws, uint64_t we)
+{
+	struct first_start *v = NULL;
+	struct u64_map seen = { 0 };
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	*g = (struct step_groups){ 0 };
+	for (size_t t = 0; t < capture__num_tracks(c) && !ret; t++) {
+		const struct capture_span *sp;
+		size_t ns;
+
+		if (capture__track(c, t)->kind != TRACK_DEVICE_STEPS)
+			continue;
+		sp = capture__track_spans(c, t, &ns);
+		for (size_t i = 0; sp && i < ns && !ret; i++) {
+			uint32_t at;
+
+			if (!sp[i].correlation_id || sp[i].end_ns < ws || sp[i].start_ns > we)
+				continue;
+			at = u64_map__get(&seen, sp[i].correlation_id);
+			if (at != U64_MAP_NONE) {
+				/* The same step on another core: its earliest start. */
+				if (sp[i].start_ns < v[at].start_ns)
+					v[at].start_ns = sp[i].start_ns;
+				continue;
+			}
+			if (n == cap) {
+				struct first_start *grown;
+
+				cap = cap ? 2 * cap : 256;
+				grown = realloc(v, cap * sizeof(*v));
+				if (!grown) {
+					ret = -ENOMEM;
+					break;
+				}
+				v = grown;
+			}
+			v[n] = (struct first_start){ sp[i].correlation_id, sp[i].start_ns };
+			ret = u64_map__put(&seen, sp[i].correlation_id, n);
+			n++;
+		}
+	}
+	if (!ret && n) {
+		qsort(v, n, sizeof(*v), cmp_start);
+		for (size_t i = 0; i < n && !ret; i++)
+			ret = u64_map__put(&g->by_corr, v[i].corr, i);
+		g->n = n;
+	}
+	free(v);
+	u64_map__free(&seen);
+	if (ret)
+		step_groups__free(g);
+	return ret;
+}
+
+bool step_groups__find(const struct step_groups *g, uint64_t corr, int64_t *step)
+{
+	uint32_t v = corr ? u64_map__get(&g->by_corr, corr) : U64_MAP_NONE;
+
+	if (v == U64_MAP_NONE)
+		return false;
+	*step = v;
+	return true;
+}
+
+void step_groups__free(struct step_groups *g)
+{
+	u64_map__free(&g->by_corr);
+	g->n = 0;
+}

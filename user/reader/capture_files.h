@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which `.xplane.pb` files a capture argument names: the file itself, every
+ * host's file of a session directory, or every session of a logdir
+ * (`<logdir>/plugins/profile/<session>/<host>.xplane.pb`), oldest first.
+ */
+#ifndef ACCELTRACE_CAPTURE_FILES_H
+#define ACCELTRACE_CAPTURE_FILES_H
+
+#include <stddef.h>
+
+struct capture_file {
+	char *path;
+	char *session;	/* the session directory's name ("" for a lone file elsewhere) */
+};
+
+/* 0 and a list of at least one file, or a negative errno and a sentence in err. */
+int capture_files_find(const char *arg, struct capture_file **files, size_t *n,
+		       char *err, size_t errlen);
+void capture_files_free(struct capture_file *files, size_t n);
+
+#endif /* ACCELTRACE_CAPTURE_FILES_H */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The report's order of work, its run environment and its advice. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+
+static const char *plane_str(const struct xs_plane *p, const char *name)
+{
+	const struct xs_stat *s = p ? xs_stat_find(p->stats, p->n_stats, name) : NULL;
+
+	return s && s->type == XS_STAT_STR ? s->s : NULL;
+}
+
+void report_environment(struct report_ctx *c)
+{
+	const struct xs_space *xs = c->xs;
+	struct report *r = c->r;
+	const struct xs_plane *meta = xs_plane_named(xs, "/host:metadata");
+	const struct xs_plane *task = xs_plane_named(xs, "Task Environment");
+	const struct xs_plane *first_dev = NULL;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	r->host = xs->n_hostnames ? xs->hostnames[0] : "";
+	r->producer = "unknown";
+	if (plane_str(meta, "jax_version"))
+		r->producer = "JAX's profiler";
+	else if (task && xs_stat_find(task->stats, task->n_stats, "acceltrace.probes_attached_ns"))
+		r->producer = "acceltrace";
+	for (size_t i = 0; i < xs->n_planes; i++) {
+		const struct xs_plane *p = &xs->planes[i];
+
+		if (xs_is_device_plane(p)) {
+			r->n_device_planes++;
+			if (!first_dev)
+				first_dev = p;
+			if (!strcmp(r->producer, "unknown") &&
+			    xs_stat_find(p->stats, p->n_stats, "acceltrace.pid"))
+				r->producer = "acceltrace";
+		}
+		for (size_t j = 0; j < p->n_lines; j++) {
+			const struct xs_line *l = &p->lines[j];
+
+			if (!l->n_events)
+				continue;
+			if (l->events[0].start_ps < lo)
+				lo = l->events[0].start_ps;
+			for (size_t k = 0; k < l->n_events; k++)
+				if (l->events[k].start_ps + l->events[k].dur_ps > hi)
+					hi = l->events[k].start_ps + l->events[k].dur_ps;
+		}
+	}
+	r->span_ps = hi > lo ? hi - lo : 0;
+	r->device_type = plane_str(first_dev, "device_type_string");
+	if (!r->device_type)
+		r->device_type = plane_str(first_dev, "gpu_device_name");
+	if (!r->device_type)
+		r->device_type = first_dev ? first_dev->name : "none (host only)";
+	c->host = xs_plane_named(xs, "/host:CPU");
+}
+
+void report_recommend(struct report *r)
+{
+	char *b = r->recommendation_buf;
+	size_t n = sizeof(r->recommendation_buf);
+
+	r->recommendation = b;
+	if (!r->n_complete) {
+		snprintf(b, n, "No step time: %s. Capture a longer window, or one in "
+			 "which the device runs the training program.",
+			 r->n_steps ? "fewer than two steps were found" : "no steps were found");
+	} else if (isnan(r->input_bound_pct)) {
+		snprintf(b, n, "Steps take %.3f ms on average; without a device plane the "
+			 "capture cannot say whether the job is input-bound.", r->avg_ms);
+	} else if (r->input_bound_pct >= REPORT_HIGHLY_INPUT_BOUND_PCT) {
+		snprintf(b, n, "The job is HIGHLY input-bound: the device waits for input "
+			 "%.1f%% of the step time. Make the input pipeline faster: more "
+			 "reader threads, a deeper prefetch, cached or pre-processed data, "
+			 "faster storage.", r->input_bound_pct);
+	} else if (r->input_bound_pct >= REPORT_MODERATELY_INPUT_BOUND_PCT) {
+		snprintf(b, n, "The job is moderately input-bound: the device waits for "
+			 "input %.1f%% of the step time. A deeper prefetch or more reader "
+			 "threads would recover most of it.", r->input_bound_pct);
+	} else if (r->other_pct >= REPORT_HIGHLY_INPUT_BOUND_PCT) {
+		snprintf(b, n, "The job is not input-bound (%.1f%%), but the device is idle "
+			 "%.1f%% of the step time for other reasons: the host is slow to "
+			 "launch steps (Python overhead, synchronisation, checkpoints).",
+			 r->input_bound_pct, r->other_pct);
+	} else if (r->n_top_ops) {
+		snprintf(b, n, "The job is device-bound (input %.1f%%): speed up the device "
+			 "work; the top op, %s, takes %.1f%% of device self time.",
+			 r->input_bound_pct, r->top_ops[0].name, r->top_ops[0].self_time_pct);
+	} else {
+		snprintf(b, n, "The job is device-bound (input %.1f%%): the device computes "
+			 "%.1f%% of the step time. A device trace would say which ops dominate.",
+			 r->input_bound_pct, r->compute_pct);
+	}
+}
+
+int report_build(const struct xs_space *xs, struct report *r)
+{
+	struct report_ctx c = { .xs = xs, .r = r };
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->input_bound_pct = r->device_idle_pct = r->host_idle_pct = NAN;
+	r->compute_pct = r->other_pct = NAN;
+	r->avg_ms = r->stddev_ms = r->min_ms = r->max_ms = NAN;
+	report_environment(&c);
+	ret = report_find_steps(&c);
+	if (!ret && !c.dev)
+		for (size_t i = 0; i < xs->n_planes && !c.dev; i++)
+			if (xs_is_device_plane(&xs->planes[i]))
+				c.dev = &xs->planes[i];
+	if (!ret)
+		ret = report_device_activity(&c);
+	if (!ret)
+		ret = report_step_breakdown(&c);
+	if (!ret) {
+		/* Host idle over the steps when there are some, else the capture. */
+		int64_t a = c.n_step_starts >= 2 ? c.step_starts[0] : 0;
+		int64_t b = c.n_step_starts >= 2 ? c.step_starts[c.n_step_starts - 1] : 0;
+
+		if (!c.n_step_starts || c.n_step_starts < 2) {
+			a = INT64_MAX;
+			for (size_t i = 0; c.host && i < c.host->n_lines; i++)
+				if (c.host->lines[i].n_events && c.host->lines[i].events[0].start_ps < a)
+					a = c.host->lines[i].events[0].start_ps;
+			b = a + r->span_ps;
+		}
+		ret = report_host_idle(&c, a, b);
+	}
+	if (!ret)
+		ret = report_top_ops(&c);
+	if (!ret)
+		ret = report_input_pipeline(&c);
+	if (!ret)
+		ret = report_losses(&c);
+	report_recommend(r);
+	iv_free(&c.busy);
+	iv_free(&c.input_dev);
+	free(c.step_starts);
+	if (ret)
+		report_free(r);
+	return ret;
+}
+
+void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->n_losses; i++)
+		free(r->losses[i]);
+	for (size_t i = 0; i < r->n_missing; i++)
+		free(r->missing[i]);
+	free(r->steps);
+	free(r->input_ops);
+	r->steps = NULL;
+	r->input_ops = NULL;
+	r->n_losses = r->n_missing = 0;
+}

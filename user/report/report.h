@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * `acceltrace report`: what XProf's Overview Page and Input Pipeline
+ * Analyzer say (reference/xprof-contract.md §5.2), computed from a generic
+ * XSpace of any producer. What the capture cannot tell is not guessed: it
+ * is listed in `missing`, and the figure is unknown (NaN).
+ */
+#ifndef ACCELTRACE_REPORT_H
+#define ACCELTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "reader/xspace_reader.h"
+
+#define REPORT_TOP_OPS 10
+#define REPORT_MAX_NOTES 32
+
+/* XProf's thresholds (kModeratelyInfeedBoundThresholdInPercent, kHighly...). */
+#define REPORT_MODERATELY_INPUT_BOUND_PCT 5.0
+#define REPORT_HIGHLY_INPUT_BOUND_PCT 20.0
+
+/* One step on the reference device: from its start to the next step's. */
+struct report_step {
+	int64_t start_ps, time_ps;
+	int64_t input_ps;	/* the device waited for input */
+	int64_t compute_ps;	/* the device computed */
+	int64_t other_ps;	/* the rest: idle for other reasons */
+};
+
+struct report_op {
+	const char *name, *category;	/* category "" when unknown */
+	uint64_t count;
+	int64_t self_ps;
+	double flops;		/* per occurrence; < 0 when unknown */
+	double self_time_pct, flops_per_s;	/* flops_per_s < 0 when unknown */
+};
+
+/* Host input work, as XProf's input-pipeline categories. */
+enum report_input_kind {
+	INPUT_READ_ON_DEMAND,	/* reading on the step loop's thread */
+	INPUT_READ_AHEAD,	/* reading on other threads (prefetch) */
+	INPUT_PREPROCESS,
+	INPUT_ENQUEUE,		/* host to device transfers, infeed */
+	INPUT_KINDS,
+};
+
+struct report_input_op {
+	const char *thread, *name;
+	enum report_input_kind kind;
+	uint64_t count;
+	int64_t total_ps, self_ps;
+};
+
+struct report {
+	/* Run environment. */
+	const char *host, *producer, *device_type;
+	size_t n_device_planes;
+	int64_t span_ps;	/* first to last event of the capture */
+
+	/* Steps. */
+	const char *step_source;	/* how steps were found */
+	char step_program[256];	/* the program whose executions are steps, or "" */
+	const char *step_device;	/* the plane steps are measured on */
+	size_t n_steps;			/* steps found */
+	struct report_step *steps;	/* complete steps (a next step follows) */
+	size_t n_complete;
+	double avg_ms, stddev_ms, min_ms, max_ms;
+
+	/* Overview. NaN when unknown. */
+	double input_bound_pct, device_idle_pct, host_idle_pct;
+	double compute_pct, other_pct;
+	int64_t input_device_ops_ps;	/* infeed/outfeed ops, H2D copies on the device */
+	int64_t input_idle_ps;		/* the device idle while input arrived */
+	struct report_op top_ops[REPORT_TOP_OPS];
+	size_t n_top_ops;
+	const char *recommendation;	/* static text, filled by report_recommend */
+	char recommendation_buf[512];
+
+	/* Input pipeline. */
+	int64_t input_kind_ps[INPUT_KINDS];
+	struct report_input_op *input_ops;
+	size_t n_input_ops;
+	const char *loop_thread;	/* the thread that launches the steps, or "" */
+
+	/* What the capture lost, and what it cannot tell. */
+	char *losses[REPORT_MAX_NOTES];
+	size_t n_losses;
+	char *missing[REPORT_MAX_NOTES];
+	size_t n_missing;
+};
+
+/* Fills r from xs (which must outlive r). 0, or -ENOMEM. */
+int report_build(const struct xs_space *xs, struct report *r);
+void report_free(struct report *r);
+
+/* Renderers: the terminal text (with charts) and the JSON object. */
+void report_print_text(const struct report *r, const char *file, FILE *out);
+struct json_writer;
+void report_print_json(const struct report *r, const char *file, struct json_writer *jw);
+const char *report_input_kind_name(enum report_input_kind k);
+
+#endif /* ACCELTRACE_REPORT_H */

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The report as JSON; every key is documented in docs/report.md. */
+#include <math.h>
+
+#include "lib/json_writer.h"
+#include "report/report.h"
+
+/* Unknown figures are null, never a made-up 0. */
+static void num(struct json_writer *jw, const char *name, double v)
+{
+	jw_name(jw, name);
+	if (isnan(v) || isinf(v))
+		jw_null(jw);
+	else
+		jw_double(jw, v);
+}
+
+static void steps(const struct report *r, struct json_writer *jw)
+{
+	jw_name(jw, "steps");
+	jw_start_object(jw);
+	jw_uint_field(jw, "count", r->n_steps);
+	jw_uint_field(jw, "complete", r->n_complete);
+	jw_string_field(jw, "source", r->step_source);
+	jw_string_field(jw, "program", r->step_program);
+	jw_string_field(jw, "device", r->step_device);
+	num(jw, "avg_ms", r->avg_ms);
+	num(jw, "stddev_ms", r->stddev_ms);
+	num(jw, "min_ms", r->min_ms);
+	num(jw, "max_ms", r->max_ms);
+	jw_end_object(jw);
+}
+
+static void top_ops(const struct report *r, struct json_writer *jw)
+{
+	jw_name(jw, "top_ops");
+	jw_start_array(jw);
+	for (size_t i = 0; i < r->n_top_ops; i++) {
+		const struct report_op *o = &r->top_ops[i];
+
+		jw_start_object(jw);
+		jw_string_field(jw, "name", o->name);
+		jw_string_field(jw, "category", o->category);
+		jw_double_field(jw, "self_time_pct", o->self_time_pct);
+		num(jw, "flops_per_s", o->flops_per_s >= 0 ? o->flops_per_s : NAN);
+		jw_uint_field(jw, "count", o->count);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+}
+
+static void input_pipeline(const struct report *r, struct json_writer *jw)
+{
+	static const char *const keys[INPUT_KINDS] = {
+		"read_on_demand_ms", "read_ahead_ms", "preprocess_ms", "enqueue_ms",
+	};
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < r->n_complete; i++)
+		sum += r->steps[i].input_ps;
+	jw_name(jw, "input_pipeline");
+	jw_start_object(jw);
+	num(jw, "device_wait_ms_per_step", r->n_complete ? sum / 1e9 / r->n_complete : NAN);
+	num(jw, "device_input_ops_ms", r->input_device_ops_ps / 1e9);
+	num(jw, "device_idle_for_input_ms", r->input_idle_ps / 1e9);
+	jw_string_field(jw, "loop_thread", r->loop_thread);
+	jw_name(jw, "host");
+	jw_start_object(jw);
+	for (int k = 0; k < INPUT_KINDS; k++)
+		jw_double_field(jw, keys[k], r->input_kind_ps[k] / 1e9);
+	jw_end_object(jw);
+	jw_name(jw, "ops");
+	jw_start_array(jw);
+	for (size_t i = 0; i < r->n_input_ops; i++) {
+		const struct report_input_op *o = &r->input_ops[i];
+
+		jw_start_object(jw);
+		jw_string_field(jw, "thread", o->thread);
+		jw_string_field(jw, "name", o->name);
+		jw_string_field(jw, "kind", report_input_kind_name(o->kind));
+		jw_uint_field(jw, "count", o->count);
+		jw_double_field(jw, "total_ms", o->total_ps / 1e9);
+		jw_double_field(jw, "self_ms", o->self_ps / 1e9);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+	jw_end_object(jw);
+}
+
+static void strings(struct json_writer *jw, const char *name, char *const *v, size_t n)
+{
+	jw_name(jw, name);
+	jw_start_array(jw);
+	for (size_t i = 0; i < n; i++)
+		jw_string(jw, v[i]);
+	jw_end_array(jw);
+}
+
+void report_print_json(const struct report *r, const char *file, struct json_writer *jw)
+{
+	jw_start_object(jw);
+	jw_string_field(jw, "file", file);
+	jw_name(jw, "environment");
+	jw_start_object(jw);
+	jw_string_field(jw, "host", r->host);
+	jw_string_field(jw, "producer", r->producer);
+	jw_string_field(jw, "device_type", r->device_type);
+	jw_uint_field(jw, "device_planes", r->n_device_planes);
+	jw_double_field(jw, "span_ms", r->span_ps / 1e9);
+	jw_end_object(jw);
+	steps(r, jw);
+	num(jw, "input_bound_pct", r->input_bound_pct);
+	num(jw, "compute_pct", r->compute_pct);
+	num(jw, "other_pct", r->other_pct);
+	num(jw, "device_idle_pct", r->device_idle_pct);
+	num(jw, "host_idle_pct", r->host_idle_pct);
+	top_ops(r, jw);
+	input_pipeline(r, jw);
+	strings(jw, "losses", r->losses, r->n_losses);
+	strings(jw, "missing", r->missing, r->n_missing);
+	jw_string_field(jw, "recommendation", r->recommendation);
+	jw_end_object(jw);
+}
