@@ -75,5 +75,9 @@ int cmd_record(int argc, char **argv);
 void usage_record(FILE *out);
 int cmd_probes(int argc, char **argv);
 void usage_probes(FILE *out);
+int cmd_daemon(int argc, char **argv);
+void usage_daemon(FILE *out);
+int cmd_trigger(int argc, char **argv);
+void usage_trigger(FILE *out);
 
 #endif /* ACCELTRACE_CLI_H */
