@@ -31,6 +31,7 @@
 struct pending {
 	bool active;
 	uint64_t at_ns;			/* the trigger (CLOCK_MONOTONIC) */
+	uint64_t from_ns;		/* at - N */
 	uint64_t stop_ns;		/* at + duration */
 	char session[CONTROL_MAX_SESSION];
 	char why[256];
@@ -154,6 +155,8 @@ static void trigger(struct daemon *d, const struct control_request *rq, int clie
 		default_session(rq->at_realtime_ns ? rq->at_realtime_ns : real,
 				p->session, sizeof(p->session));
 	snprintf(p->why, sizeof(p->why), "%s", why);
+	p->from_ns = at > d->cfg.flight_recorder_ns ? at - d->cfg.flight_recorder_ns : 1;
+	flight_recorder__hold(d->fr, p->from_ns);
 	if (client >= 0)
 		p->waiters[p->n_waiters++] = client;
 	log_info("trigger (%s): capture %s of %.1f s before %s and %.1f s after",
@@ -170,8 +173,7 @@ static void on_request(void *ctx, int client, const struct control_request *rq)
 static void take_capture(struct daemon *d, uint64_t stop)
 {
 	struct pending *p = &d->pending;
-	uint64_t from = p->at_ns > d->cfg.flight_recorder_ns ?
-			p->at_ns - d->cfg.flight_recorder_ns : 0;
+	uint64_t from = p->from_ns;
 	char path[4096], line[4200];
 	int err;
 
@@ -184,7 +186,8 @@ static void take_capture(struct daemon *d, uint64_t stop)
 		snprintf(line, sizeof(line), "error the capture failed: %s", strerror(-err));
 	} else {
 		d->captures_written++;
-		log_info("capture written: %s (%.1f s, %s)", path, (stop - from) / 1e9, p->why);
+		log_info("capture written: %s (window_start_ns=%" PRIu64 " window_stop_ns=%" PRIu64
+			 ", %.1f s; %s)", path, from, stop, (stop - from) / 1e9, p->why);
 		snprintf(line, sizeof(line), "ok %s window_start_ns=%" PRIu64
 			 " window_stop_ns=%" PRIu64, path, from, stop);
 	}
@@ -350,6 +353,7 @@ static void stop_pending(struct daemon *d)
 	}
 	answer_waiters(d, "error the daemon stopped before the trigger's time");
 	d->pending.active = false;
+	flight_recorder__hold(d->fr, 0);
 }
 
 static int loop(struct daemon *d)

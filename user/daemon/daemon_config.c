@@ -55,7 +55,9 @@ void daemon_config__defaults(struct daemon_config *c)
 	c->textfile_interval_ns = 15 * NS_PER_SEC;
 	c->flight_recorder_ns = DAEMON_DEFAULT_FLIGHT_NS;
 	c->max_events = 1000000;
-	c->grace_ns = NS_PER_SEC / 2;
+	/* Spans after a stop read during the grace are lost to the next
+	 * window: none by default (open spans are closed at the stop, marked). */
+	c->grace_ns = 0;
 	c->max_trigger_ns = 600 * NS_PER_SEC;
 	c->rule_duration_ns = 0;
 	c->rules.on_crash = true;

@@ -25,6 +25,7 @@ struct flight_recorder {
 	struct flight_recorder_opts o;
 	struct recorder *rec;
 	uint64_t start_ns;		/* where the window begins now */
+	uint64_t hold_ns;		/* a pending capture's start: kept */
 	uint64_t last_trim_ns;
 };
 
@@ -72,20 +73,31 @@ fail:
 
 int flight_recorder__poll(struct flight_recorder *fr)
 {
-	uint64_t now, every;
+	uint64_t now, every, start;
 	int err = recorder__poll(fr->rec);
 
 	if (err)
 		return err;
 	now = now_ns();
 	every = fr->o.keep_ns / 10 > MIN_TRIM_NS ? fr->o.keep_ns / 10 : MIN_TRIM_NS;
-	if (now - fr->last_trim_ns >= every && now > fr->o.keep_ns &&
-	    now - fr->o.keep_ns > fr->start_ns) {
-		fr->start_ns = now - fr->o.keep_ns;
-		recorder__forget_before(fr->rec, fr->start_ns);
-		fr->last_trim_ns = now;
+	if (now - fr->last_trim_ns < every || now <= fr->o.keep_ns)
+		return 0;
+	fr->last_trim_ns = now;
+	start = now - fr->o.keep_ns;
+	/* A pending capture's start stays, however long its window runs (the
+	 * span budget bounds the memory meanwhile). */
+	if (fr->hold_ns && start > fr->hold_ns)
+		start = fr->hold_ns;
+	if (start > fr->start_ns) {
+		fr->start_ns = start;
+		recorder__forget_before(fr->rec, start);
 	}
 	return 0;
+}
+
+void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns)
+{
+	fr->hold_ns = from_ns;
 }
 
 void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns)
@@ -93,8 +105,12 @@ void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns)
 	fr->o.keep_ns = keep_ns;
 }
 
-/* A fresh window from now on; the last capture's memory goes with it. */
-static int reopen(struct flight_recorder *fr)
+/*
+ * A fresh window from the last one's stop (the records that came while it
+ * was written wait in the ring buffers); the last capture's memory goes
+ * with it.
+ */
+static int reopen(struct flight_recorder *fr, uint64_t start_ns)
 {
 	int err = recorder__renew(fr->rec, NULL);
 
@@ -102,7 +118,8 @@ static int reopen(struct flight_recorder *fr)
 		log_err("starting a new flight-recorder window failed: %s", strerror(-err));
 		return err;
 	}
-	fr->start_ns = fr->last_trim_ns = now_ns();
+	fr->start_ns = start_ns;
+	fr->last_trim_ns = now_ns();
 	return recorder__open(fr->rec, fr->start_ns);
 }
 
@@ -126,7 +143,8 @@ int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint6
 			log_err("naming the capture failed: %s", strerror(-err));
 	}
 	/* Whatever became of this one, the recorder goes on. */
-	err2 = reopen(fr);
+	fr->hold_ns = 0;
+	err2 = reopen(fr, stop_ns);
 	return err ? err : err2;
 }
 

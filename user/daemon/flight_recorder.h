@@ -34,6 +34,9 @@ struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts
 /* One tick of the recorder; moves the start forward now and then. */
 int flight_recorder__poll(struct flight_recorder *fr);
 void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns);
+/* A capture from @from_ns is pending: the start does not move past it
+ * (0: it may again); capture ends the hold. */
+void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns);
 /*
  * Writes [from_ns, stop_ns] (CLOCK_MONOTONIC; from_ns no earlier than the
  * recorder reaches) to <logdir>/plugins/profile/<session>/<host>.xplane.pb,
