@@ -69,7 +69,8 @@ def triggers_and_rule():
         d.stop()
         return
     tp = os.path.join(work, "truth.jsonl")
-    t = running_trainer("--steps", "0", "--duration", "120s", "--step-time", "1ms",
+    # 2 ms steps: a few thousand records a second, far from the ring's size.
+    t = running_trainer("--steps", "0", "--duration", "120s", "--step-time", "2ms",
                         "--no-truth-ops", truth=tp)
     if not t:
         d.stop()
@@ -112,9 +113,9 @@ def triggers_and_rule():
         time.sleep(0.1)
     check(any("reloaded" in l for l in d.lines), "SIGHUP reloads the configuration")
     tp2 = os.path.join(work, "truth2.jsonl")
-    t2 = running_trainer("--steps", "0", "--duration", "6s", "--step-time", "1ms",
+    t2 = running_trainer("--steps", "0", "--duration", "6s", "--step-time", "2ms",
                          "--no-truth-ops", "--long-host-op", "400ms",
-                         "--long-host-op-step", "1500", truth=tp2)
+                         "--long-host-op-step", "750", truth=tp2)
     deadline = time.time() + 20
     while time.time() < deadline and not [c for c in d.captures() if "threshold" in c["why"]]:
         time.sleep(0.2)

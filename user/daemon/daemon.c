@@ -131,6 +131,11 @@ static void trigger(struct daemon *d, const struct control_request *rq, int clie
 		control_server__reply(d->ctl, client, line);
 		return;
 	}
+	if (at + dur < flight_recorder__start_ns(d->fr)) {
+		control_server__reply(d->ctl, client, "error that time is older than the "
+				      "flight recorder reaches");
+		return;
+	}
 	if (p->active) {
 		if (rq->session[0] && strcmp(rq->session, p->session)) {
 			snprintf(line, sizeof(line), "error busy: capture %s is pending",
