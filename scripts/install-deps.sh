@@ -9,9 +9,11 @@ set -euo pipefail
 
 # Build: compilers, BPF toolchain and the libraries we link.
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-            liburing-dev libprotobuf-c-dev protobuf-c-compiler)
-# Tests: independent decoders of what we write, privilege tools, python.
-test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps strace)
+            liburing-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
+# Tests: independent decoders of what we write, privilege tools, python,
+# and a real Prometheus server scraping the daemon.
+test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps strace
+           prometheus)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

@@ -15,12 +15,16 @@
 #                         window's length)
 #   BENCH_LONG_MAX_RSS_MB stop the capture early (SIGINT: it is still written)
 #                         when acceltrace's RSS passes this (default 8192)
+#   BENCH_LONG_TOOL       record (default), or daemon: `acceltrace daemon`
+#                         (default settings, 60 s flight recorder) for the
+#                         same time, triggered every 5 minutes, then SIGTERM
 set -euo pipefail
 
 out=${1:-build}
 secs=${BENCH_LONG_S:-1800}
 step_time=${BENCH_LONG_STEP_TIME:-100us}
 max_rss_mb=${BENCH_LONG_MAX_RSS_MB:-8192}
+tool=${BENCH_LONG_TOOL:-record}
 every=${BENCH_LONG_EVERY_S:-10}
 trainer=$(realpath "$out/sim/tpu-trainer")
 acceltrace=$(realpath "$out/acceltrace")
@@ -50,9 +54,15 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
-"$acceltrace" record --pid "$trainer_pid" --duration "${secs}s" \
-	--logdir "$work/logs" >"$work/record.log" 2>&1 &
+if [[ $tool == daemon ]]; then
+	"$acceltrace" daemon --listen off --socket "$work/d.sock" --logdir "$work/logs" \
+		--rule-crash false >"$work/record.log" 2>&1 &
+else
+	"$acceltrace" record --pid "$trainer_pid" --duration "${secs}s" \
+		--logdir "$work/logs" >"$work/record.log" 2>&1 &
+fi
 at_pid=$!
+last_trigger=0
 hz=$(getconf CLK_TCK)
 echo "t_s,rss_mib,cpu_pct" >"$csv"
 t0=$(date +%s.%N)
@@ -71,6 +81,15 @@ while kill -0 "$at_pid" 2>/dev/null; do
 			'BEGIN { printf "%.0f,%.1f,%.1f\n", t - t0, r / 1024, 100 * d / hz / (dt - pt) }' >>"$csv"
 	fi
 	prev_ticks=$ticks prev_t=$now
+	if [[ $tool == daemon ]]; then
+		elapsed=$(awk -v t="$now" -v t0="$t0" 'BEGIN { printf "%d", t - t0 }')
+		if ((elapsed >= secs)); then
+			kill -TERM "$at_pid"
+		elif ((elapsed - last_trigger >= 300)); then
+			last_trigger=$elapsed
+			"$acceltrace" trigger --socket "$work/d.sock" >>"$work/triggers.log" 2>&1 &
+		fi
+	fi
 	if ((rss / 1024 > max_rss_mb)); then
 		echo "bench_long: acceltrace's RSS passed $max_rss_mb MiB: stopping the capture" >&2
 		stopped_early=1
@@ -106,5 +125,5 @@ print("BENCH long.cpu_last5 % " + " ".join("%.1f" % v for v in window(cpu, *last
 if len(t) > 2 and end > t[0]:
     print("BENCH long.rss_slope MiB/min %.2f" % ((rss[-1] - rss[0]) / ((end - t[0]) / 60)))
 EOF
-	echo "NOTE long: trainer $(grep -o 'done steps=[0-9]*' "$work/trainer.log" || echo 'still running'), step time $step_time; $(grep -m1 'capture written' "$work/record.log" || tail -1 "$work/record.log")"
+	echo "NOTE long: $tool; trainer $(grep -o 'done steps=[0-9]*' "$work/trainer.log" || echo 'still running'), step time $step_time; $(grep -c 'capture written' "$work/record.log") capture(s) written; $(grep -m1 'capture written' "$work/record.log" || tail -1 "$work/record.log")"
 } | tee "$txt"

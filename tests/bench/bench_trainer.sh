@@ -2,7 +2,9 @@
 # Trainer slowdown: the simulated TPU trainer at about 10k device
 # submissions per second (docs/simulator.md, "10,000 executions/s"), run for
 # a fixed time with nothing attached, under acceltrace (default probes, and
-# every probe: --sched), and under bpftrace attaching the equivalent probes.
+# every probe: --sched), under acceltrace daemon (its default settings,
+# watching the whole host) and under bpftrace attaching the equivalent
+# probes.
 # Steps per second come from the trainer's own last line
 # ("done steps=N reason=duration"), never from the tracer.
 #
@@ -10,7 +12,7 @@
 #
 # Prints BENCH lines (tests/bench/bench.h) for report.py. Environment:
 # BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8),
-# BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched bpftrace").
+# BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched daemon bpftrace").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,7 +48,7 @@ steps_per_s() {
 	awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.1f", n / s }'
 }
 
-read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched bpftrace}"
+read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched daemon bpftrace}"
 
 # The probes bpftrace attaches, as a bpftrace program in $work/trainer.bt.
 bpftrace_program() {
@@ -123,6 +125,32 @@ run_acceltrace() {
 	tracer_cpu $! "$work/t.log" >"$work/cpu"
 }
 
+# The daemon attached before the trainer starts (it finds it as it would
+# any new process), stopped once the trainer is done.
+run_daemon() {
+	local d t
+	rm -rf "$work/dlogs"
+	: >"$work/t.log"
+	"$acceltrace" daemon --listen off --socket "$work/d.sock" --logdir "$work/dlogs" \
+		--rule-crash false 2>"$work/d.log" &
+	d=$!
+	for _ in $(seq 300); do
+		grep -q 'watching every' "$work/d.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	"$trainer" "${load[@]}" 2>"$work/t.log" &
+	t=$!
+	(wait_gone "$t"; kill -TERM "$d" 2>/dev/null) &
+	tracer_cpu "$d" "$work/t.log" >"$work/cpu"
+	wait "$t" 2>/dev/null || true
+}
+
+wait_gone() {
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 0.1
+	done
+}
+
 run_bpftrace() {
 	: >"$work/t.log"
 	bpftrace --unsafe -c "/usr/bin/env LD_LIBRARY_PATH=$(dirname "$trainer") $work/tpu-trainer --plugin $plugin ${load[*]}" \
@@ -138,6 +166,7 @@ for ((r = 0; r < reps; r++)); do
 		off) run_off ;;
 		acceltrace) run_acceltrace ;;
 		acceltrace_sched) run_acceltrace --sched ;;
+		daemon) run_daemon ;;
 		bpftrace) run_bpftrace ;;
 		esac
 		v=$(steps_per_s "$work/t.log")

@@ -228,12 +228,15 @@ def build(t):
               slowdown("trainer.acceltrace", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
     t.row("simulated trainer: acceltrace, every probe (--sched)",
           slowdown("trainer.acceltrace_sched", "trainer.off"), "%", 1, 3, "<=", "≤ 3 %")
+    t.row("simulated trainer: acceltrace daemon, default settings (whole host)",
+          slowdown("trainer.daemon", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
     b = t.row("simulated trainer: bpftrace, the same probes counted",
               slowdown("trainer.bpftrace", "trainer.off"), "%", 1)
     compare(t, "simulated trainer: acceltrace default vs bpftrace", a, b, "bpftrace")
     t.row("simulated trainer: acceltrace's own CPU while the trainer ran (% of one core)",
           get("trainer.acceltrace.tracer_cpu"), "%", 1)
     t.row("simulated trainer: acceltrace --sched, own CPU", get("trainer.acceltrace_sched.tracer_cpu"), "%", 1)
+    t.row("simulated trainer: acceltrace daemon, own CPU", get("trainer.daemon.tracer_cpu"), "%", 1)
     t.row("simulated trainer: bpftrace's own CPU", get("trainer.bpftrace.tracer_cpu"), "%", 1)
     t.row("PyTorch loop, 2 DataLoader workers, nothing attached (steps/s)", get("torch.off"), "steps/s", 1)
     a = t.row("PyTorch: acceltrace, default probes",

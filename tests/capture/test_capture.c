@@ -496,6 +496,37 @@ static void test_drop_after(void)
 	capture__free(c);
 }
 
+/* A start moved forward (the flight recorder): spans that ended before it
+ * go; one that reaches it stays with its true start, instants at it too. */
+static void test_drop_before(void)
+{
+	struct capture *c = new_capture(0);
+	const struct capture_span *sp;
+	size_t n;
+	int t;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t = capture__host_track(c, 1, 1);
+	add(c, t, SPAN_EXECUTE, 100, 200);	/* ended before: goes */
+	add(c, t, SPAN_EXECUTE, 300, 900);	/* reaches into it: stays */
+	add(c, t, SPAN_INSTANT_THREAD, 499, 499);	/* before: goes */
+	add(c, t, SPAN_INSTANT_THREAD, 500, 500);	/* at it: stays */
+	ASSERT_EQ(capture__drop_before(c, 500), 2, "two spans ended before the start");
+	ASSERT_EQ(capture__span_count(c, SPAN_EXECUTE), 1, "one execution kept");
+	ASSERT_EQ(capture__span_count(c, SPAN_INSTANT_THREAD), 1, "one instant kept");
+	ASSERT_EQ(capture__spans_kept(c), 2, "two kept in all");
+	ASSERT_EQ(capture__drop_before(c, 500), 0, "again: nothing more");
+	ASSERT_OK(capture__set_window(c, 500, 1000), "window");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	sp = capture__track_spans(c, t, &n);
+	if (ASSERT_EQ(n, 2, "track holds two"))
+		ASSERT_EQ(sp[0].start_ns, 300, "true start kept");
+	ASSERT_EQ(capture__num_losses(c), 0, "no loss recorded");
+	ASSERT_EQ(capture__drop_before(c, 2000), 0, "after finalize: nothing changes");
+	capture__free(c);
+}
+
 /* A long window keeps its memory bounded: the budget applies while spans
  * are added (never more than 1.5x held), with one warning at the end. */
 static void test_budget_online(void)
@@ -698,6 +729,7 @@ int main(void)
 	test_warnings_losses();
 	test_window_default();
 	test_drop_after();
+	test_drop_before();
 	test_thread_names();
 	return test_exit();
 }

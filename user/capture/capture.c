@@ -523,6 +523,17 @@ const char *capture__hostname(const struct capture *c)
 	return c->hostname;
 }
 
+int capture__set_session(struct capture *c, const char *session)
+{
+	char *name = session && session[0] ? strdup(session) : default_session();
+
+	if (!name)
+		return -ENOMEM;
+	free(c->session);
+	c->session = name;
+	return 0;
+}
+
 const char *capture__session(const struct capture *c)
 {
 	return c->session;

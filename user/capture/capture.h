@@ -207,6 +207,12 @@ uint32_t capture__intern_static(struct capture *c, const char *s);
  */
 int capture__set_window(struct capture *c, uint64_t start_ns, uint64_t stop_ns);
 void capture__set_realtime_offset(struct capture *c, int64_t realtime_minus_mono_ns);
+/*
+ * Renames the session (NULL or "": local time now), for a capture whose
+ * name is known only when it is taken (the daemon's triggers); -ENOMEM
+ * keeps the old name.
+ */
+int capture__set_session(struct capture *c, const char *session);
 /* When the probes began to see events: earlier starts are unknown. */
 void capture__set_probes_attached(struct capture *c, uint64_t mono_ns);
 
@@ -272,6 +278,12 @@ int capture__add_span(struct capture *c, const struct capture_span *s);
  * loss: they are outside the window.
  */
 uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns);
+/*
+ * Removes the spans that ended before @start_ns, for a window whose start
+ * moves forward (the daemon's flight recorder keeps its last N seconds);
+ * returns how many went. Not a loss either: they are outside the window.
+ */
+uint64_t capture__drop_before(struct capture *c, uint64_t start_ns);
 /* Appends an arg (key interned by the caller); -E2BIG when full. */
 int capture_span__add_u64(struct capture_span *s, uint32_t key, uint64_t v);
 int capture_span__add_i64(struct capture_span *s, uint32_t key, int64_t v);

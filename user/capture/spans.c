@@ -2,8 +2,8 @@
 /*
  * Spans in the capture model: adding them (checked, counted by kind, and
  * pruned to the event budget as they come), removing those after a stop
- * placed late, their args, and the sort that finalize applies to each
- * track.
+ * placed late or before a start moved forward, their args, and the sort
+ * that finalize applies to each track.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,32 +50,54 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 	return 0;
 }
 
-uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns)
+/* Removes the spans @drop says go; returns how many went. */
+static uint64_t drop_where(struct capture *c, bool (*drop)(const struct capture_span *s,
+							  uint64_t t), uint64_t t)
 {
 	uint64_t gone = 0;
 
 	if (c->finalized)
 		return 0;
-	for (size_t t = 0; t < c->ntracks; t++) {
-		struct track_store *ts = &c->tracks[t];
+	for (size_t i = 0; i < c->ntracks; i++) {
+		struct track_store *ts = &c->tracks[i];
 		size_t w = 0;
 
-		for (size_t i = 0; i < ts->n; i++) {
-			const struct capture_span *s = &ts->spans[i];
+		for (size_t j = 0; j < ts->n; j++) {
+			const struct capture_span *s = &ts->spans[j];
 
-			if (s->start_ns > stop_ns) {
+			if (drop(s, t)) {
 				c->kept[s->kind]--;
 				c->total_kept--;
 				gone++;
 				continue;
 			}
-			if (w != i)
+			if (w != j)
 				ts->spans[w] = *s;
 			w++;
 		}
 		ts->n = w;
 	}
 	return gone;
+}
+
+static bool begins_after(const struct capture_span *s, uint64_t stop_ns)
+{
+	return s->start_ns > stop_ns;
+}
+
+static bool ended_before(const struct capture_span *s, uint64_t start_ns)
+{
+	return s->end_ns < start_ns;
+}
+
+uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns)
+{
+	return drop_where(c, begins_after, stop_ns);
+}
+
+uint64_t capture__drop_before(struct capture *c, uint64_t start_ns)
+{
+	return drop_where(c, ended_before, start_ns);
 }
 
 static int span_add_arg(struct capture_span *s, uint32_t key, uint32_t type,

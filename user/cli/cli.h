@@ -79,5 +79,9 @@ int cmd_report(int argc, char **argv);
 void usage_report(FILE *out);
 int cmd_convert(int argc, char **argv);
 void usage_convert(FILE *out);
+int cmd_daemon(int argc, char **argv);
+void usage_daemon(FILE *out);
+int cmd_trigger(int argc, char **argv);
+void usage_trigger(FILE *out);
 
 #endif /* ACCELTRACE_CLI_H */

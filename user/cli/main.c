@@ -24,6 +24,10 @@ static const struct cli_command commands[] = {
 	  cmd_probes, usage_probes },
 	{ "doctor", "check which kernel features exist and which probes will be used",
 	  cmd_doctor, usage_doctor },
+	{ "daemon", "always-on host daemon: flight recorder, triggers, Prometheus metrics",
+	  cmd_daemon, usage_daemon },
+	{ "trigger", "ask the host's daemon for a capture and print its path",
+	  cmd_trigger, usage_trigger },
 	{ "help", "show help for acceltrace or one command", cmd_help, usage_help },
 };
 

@@ -31,7 +31,8 @@ static int close_exited_call(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
-static void on_process_exit(struct collector *c, uint32_t pid, uint64_t ts)
+static void on_process_exit(struct collector *c, uint32_t pid, int32_t exit_code,
+			    uint64_t ts)
 {
 	struct exit_ctx x = { .c = c, .pid = pid, .ts = ts };
 
@@ -46,6 +47,8 @@ static void on_process_exit(struct collector *c, uint32_t pid, uint64_t ts)
 	/* Then its open calls, fds and probes are forgotten. */
 	collect_control(c, CTL_EXIT, pid, 0, 0);
 	capture__process_exited(c->cap, pid, ts);
+	if (c->observer && c->observer->process_exit)
+		c->observer->process_exit(c->observer->ctx, pid, exit_code, ts);
 }
 
 /*
@@ -87,7 +90,7 @@ void collect_task(struct collector *c, const struct ev_task *r)
 		free(hashmap__remove(c->off_cpu, r->h.pid, r->h.tid));
 		break;
 	case TASK_PROC_EXIT:
-		on_process_exit(c, r->h.pid, r->h.start_ns);
+		on_process_exit(c, r->h.pid, r->exit_code, r->h.start_ns);
 		break;
 	case TASK_EXEC:
 		collect_control(c, CTL_EXEC, r->h.pid, 0, 0);

@@ -147,6 +147,25 @@ void collector__begin_close(struct collector *c, uint64_t stop_ns)
 	c->closing = true;
 }
 
+uint64_t collector__forget_before(struct collector *c, uint64_t start_ns)
+{
+	size_t w = 0;
+
+	if (!c->window_open || c->closing || start_ns <= c->start_ns)
+		return 0;
+	c->start_ns = start_ns;
+	/* Step candidates that ended before it would be steps outside it. */
+	for (size_t i = 0; i < c->n_execs; i++) {
+		if (c->execs[i].end_ns < start_ns)
+			continue;
+		if (w != i)
+			c->execs[w] = c->execs[i];
+		w++;
+	}
+	c->n_execs = w;
+	return capture__drop_before(c->cap, start_ns);
+}
+
 struct open_count {
 	struct collector *c;
 	size_t n;

@@ -138,6 +138,8 @@ void collect_keep_span(struct collector *c, struct capture_span *s)
 		s->flags |= SPAN_F_ENDED_IN_GRACE;
 		c->st.ended_in_grace++;
 	}
+	if (c->observer && c->observer->span)
+		c->observer->span(c->observer->ctx, c->cap, s);
 	err = capture__add_span(c->cap, s);
 	if (err) {
 		c->st.spans_refused++;
@@ -251,6 +253,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 	c->sched_switch = opts->sched_switch;
 	c->steps = opts->steps;
 	c->arm_on_any_activity = opts->arm_on_any_activity;
+	c->observer = opts->observer;
 	c->owners = hashmap__new();
 	c->user_args = hashmap__new();
 	c->devices = hashmap__new();

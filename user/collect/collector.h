@@ -24,9 +24,22 @@
 #include "discover/probe_packs.h"
 
 struct capture;
+struct capture_span;
 struct collector;
 struct control_ops;
 struct probe_session;
+
+/*
+ * Told of every span the open window keeps (the budget's choice aside) and
+ * of every traced process's exit, as they come: the daemon's metrics and
+ * rules. Called on the collector's thread; must not call back into it.
+ */
+struct collector_observer {
+	void (*span)(void *ctx, const struct capture *cap, const struct capture_span *s);
+	/* @exit_code as the kernel's task exit_code: signal in the low 7 bits. */
+	void (*process_exit)(void *ctx, uint32_t pid, int32_t exit_code, uint64_t ts_ns);
+	void *ctx;
+};
 
 struct collector_opts {
 	size_t sz;
@@ -41,8 +54,10 @@ struct collector_opts {
 	 * activity, transfers and one-off programs included.
 	 */
 	bool arm_on_any_activity;
+	/* NULL: none. Borrowed: must outlive the collector. */
+	const struct collector_observer *observer;
 };
-#define collector_opts__last_field arm_on_any_activity
+#define collector_opts__last_field observer
 
 struct collector_stats {
 	uint64_t records[EV_TYPE_MAX];
@@ -128,6 +143,13 @@ void collector__begin_close(struct collector *c, uint64_t stop_ns);
 /* True when nothing acceltrace saw begin is still open (grace may end). */
 bool collector__all_closed(struct collector *c);
 int collector__finish(struct collector *c);
+/*
+ * The open window now begins at @start_ns (later than before): what ended
+ * earlier is forgotten, spans and step candidates alike, so that a window
+ * kept open for ever (the daemon's flight recorder) holds only its last
+ * stretch. Returns how many spans went.
+ */
+uint64_t collector__forget_before(struct collector *c, uint64_t start_ns);
 
 const struct collector_stats *collector__stats(const struct collector *c);
 

@@ -117,6 +117,7 @@ struct collector {
 	uint64_t completions_probed_ns;
 	/* activity, for arming and --steps */
 	bool arm_on_any_activity;
+	const struct collector_observer *observer;	/* NULL: none */
 	uint64_t watch_after, first_activity;
 	/* --steps N: the N + 1 earliest starts of the window's executions. */
 	uint64_t steps;

@@ -147,13 +147,13 @@ static int poll_once(struct recorder *r)
 
 /* The capture window r->window fills: its session named "_wN" when the
  * run takes several. */
-static struct capture *new_capture(struct recorder *r)
+static struct capture *new_capture(struct recorder *r, const char *session)
 {
 	struct capture_opts copts = { .sz = sizeof(copts) };
 	struct capture *cap;
 
 	copts.max_spans = r->o.max_spans;
-	copts.session = r->o.session;
+	copts.session = session;
 	copts.window = r->o.windows > 1 ? r->window : 0;
 	cap = capture__new(&copts);
 	if (!cap)
@@ -243,7 +243,7 @@ int recorder__attach(struct recorder *r)
 		return -EPERM;
 	}
 	r->window = 1;
-	r->cap = new_capture(r);
+	r->cap = new_capture(r, r->o.session);
 	if (!r->cap)
 		return -errno;
 	popts.features = &r->features;
@@ -259,6 +259,7 @@ int recorder__attach(struct recorder *r)
 	copts.sched_switch = r->o.sched;
 	copts.steps = r->o.steps;
 	copts.arm_on_any_activity = r->o.from_start;
+	copts.observer = r->o.observer;
 	aopts.libraries = r->o.libraries;
 	aopts.n_libraries = r->o.n_libraries;
 	err = connect_collector(r, &copts, &popts, &aopts);
@@ -306,7 +307,7 @@ int recorder__next_window(struct recorder *r)
 	int err;
 
 	r->window++;
-	cap = new_capture(r);
+	cap = new_capture(r, r->o.session);
 	if (!cap) {
 		err = -errno;
 		log_err("starting window %u failed: %s", r->window, strerror(-err));
@@ -457,30 +458,11 @@ static int wait_stop(struct recorder *r, int interrupts_at_start, uint64_t *stop
 	}
 }
 
-/* Runs the armed window; returns 0 with its capture finalized. */
-int recorder__run_window(struct recorder *r)
+/* Ends the open window at @stop: grace, drain, finish, finalize. */
+static int close_window(struct recorder *r, uint64_t stop)
 {
-	int interrupts_at_start = interrupts(r), interrupts_at_stop, err;
-	uint64_t stop = 0;
-	size_t n;
+	int interrupts_at_stop, err;
 
-	/* With --delay the window opens later than the activity that armed it. */
-	while (now_ns() < r->start_ns && !interrupts(r)) {
-		err = poll_once(r);
-		if (err)
-			return err;
-	}
-	err = collector__open_window(r->col, r->start_ns);
-	if (err) {
-		log_err("opening the window failed: %s: no capture written", strerror(-err));
-		return err;
-	}
-	n = targets__count(r->targets);
-	log_info("window open (pid%s %d%s)", n > 1 ? "s" : "",
-		 n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
-	err = wait_stop(r, interrupts_at_start, &stop);
-	if (err)
-		return err;
 	collector__begin_close(r->col, stop);
 	/* Grace: records of spans that end soon after the stop keep their
 	 * true end; a second Ctrl-C still aborts. */
@@ -509,6 +491,33 @@ int recorder__run_window(struct recorder *r)
 		return err;
 	}
 	return 0;
+}
+
+/* Runs the armed window; returns 0 with its capture finalized. */
+int recorder__run_window(struct recorder *r)
+{
+	int interrupts_at_start = interrupts(r), err;
+	uint64_t stop = 0;
+	size_t n;
+
+	/* With --delay the window opens later than the activity that armed it. */
+	while (now_ns() < r->start_ns && !interrupts(r)) {
+		err = poll_once(r);
+		if (err)
+			return err;
+	}
+	err = collector__open_window(r->col, r->start_ns);
+	if (err) {
+		log_err("opening the window failed: %s: no capture written", strerror(-err));
+		return err;
+	}
+	n = targets__count(r->targets);
+	log_info("window open (pid%s %d%s)", n > 1 ? "s" : "",
+		 n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
+	err = wait_stop(r, interrupts_at_start, &stop);
+	if (err)
+		return err;
+	return close_window(r, stop);
 }
 
 bool recorder__done(const struct recorder *r)
@@ -543,6 +552,53 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx)
 			break;
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- kept open */
+
+int recorder__poll(struct recorder *r)
+{
+	return poll_once(r);
+}
+
+int recorder__open(struct recorder *r, uint64_t start_ns)
+{
+	int err = collector__open_window(r->col, start_ns);
+
+	if (err)
+		log_err("opening the window failed: %s", strerror(-err));
+	r->start_ns = start_ns;
+	return err;
+}
+
+uint64_t recorder__forget_before(struct recorder *r, uint64_t start_ns)
+{
+	if (start_ns > r->start_ns)
+		r->start_ns = start_ns;
+	return collector__forget_before(r->col, start_ns);
+}
+
+int recorder__close(struct recorder *r, uint64_t stop_ns)
+{
+	return close_window(r, stop_ns);
+}
+
+int recorder__renew(struct recorder *r, const char *session)
+{
+	struct capture *cap = new_capture(r, session), *old;
+	int err;
+
+	if (!cap)
+		return -errno;
+	old = r->cap;
+	r->cap = cap;
+	r->window++;
+	err = collector__set_capture(r->col, cap);
+	/* Out of memory the collector may hold either capture: the old one
+	 * is then left to the process's exit rather than freed under it. */
+	if (!err)
+		capture__free(old);
+	return err;
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -9,7 +9,10 @@
  * Lifecycle: recorder__new() -> recorder__attach() -> windows, either
  * recorder__run() or, one at a time, [recorder__next_window()] ->
  * recorder__arm() -> recorder__run_window() -> read recorder__capture() ->
- * recorder__detach() -> [recorder__wait_command()] -> recorder__free().
+ * recorder__detach() -> [recorder__wait_command()] -> recorder__free();
+ * or, kept open (the daemon), recorder__open() -> recorder__poll() and
+ * recorder__forget_before() -> recorder__close() -> recorder__renew() ->
+ * recorder__open() ...
  *
  * It installs no signal handlers and prints no summaries: the caller counts
  * interruptions (opts.interrupts) and writes and reports each capture. It
@@ -26,6 +29,7 @@
 
 struct capture;
 struct collector;
+struct collector_observer;
 struct probe_session;
 struct recorder;
 struct runtime_attach;
@@ -79,8 +83,10 @@ struct recorder_opts {
 	 */
 	const char *const *devtrace_paths;
 	size_t n_devtrace_paths;
+	/* Told of every span kept and every process exit (the daemon). */
+	const struct collector_observer *observer;
 };
-#define recorder_opts__last_field n_devtrace_paths
+#define recorder_opts__last_field observer
 
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
 struct recorder *recorder__new(const struct recorder_opts *opts);
@@ -110,6 +116,23 @@ int recorder__arm(struct recorder *r);
 int recorder__run_window(struct recorder *r);
 /* True once interrupted or the targets exited: no window to take after this. */
 bool recorder__done(const struct recorder *r);
+
+/*
+ * A window kept open for ever (the daemon): opened at once without arming,
+ * its start moved forward as time passes, closed on demand, then a fresh
+ * capture opened again. poll: one tick (the ring buffers read for a few
+ * ms, the targets rescanned now and then). open: the current capture's
+ * window opens at @start_ns. forget_before: it now begins at @start_ns,
+ * what ended earlier is dropped (returns how many spans). close: ends it
+ * at @stop_ns (spans ending within --grace keep their true end), drains,
+ * finishes and finalizes the capture. renew: a fresh capture named
+ * @session (NULL: local time) replaces the finalized one; open it again.
+ */
+int recorder__poll(struct recorder *r);
+int recorder__open(struct recorder *r, uint64_t start_ns);
+uint64_t recorder__forget_before(struct recorder *r, uint64_t start_ns);
+int recorder__close(struct recorder *r, uint64_t stop_ns);
+int recorder__renew(struct recorder *r, const char *session);
 
 /* The current window's capture, finalized once run_window returned 0. */
 struct capture *recorder__capture(const struct recorder *r);

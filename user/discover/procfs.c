@@ -37,6 +37,42 @@ int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
+int procfs_cgroup(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[4096], *first = NULL;
+	int err = -ENOENT;
+	FILE *f;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		p = p ? strchr(p + 1, ':') : NULL;
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		/* "0::PATH" is the unified (v2) hierarchy: the one to name. */
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(buf, len, "%s", p + 1);
+			err = 0;
+			break;
+		}
+		if (!first) {
+			snprintf(buf, len, "%s", p + 1);
+			first = buf;
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
 int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len)
 {
 	char link[64];

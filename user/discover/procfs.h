@@ -18,6 +18,13 @@
  */
 int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
+/*
+ * The process's cgroup v2 path ("/kubepods.slice/.../cri-containerd-ID.scope"),
+ * from the "0::" line of /proc/PID/cgroup, or of the first line on a v1-only
+ * host. 0, or -errno with buf set to "" (-ENOENT: no such line).
+ */
+int procfs_cgroup(pid_t pid, char *buf, size_t len);
+
 /* What fd @fd of @pid points at ("/dev/accel0", "anon_inode:[eventfd]");
  * 0, or -errno (the fd is closed, the process gone). */
 int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len);

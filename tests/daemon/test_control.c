@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The control socket: the protocol's round trip and refusals, the socket's
+ * mode, a stale socket replaced and a live one left alone, a request
+ * answered once the daemon replies, and a client of another user refused
+ * (SO_PEERCRED; as root only).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "daemon/control.h"
+
+static void test_protocol(void)
+{
+	struct control_request rq = { .duration_ns = 5000000000ull,
+				      .at_realtime_ns = 1700000000123456789ull };
+	struct control_request back;
+	char line[CONTROL_MAX_LINE], err[160];
+
+	snprintf(rq.session, sizeof(rq.session), "fleet_run-7.a");
+	ASSERT_OK(control_format_request(&rq, line, sizeof(line)), "format");
+	line[strcspn(line, "\n")] = '\0';
+	ASSERT_OK(control_parse_request(line, &back, err, sizeof(err)), "parse");
+	ASSERT_EQ(back.duration_ns, rq.duration_ns, "duration");
+	ASSERT_EQ(back.at_realtime_ns, rq.at_realtime_ns, "at");
+	ASSERT_STREQ(back.session, "fleet_run-7.a", "session");
+	ASSERT_OK(control_parse_request("trigger duration_ns=0 at_ns=0 session=-", &back,
+					err, sizeof(err)), "default session");
+	ASSERT_STREQ(back.session, "", "'-' is the default");
+	ASSERT_NEQ(control_parse_request("stop", &back, err, sizeof(err)), 0, "unknown verb");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=x at_ns=0 session=-", &back,
+					 err, sizeof(err)), 0, "bad number");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=1 at_ns=0 session=../x", &back,
+					 err, sizeof(err)), 0, "a session with '/'");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=1 at_ns=0", &back,
+					 err, sizeof(err)), 0, "a field missing");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=1 duration_ns=2 at_ns=0 session=-",
+					 &back, err, sizeof(err)), 0, "a field twice");
+	ASSERT_FALSE(control_valid_session(".."), "'..' is no session");
+	ASSERT_FALSE(control_valid_session("a b"), "nor one with a space");
+}
+
+static int asked;
+static struct control_request last;
+
+static void on_request(void *ctx, int client, const struct control_request *rq)
+{
+	(void)ctx;
+	asked = client + 1;
+	last = *rq;
+}
+
+/* A child asks; the parent polls until it has the request, answers, and
+ * reads the child's exit status: 0 when it got @expect back. */
+static int ask(struct control_server *s, const char *path, const char *expect, uid_t as)
+{
+	struct control_request rq = { .duration_ns = 7 };
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char reply[CONTROL_MAX_LINE];
+
+		if (as && setuid(as))
+			_exit(3);
+		if (control_request(path, &rq, reply, sizeof(reply), 5000))
+			_exit(2);
+		_exit(strcmp(reply, expect) ? 1 : 0);
+	}
+	asked = 0;
+	for (int i = 0; i < 2000 && waitpid(pid, &status, WNOHANG) == 0; i++) {
+		control_server__poll(s, on_request, NULL);
+		if (asked) {
+			control_server__reply(s, asked - 1, "ok /logs/x.xplane.pb");
+			asked = 0;
+		}
+		usleep(1000);
+	}
+	if (waitpid(pid, &status, 0) != pid && status == -1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_server(void)
+{
+	char dir[] = "/tmp/at-control-XXXXXX", path[128];
+	struct control_server *s, *again;
+	struct stat st;
+
+	if (!ASSERT_OK_PTR(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/sub/daemon.sock", dir);
+	s = control_server__new(path);
+	if (!ASSERT_OK_PTR(s, "server"))
+		return;
+	ASSERT_OK(stat(path, &st), "socket exists");
+	ASSERT_EQ(st.st_mode & 0777, 0600, "socket mode 0600");
+	again = control_server__new(path);
+	ASSERT_TRUE(!again && errno == EADDRINUSE, "a live socket is not taken over");
+	ASSERT_EQ(ask(s, path, "ok /logs/x.xplane.pb", 0), 0, "request answered");
+	ASSERT_EQ(last.duration_ns, 7, "the request as sent");
+	if (geteuid() == 0) {
+		/* Another user may not even connect (0600); with the mode
+		 * opened, SO_PEERCRED still refuses it. */
+		char sub[128];
+
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		chmod(dir, 0711);
+		chmod(sub, 0711);
+		ASSERT_EQ(ask(s, path, "", 65534), 2, "nobody cannot connect");
+		chmod(path, 0666);
+		ASSERT_EQ(ask(s, path, "error permission denied", 65534), 0,
+			  "nobody refused by its credentials");
+		chmod(path, 0600);
+		chmod(sub, 0700);
+	}
+	control_server__free(s, NULL);
+	ASSERT_NEQ(stat(path, &st), 0, "socket removed at the end");
+	/* A stale socket (its server gone without cleaning up) is replaced. */
+	s = control_server__new(path);
+	if (ASSERT_OK_PTR(s, "server again")) {
+		/* Leave the file behind as a crashed daemon would. */
+		char keep[140];
+
+		snprintf(keep, sizeof(keep), "%s.keep", path);
+		ASSERT_OK(link(path, keep), "keep the socket file");
+		control_server__free(s, NULL);
+		ASSERT_OK(rename(keep, path), "put it back, stale");
+		s = control_server__new(path);
+		ASSERT_OK_PTR(s, "a stale socket is replaced");
+		control_server__free(s, NULL);
+	}
+	rmdir(strrchr(path, '/') ? (*strrchr(path, '/') = '\0', path) : path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_protocol();
+	test_server();
+	return test_exit();
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * acceltrace daemon: the always-on host daemon, in the foreground (systemd
+ * and Kubernetes supervise it). Here: options and the configuration file
+ * become the daemon's settings, signals are counted; daemon/daemon.c runs.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LOG_CONTEXT "daemon"
+#include "lib/log.h"
+#include "cli/cli.h"
+#include "daemon/daemon.h"
+#include "daemon/daemon_config.h"
+
+void usage_daemon(FILE *out)
+{
+	fprintf(out,
+		"Usage: acceltrace daemon [options]\n"
+		"\n"
+		"Watches every accelerator user on this host (processes that start and stop,\n"
+		"late loads, containers), keeps the last N seconds in a flight recorder,\n"
+		"writes a capture when triggered, and exports Prometheus metrics. Runs in\n"
+		"the foreground. Signals: SIGTERM/SIGINT finish a capture in progress and\n"
+		"stop; SIGHUP reloads the configuration file; SIGUSR1 triggers a capture.\n"
+		"\n"
+		"Options (each also a key of the configuration file; flags win):\n"
+		"  -c, --config FILE             'key = value' lines, '#' comments\n"
+		"      --listen ADDR:PORT        metrics over HTTP, or 'off'\n"
+		"                                (default " DAEMON_DEFAULT_LISTEN ")\n"
+		"      --socket PATH             control socket, root only\n"
+		"                                (default " DAEMON_DEFAULT_SOCKET ")\n"
+		"  -o, --logdir DIR              where captures go, as record's:\n"
+		"                                DIR/plugins/profile/SESSION/HOST.xplane.pb\n"
+		"                                (default " DAEMON_DEFAULT_LOGDIR ")\n"
+		"      --flight-recorder TIME    how far back a capture reaches (default 60s)\n"
+		"      --max-events N            the flight recorder's span budget (default 1000000)\n"
+		"      --textfile PATH           also write the metrics there for node_exporter's\n"
+		"                                textfile collector\n"
+		"      --textfile-interval TIME  how often (default 15s)\n"
+		"      --grace TIME              after a capture's stop, wait for open spans\n"
+		"                                (default 0: the next window loses what\n"
+		"                                begins meanwhile)\n"
+		"      --max-trigger-duration T  the longest window a trigger may ask (default 10m)\n"
+		"Rules (a capture without anyone asking; the first three off unless set):\n"
+		"      --rule-step-time-over TIME    a step slower than TIME\n"
+		"      --rule-step-time-factor K     a step over K x its process's recent median\n"
+		"      --rule-device-stall TIME      work enqueued, no completion for TIME\n"
+		"      --rule-crash BOOL             a traced process killed by a signal\n"
+		"                                    (default true)\n"
+		"      --rule-duration TIME          window after a rule's trigger (default 0)\n"
+		"      --rule-cooldown TIME          between two rule triggers (default 5m)\n"
+		"\n"
+		"Exit status: 0 after SIGTERM/SIGINT; 1 when it could not start; 2 on a\n"
+		"usage error.\n"
+		"\n"
+		"Options:\n"
+		CLI_COMMON_HELP);
+}
+
+static volatile sig_atomic_t stops, reloads, triggers;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reloads++;
+	else if (sig == SIGUSR1)
+		triggers++;
+	else
+		stops++;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	enum { OPT_KEY = 256 };
+	/* Every option but --config is a key of the configuration file. */
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "logdir", required_argument, NULL, 'o' },
+		{ "listen", required_argument, NULL, OPT_KEY },
+		{ "socket", required_argument, NULL, OPT_KEY },
+		{ "flight-recorder", required_argument, NULL, OPT_KEY },
+		{ "max-events", required_argument, NULL, OPT_KEY },
+		{ "textfile", required_argument, NULL, OPT_KEY },
+		{ "textfile-interval", required_argument, NULL, OPT_KEY },
+		{ "grace", required_argument, NULL, OPT_KEY },
+		{ "max-trigger-duration", required_argument, NULL, OPT_KEY },
+		{ "rule-step-time-over", required_argument, NULL, OPT_KEY },
+		{ "rule-step-time-factor", required_argument, NULL, OPT_KEY },
+		{ "rule-device-stall", required_argument, NULL, OPT_KEY },
+		{ "rule-crash", required_argument, NULL, OPT_KEY },
+		{ "rule-duration", required_argument, NULL, OPT_KEY },
+		{ "rule-cooldown", required_argument, NULL, OPT_KEY },
+		CLI_COMMON_LONGOPTS,
+		{}
+	};
+	struct daemon_opts o = { .sz = sizeof(o) };
+	struct daemon_config flags;
+	char err[512];
+	int opt, idx, rc;
+
+	daemon_config__defaults(&flags);
+	while ((opt = getopt_long(argc, argv, "+:c:o:" CLI_COMMON_SHORTOPTS, longopts,
+				  &idx)) != -1) {
+		const char *key = opt == 'o' ? "logdir" : longopts[idx].name;
+
+		switch (opt) {
+		case 'c':
+			o.config_path = optarg;
+			break;
+		case 'o':
+		case OPT_KEY:
+			if (daemon_config__set(&flags, key, optarg, true, err, sizeof(err))) {
+				log_err("daemon: %s", err);
+				return EXIT_USAGE;
+			}
+			break;
+		default:
+			rc = cli_common_or_exit("daemon", opt, argv, usage_daemon);
+			if (rc >= 0)
+				return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_bad_argument("daemon", argv[optind]);
+	if (o.config_path) {
+		if (daemon_config__load(o.config_path, &flags, &o.config, err, sizeof(err))) {
+			log_err("daemon: %s", err);
+			return 1;
+		}
+	} else {
+		o.config = flags;
+	}
+	install_signals();
+	o.stops = &stops;
+	o.reloads = &reloads;
+	o.triggers = &triggers;
+	return daemon_run(&o) ? 1 : 0;
+}

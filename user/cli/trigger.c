@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * acceltrace trigger: asks the host's daemon for a capture over its control
+ * socket and prints the path of the capture it caused, once written.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOG_CONTEXT "trigger"
+#include "lib/log.h"
+#include "cli/cli.h"
+#include "daemon/control.h"
+#include "daemon/daemon_config.h"
+#include "lib/json_writer.h"
+
+/* Beyond the window itself: the flight recorder's write and the grace. */
+#define REPLY_SLACK_MS (120 * 1000)
+
+void usage_trigger(FILE *out)
+{
+	fprintf(out,
+		"Usage: acceltrace trigger [options]\n"
+		"\n"
+		"Asks this host's acceltrace daemon for a capture: the flight recorder's\n"
+		"last N seconds before the trigger, plus --duration after it. Prints the\n"
+		"capture's path once it is written. Run the same command on every host\n"
+		"(kubectl exec, pdsh, Ansible) with --at and --session for one wall-clock\n"
+		"window across a fleet: the session directories line up for XProf.\n"
+		"\n"
+		"  --socket PATH       the daemon's control socket\n"
+		"                      (default " DAEMON_DEFAULT_SOCKET ")\n"
+		"  -d, --duration TIME full detail for TIME after the trigger (default 0)\n"
+		"  --at TIME           trigger at this wall-clock time: seconds since the\n"
+		"                      epoch (1700000000.5) or @ followed by them\n"
+		"  --session NAME      session directory name (default: the trigger's local\n"
+		"                      time)\n"
+		"\n"
+		"Exit status: 0 when the capture was written; 1 when the daemon could not\n"
+		"be reached or the capture failed; 2 on a usage error.\n"
+		"\n"
+		"Options:\n"
+		CLI_COMMON_HELP);
+}
+
+/* "1700000000.25" or "@1700000000.25": realtime nanoseconds. */
+static int parse_at(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (*s == '@')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || v <= 0 || v > 1e10)
+		return -EINVAL;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
+}
+
+int cmd_trigger(int argc, char **argv)
+{
+	enum { OPT_SOCKET = 256, OPT_AT, OPT_SESSION };
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "session", required_argument, NULL, OPT_SESSION },
+		CLI_COMMON_LONGOPTS,
+		{}
+	};
+	const char *socket = DAEMON_DEFAULT_SOCKET;
+	struct control_request rq = {};
+	char reply[CONTROL_MAX_LINE];
+	uint64_t wait_ms, start = 0, stop = 0;
+	char *path, *fields;
+	struct timespec now;
+	int opt, err, rc;
+
+	while ((opt = getopt_long(argc, argv, "+:d:" CLI_COMMON_SHORTOPTS, longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case OPT_SOCKET:
+			socket = optarg;
+			break;
+		case 'd':
+			if (cli_parse_duration(optarg, &rq.duration_ns))
+				return cli_bad_value("trigger", "--duration", optarg,
+						     "a time such as 10s or 500ms");
+			break;
+		case OPT_AT:
+			if (parse_at(optarg, &rq.at_realtime_ns))
+				return cli_bad_value("trigger", "--at", optarg,
+						     "seconds since the epoch, e.g. 1700000000.5");
+			break;
+		case OPT_SESSION:
+			if (!control_valid_session(optarg))
+				return cli_bad_value("trigger", "--session", optarg,
+						     "letters, digits, '.', '_' and '-'");
+			snprintf(rq.session, sizeof(rq.session), "%s", optarg);
+			break;
+		default:
+			rc = cli_common_or_exit("trigger", opt, argv, usage_trigger);
+			if (rc >= 0)
+				return rc;
+		}
+	}
+	if (optind < argc)
+		return cli_bad_argument("trigger", argv[optind]);
+	/* Wait for the window to pass, from now or from --at. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	wait_ms = rq.duration_ns / 1000000 + REPLY_SLACK_MS;
+	if (rq.at_realtime_ns) {
+		uint64_t real = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+
+		if (rq.at_realtime_ns > real)
+			wait_ms += (rq.at_realtime_ns - real) / 1000000;
+	}
+	err = control_request(socket, &rq, reply, sizeof(reply),
+			      wait_ms > 0x7fffffff ? 0x7fffffff : (int)wait_ms);
+	if (err) {
+		log_err("no answer from the daemon at %s: %s", socket, strerror(-err));
+		return 1;
+	}
+	if (strncmp(reply, "ok ", 3)) {
+		log_err("the daemon said: %s", strncmp(reply, "error ", 6) ? reply : reply + 6);
+		return 1;
+	}
+	path = reply + 3;
+	fields = strchr(path, ' ');
+	if (fields) {
+		*fields++ = '\0';
+		if (sscanf(fields, "window_start_ns=%" SCNu64 " window_stop_ns=%" SCNu64,
+			   &start, &stop) != 2)
+			start = stop = 0;
+	}
+	if (cli_json()) {
+		struct json_writer *jw = jw_new(stdout, true);
+
+		if (jw) {
+			jw_start_object(jw);
+			jw_string_field(jw, "path", path);
+			jw_uint_field(jw, "window_start_ns", start);
+			jw_uint_field(jw, "window_stop_ns", stop);
+			jw_end_object(jw);
+			jw_free(jw);
+			putchar('\n');
+		}
+	} else {
+		printf("%s\n", path);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		log_err("writing to standard output failed");
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The control socket's protocol, its server (non-blocking, polled from the
+ * daemon's loop: clients wait for their capture without a thread) and its
+ * client.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_CONTEXT "control"
+#include "lib/log.h"
+#include "daemon/control.h"
+
+#define MAX_CLIENTS 64
+
+/* ---------------------------------------------------------------- protocol */
+
+int control_valid_session(const char *s)
+{
+	if (!*s || !strcmp(s, ".") || !strcmp(s, "..") || strlen(s) >= CONTROL_MAX_SESSION)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+int control_format_request(const struct control_request *rq, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "trigger duration_ns=%" PRIu64 " at_ns=%" PRIu64
+			 " session=%s\n", rq->duration_ns, rq->at_realtime_ns,
+			 rq->session[0] ? rq->session : "-");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+int control_parse_request(const char *line, struct control_request *rq,
+			  char *err, size_t err_len)
+{
+	char copy[CONTROL_MAX_LINE], *save = NULL, *tok;
+	bool seen_d = false, seen_at = false, seen_s = false;
+
+	memset(rq, 0, sizeof(*rq));
+	snprintf(copy, sizeof(copy), "%s", line);
+	tok = strtok_r(copy, " ", &save);
+	if (!tok || strcmp(tok, "trigger")) {
+		snprintf(err, err_len, "unknown request (expected \"trigger\")");
+		return -EINVAL;
+	}
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		if (!strncmp(tok, "duration_ns=", 12) && !seen_d) {
+			seen_d = true;
+			if (parse_u64(tok + 12, &rq->duration_ns))
+				goto bad;
+		} else if (!strncmp(tok, "at_ns=", 6) && !seen_at) {
+			seen_at = true;
+			if (parse_u64(tok + 6, &rq->at_realtime_ns))
+				goto bad;
+		} else if (!strncmp(tok, "session=", 8) && !seen_s) {
+			seen_s = true;
+			if (strcmp(tok + 8, "-")) {
+				if (!control_valid_session(tok + 8))
+					goto bad;
+				snprintf(rq->session, sizeof(rq->session), "%s", tok + 8);
+			}
+		} else {
+			goto bad;
+		}
+		continue;
+bad:
+		snprintf(err, err_len, "malformed field \"%.64s\"", tok);
+		return -EINVAL;
+	}
+	if (!seen_d || !seen_at || !seen_s) {
+		snprintf(err, err_len, "a trigger needs duration_ns, at_ns and session");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- server */
+
+struct client {
+	int fd;			/* -1: free */
+	bool asked;		/* its request went to the daemon: await reply */
+	size_t len;
+	char buf[CONTROL_MAX_LINE];
+};
+
+struct control_server {
+	int fd;
+	char *path;
+	struct client clients[MAX_CLIENTS];
+};
+
+/* A socket at @path that nobody answers is a dead daemon's: remove it. */
+static int clear_stale(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, err;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_err("%s exists and is not a socket: not replacing it", path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? -errno : 0;
+	close(fd);
+	if (!err) {
+		log_err("another daemon answers on %s", path);
+		return -EADDRINUSE;
+	}
+	return unlink(path) ? -errno : 0;
+}
+
+static int make_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+struct control_server *control_server__new(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct control_server *s;
+	mode_t old_mask;
+	int err;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->fd = -1;
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		s->clients[i].fd = -1;
+	s->path = strdup(path);
+	err = s->path ? 0 : -ENOMEM;
+	if (!err)
+		err = make_parent(path);
+	if (!err)
+		err = clear_stale(path, &sa);
+	if (err)
+		goto fail;
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* Owner-only from its first moment, not after a chmod race. */
+	old_mask = umask(0177);
+	err = bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	umask(old_mask);
+	if (!err && chmod(path, 0600))
+		err = -errno;
+	if (!err && listen(s->fd, 16))
+		err = -errno;
+	if (err)
+		goto fail;
+	return s;
+fail:
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->path);
+	free(s);
+	errno = -err;
+	return NULL;
+}
+
+static void drop(struct client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	c->asked = false;
+	c->len = 0;
+}
+
+static void say(struct client *c, const char *line)
+{
+	char buf[CONTROL_MAX_LINE + 2];
+	int n = snprintf(buf, sizeof(buf), "%s\n", line);
+
+	/* A client gone meanwhile is no error of ours. */
+	if (send(c->fd, buf, n > 0 && (size_t)n < sizeof(buf) ? n : 0, MSG_NOSIGNAL) < 0)
+		log_debug("a client left before its reply: %s", strerror(errno));
+	drop(c);
+}
+
+/* Only root, or the user the daemon runs as, may ask. */
+static bool allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+		return false;
+	return cr.uid == 0 || cr.uid == geteuid();
+}
+
+static void accept_clients(struct control_server *s)
+{
+	for (;;) {
+		int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
+
+		if (fd < 0)
+			return;
+		for (i = 0; i < MAX_CLIENTS && s->clients[i].fd >= 0; i++)
+			;
+		if (i == MAX_CLIENTS) {
+			struct client tmp = { .fd = fd };
+
+			say(&tmp, "error busy: too many clients waiting");
+			continue;
+		}
+		s->clients[i].fd = fd;
+		if (!allowed(fd)) {
+			log_warn("refused a control client that is neither root nor the daemon's user");
+			say(&s->clients[i], "error permission denied");
+		}
+	}
+}
+
+static void read_client(struct control_server *s, int i, control_request_fn fn, void *ctx)
+{
+	struct client *c = &s->clients[i];
+	struct control_request rq;
+	char err[160], msg[200];
+	ssize_t n;
+	char *nl;
+
+	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		drop(c);
+		return;
+	}
+	if (n < 0)
+		return;
+	c->len += n;
+	c->buf[c->len] = '\0';
+	nl = strchr(c->buf, '\n');
+	if (!nl) {
+		if (c->len == sizeof(c->buf) - 1)
+			say(c, "error request too long");
+		return;
+	}
+	*nl = '\0';
+	if (control_parse_request(c->buf, &rq, err, sizeof(err))) {
+		snprintf(msg, sizeof(msg), "error %s", err);
+		say(c, msg);
+		return;
+	}
+	c->asked = true;
+	fn(ctx, i, &rq);
+}
+
+void control_server__poll(struct control_server *s, control_request_fn fn, void *ctx)
+{
+	accept_clients(s);
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &s->clients[i];
+		char probe;
+
+		if (c->fd < 0)
+			continue;
+		if (!c->asked) {
+			read_client(s, i, fn, ctx);
+			continue;
+		}
+		/* Waiting for its capture: notice a client that gave up. */
+		if (recv(c->fd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+			drop(c);
+	}
+}
+
+void control_server__reply(struct control_server *s, int client, const char *line)
+{
+	if (client < 0 || client >= MAX_CLIENTS || s->clients[client].fd < 0)
+		return;
+	say(&s->clients[client], line);
+}
+
+void control_server__free(struct control_server *s, const char *last_words)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (s->clients[i].fd >= 0)
+			say(&s->clients[i], last_words ? last_words : "error the daemon stopped");
+	if (s->fd >= 0) {
+		close(s->fd);
+		unlink(s->path);
+	}
+	free(s->path);
+	free(s);
+}
+
+/* ---------------------------------------------------------------- client */
+
+int control_request(const char *path, const struct control_request *rq,
+		    char *reply, size_t len, int timeout_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char line[CONTROL_MAX_LINE];
+	size_t got = 0;
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	err = control_format_request(rq, line, sizeof(line));
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    send(fd, line, strlen(line), MSG_NOSIGNAL) < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (got + 1 < len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int n = poll(&pfd, 1, timeout_ms);
+		ssize_t r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n ? -errno : -ETIMEDOUT;
+			goto out;
+		}
+		r = recv(fd, reply + got, len - 1 - got, 0);
+		if (r < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += r;
+		reply[got] = '\0';
+		if (strchr(reply, '\n'))
+			break;
+	}
+	reply[got] = '\0';
+	reply[strcspn(reply, "\n")] = '\0';
+	err = got ? 0 : -ECONNRESET;
+out:
+	close(fd);
+	return err;
+}

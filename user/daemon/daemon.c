@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The daemon's loop: poll the flight recorder; answer the control socket;
+ * reload, trigger and stop on the caller's signal counts; fire rules; take
+ * the pending capture when its window ends; publish the metrics.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOG_CONTEXT "daemon"
+#include "lib/log.h"
+#include "lib/atomic_file.h"
+#include "collect/collector.h"
+#include "daemon/control.h"
+#include "daemon/daemon.h"
+#include "daemon/flight_recorder.h"
+#include "daemon/metrics.h"
+#include "daemon/metrics_http.h"
+#include "daemon/rules.h"
+
+#define NS_PER_SEC 1000000000ull
+#define PUBLISH_NS (NS_PER_SEC / 2)
+#define MAX_WAITERS 64
+#define MAX_LOSSES 16
+
+/* The capture asked for and not yet taken: [from, stop] of the recorder. */
+struct pending {
+	bool active;
+	uint64_t at_ns;			/* the trigger (CLOCK_MONOTONIC) */
+	uint64_t from_ns;		/* at - N */
+	uint64_t stop_ns;		/* at + duration */
+	char session[CONTROL_MAX_SESSION];
+	char why[256];
+	int waiters[MAX_WAITERS];	/* control clients to answer */
+	size_t n_waiters;
+};
+
+struct daemon {
+	struct daemon_opts o;
+	struct daemon_config cfg;
+	struct flight_recorder *fr;
+	struct control_server *ctl;
+	struct metrics *metrics;
+	struct metrics_http *http;
+	struct rules *rules;
+	struct collector_observer observer;
+	struct pending pending;
+	sig_atomic_t seen_reloads, seen_triggers;
+	uint64_t last_publish_ns, last_textfile_ns;
+	uint64_t captures_written, captures_failed;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- observer */
+
+static void on_span(void *ctx, const struct capture *cap, const struct capture_span *s)
+{
+	struct daemon *d = ctx;
+
+	metrics__span(d->metrics, cap, s);
+}
+
+static void on_exit_(void *ctx, uint32_t pid, int32_t exit_code, uint64_t ts_ns)
+{
+	struct daemon *d = ctx;
+
+	metrics__process_exit(d->metrics, pid);
+	rules__exit(d->rules, pid, exit_code, ts_ns);
+}
+
+static void on_step(void *ctx, uint32_t pid, uint64_t step_ns, uint64_t at_ns)
+{
+	struct daemon *d = ctx;
+
+	rules__step(d->rules, pid, step_ns, at_ns);
+}
+
+/* ---------------------------------------------------------------- triggers */
+
+/* The session a trigger at realtime @real_ns gets by default: its local time. */
+static void default_session(uint64_t real_ns, char *buf, size_t len)
+{
+	time_t t = real_ns / NS_PER_SEC;
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y_%m_%d_%H_%M_%S", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+}
+
+static void answer_waiters(struct daemon *d, const char *line)
+{
+	for (size_t i = 0; i < d->pending.n_waiters; i++)
+		control_server__reply(d->ctl, d->pending.waiters[i], line);
+	d->pending.n_waiters = 0;
+}
+
+/*
+ * Asks for a capture of [at - N, at + duration]. A trigger while one is
+ * pending joins it when it names the same session or none (a fleet's
+ * fan-out reaching a host twice, a rule during a manual capture); else it
+ * is refused. @client -1: no one to answer.
+ */
+static void trigger(struct daemon *d, const struct control_request *rq, int client,
+		    const char *why)
+{
+	struct pending *p = &d->pending;
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
+	uint64_t at = mono, dur = rq->duration_ns;
+	char line[300];
+
+	if (rq->at_realtime_ns) {
+		/* The wall clock's time on the monotonic clock of the spans. */
+		int64_t off = (int64_t)rq->at_realtime_ns - (int64_t)real;
+
+		at = off < 0 && (uint64_t)-off > mono ? 0 : mono + off;
+	}
+	if (dur > d->cfg.max_trigger_ns) {
+		snprintf(line, sizeof(line), "error duration over max-trigger-duration (%.0f s)",
+			 d->cfg.max_trigger_ns / 1e9);
+		control_server__reply(d->ctl, client, line);
+		return;
+	}
+	if (at + dur < flight_recorder__start_ns(d->fr)) {
+		control_server__reply(d->ctl, client, "error that time is older than the "
+				      "flight recorder reaches");
+		return;
+	}
+	if (p->active) {
+		if (rq->session[0] && strcmp(rq->session, p->session)) {
+			snprintf(line, sizeof(line), "error busy: capture %s is pending",
+				 p->session);
+			control_server__reply(d->ctl, client, line);
+			return;
+		}
+		if (client >= 0 && p->n_waiters < MAX_WAITERS)
+			p->waiters[p->n_waiters++] = client;
+		else
+			control_server__reply(d->ctl, client, "error busy: too many waiting");
+		log_info("trigger (%s) joins the pending capture %s", why, p->session);
+		return;
+	}
+	memset(p, 0, sizeof(*p));
+	p->active = true;
+	p->at_ns = at;
+	p->stop_ns = at + dur;
+	if (rq->session[0])
+		snprintf(p->session, sizeof(p->session), "%s", rq->session);
+	else
+		default_session(rq->at_realtime_ns ? rq->at_realtime_ns : real,
+				p->session, sizeof(p->session));
+	snprintf(p->why, sizeof(p->why), "%s", why);
+	p->from_ns = at > d->cfg.flight_recorder_ns ? at - d->cfg.flight_recorder_ns : 1;
+	flight_recorder__hold(d->fr, p->from_ns);
+	if (client >= 0)
+		p->waiters[p->n_waiters++] = client;
+	log_info("trigger (%s): capture %s of %.1f s before %s and %.1f s after",
+		 why, p->session, d->cfg.flight_recorder_ns / 1e9,
+		 at > mono ? "a later time" : "now", dur / 1e9);
+}
+
+static void on_request(void *ctx, int client, const struct control_request *rq)
+{
+	trigger(ctx, rq, client, "acceltrace trigger");
+}
+
+/* Takes the pending capture, its window ended at @stop. */
+static void take_capture(struct daemon *d, uint64_t stop)
+{
+	struct pending *p = &d->pending;
+	uint64_t from = p->from_ns;
+	char path[4096], line[4200];
+	int err;
+
+	if (from < flight_recorder__start_ns(d->fr))
+		from = flight_recorder__start_ns(d->fr);
+	err = flight_recorder__capture(d->fr, from, stop, d->cfg.logdir, p->session,
+				       path, sizeof(path));
+	if (err) {
+		d->captures_failed++;
+		snprintf(line, sizeof(line), "error the capture failed: %s", strerror(-err));
+	} else {
+		d->captures_written++;
+		log_info("capture written: %s (window_start_ns=%" PRIu64 " window_stop_ns=%" PRIu64
+			 ", %.1f s; %s)", path, from, stop, (stop - from) / 1e9, p->why);
+		snprintf(line, sizeof(line), "ok %s window_start_ns=%" PRIu64
+			 " window_stop_ns=%" PRIu64, path, from, stop);
+	}
+	answer_waiters(d, line);
+	p->active = false;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
+{
+	const char *names[MAX_LOSSES];
+	uint64_t values[MAX_LOSSES];
+	struct metrics_counter losses[MAX_LOSSES];
+	struct metrics_globals g = {};
+	size_t n = flight_recorder__losses(d->fr, names, values, MAX_LOSSES);
+	FILE *f;
+
+	for (size_t i = 0; i < n; i++) {
+		losses[i].label = names[i];
+		losses[i].value = values[i];
+	}
+	g.losses = losses;
+	g.n_losses = n;
+	g.captures_written = d->captures_written;
+	g.captures_failed = d->captures_failed;
+	g.flight_recorder_spans = flight_recorder__spans(d->fr);
+	g.flight_recorder_seconds = (now - flight_recorder__start_ns(d->fr)) / 1e9;
+	*text = NULL;
+	*len = 0;
+	f = open_memstream(text, len);
+	if (!f)
+		return;
+	if (metrics__render(d->metrics, &g, now, f) || fclose(f)) {
+		free(*text);
+		*text = NULL;
+		*len = 0;
+	}
+}
+
+static void write_textfile(struct daemon *d, const char *text, size_t len)
+{
+	struct atomic_file *af = atomic_file__open(d->cfg.textfile);
+	int err;
+
+	if (!af) {
+		log_warn("textfile %s: %s", d->cfg.textfile, strerror(errno));
+		return;
+	}
+	err = fwrite(text, 1, len, atomic_file__stream(af)) == len ? 0 : -EIO;
+	if (!err)
+		err = atomic_file__commit(af, len);
+	if (err)
+		log_warn("textfile %s: %s", d->cfg.textfile, io_error_reason(err));
+	atomic_file__free(af);
+}
+
+static void publish(struct daemon *d, uint64_t now)
+{
+	bool textfile = d->cfg.textfile[0] &&
+			now - d->last_textfile_ns >= d->cfg.textfile_interval_ns;
+	size_t len;
+	char *text;
+
+	if (now - d->last_publish_ns < PUBLISH_NS && !textfile)
+		return;
+	d->last_publish_ns = now;
+	metrics__prune(d->metrics, now);
+	render(d, now, &text, &len);
+	if (!text)
+		return;
+	if (d->http && metrics_http__publish(d->http, text, len))
+		log_debug("metrics: out of memory, the last text stays");
+	if (textfile) {
+		write_textfile(d, text, len);
+		d->last_textfile_ns = now;
+	}
+	free(text);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static void reload(struct daemon *d)
+{
+	struct daemon_config c;
+	char err[512];
+
+	if (!d->o.config_path) {
+		log_info("SIGHUP: no configuration file to reload");
+		return;
+	}
+	if (daemon_config__load(d->o.config_path, &d->o.config, &c, err, sizeof(err))) {
+		log_err("reload failed, the settings stay as they were: %s", err);
+		return;
+	}
+	if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket))
+		log_warn("reload: listen and socket change only at a restart");
+	snprintf(c.listen, sizeof(c.listen), "%s", d->cfg.listen);
+	snprintf(c.socket, sizeof(c.socket), "%s", d->cfg.socket);
+	d->cfg = c;
+	flight_recorder__set_keep(d->fr, c.flight_recorder_ns);
+	rules__configure(d->rules, &c.rules);
+	log_info("configuration reloaded from %s", d->o.config_path);
+}
+
+static int start(struct daemon *d)
+{
+	struct flight_recorder_opts fo = { .sz = sizeof(fo) };
+	struct metrics_opts mo = { .sz = sizeof(mo) };
+	char addr[64];
+	uint16_t port;
+
+	mo.on_step = on_step;
+	mo.ctx = d;
+	d->metrics = metrics__new(&mo);
+	d->rules = rules__new(&d->cfg.rules);
+	if (!d->metrics || !d->rules)
+		return -ENOMEM;
+	d->ctl = control_server__new(d->cfg.socket);
+	if (!d->ctl) {
+		log_err("control socket %s: %s", d->cfg.socket, strerror(errno));
+		return -errno;
+	}
+	if (strcmp(d->cfg.listen, "off")) {
+		if (daemon_config__split_listen(d->cfg.listen, addr, sizeof(addr), &port))
+			return -EINVAL;
+		d->http = metrics_http__start(addr, port);
+		if (!d->http) {
+			log_err("metrics: cannot listen on %s: %s", d->cfg.listen,
+				strerror(errno));
+			return -errno;
+		}
+	}
+	d->observer.span = on_span;
+	d->observer.process_exit = on_exit_;
+	d->observer.ctx = d;
+	fo.keep_ns = d->cfg.flight_recorder_ns;
+	fo.max_events = d->cfg.max_events;
+	fo.grace_ns = d->cfg.grace_ns;
+	fo.observer = &d->observer;
+	d->fr = flight_recorder__start(&fo);
+	if (!d->fr)
+		return -errno;
+	log_info("watching every accelerator user on this host; flight recorder %.0f s; "
+		 "metrics %s%s; control socket %s", d->cfg.flight_recorder_ns / 1e9,
+		 d->http ? "http://" : "", d->http ? d->cfg.listen : "off", d->cfg.socket);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void stop_pending(struct daemon *d)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!d->pending.active)
+		return;
+	/* Its trigger has come: what the recorder has is written. */
+	if (now >= d->pending.at_ns) {
+		log_info("stopping: finishing capture %s", d->pending.session);
+		take_capture(d, now < d->pending.stop_ns ? now : d->pending.stop_ns);
+		return;
+	}
+	answer_waiters(d, "error the daemon stopped before the trigger's time");
+	d->pending.active = false;
+	flight_recorder__hold(d->fr, 0);
+}
+
+static int loop(struct daemon *d)
+{
+	static const struct control_request now_rq;
+	char why[256];
+	int err;
+
+	while (!*d->o.stops) {
+		uint64_t now;
+
+		err = flight_recorder__poll(d->fr);
+		if (err)
+			return err;
+		control_server__poll(d->ctl, on_request, d);
+		if (d->o.reloads && *d->o.reloads != d->seen_reloads) {
+			d->seen_reloads = *d->o.reloads;
+			reload(d);
+		}
+		if (d->o.triggers && *d->o.triggers != d->seen_triggers) {
+			d->seen_triggers = *d->o.triggers;
+			trigger(d, &now_rq, -1, "SIGUSR1");
+		}
+		now = clock_ns(CLOCK_MONOTONIC);
+		rules__check_stalls(d->rules, d->metrics, now);
+		if (rules__take(d->rules, why, sizeof(why))) {
+			struct control_request rq = { .duration_ns = d->cfg.rule_duration_ns };
+
+			trigger(d, &rq, -1, why);
+		}
+		if (d->pending.active && now >= d->pending.stop_ns)
+			take_capture(d, d->pending.stop_ns);
+		publish(d, now);
+	}
+	stop_pending(d);
+	return 0;
+}
+
+int daemon_run(const struct daemon_opts *opts)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	memcpy(&d->o, opts, opts->sz < sizeof(d->o) ? opts->sz : sizeof(d->o));
+	d->o.sz = sizeof(d->o);
+	d->cfg = d->o.config;
+	d->seen_reloads = d->o.reloads ? *d->o.reloads : 0;
+	d->seen_triggers = d->o.triggers ? *d->o.triggers : 0;
+	err = start(d);
+	if (!err)
+		err = loop(d);
+	control_server__free(d->ctl, "error the daemon stopped");
+	/* Probes first: nothing of acceltrace stays in the kernel. */
+	flight_recorder__free(d->fr);
+	metrics_http__stop(d->http);
+	rules__free(d->rules);
+	metrics__free(d->metrics);
+	free(d);
+	if (!err)
+		log_info("stopped");
+	return err;
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The flight recorder: a whole-host recorder whose window never closes
+ * but to be written; its start follows the clock, N seconds behind.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOG_CONTEXT "daemon"
+#include "lib/log.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+#include "collect/recorder.h"
+#include "daemon/flight_recorder.h"
+#include "output/xspace_writer.h"
+#include "probe/probe_session.h"
+
+/* The start moves every tenth of N (at least this often): the recorder
+ * reaches back between N and 1.1 N. */
+#define MIN_TRIM_NS (250 * 1000000ull)
+
+struct flight_recorder {
+	struct flight_recorder_opts o;
+	struct recorder *rec;
+	uint64_t start_ns;		/* where the window begins now */
+	uint64_t hold_ns;		/* a pending capture's start: kept */
+	uint64_t last_trim_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts *opts)
+{
+	struct recorder_opts ro = { .sz = sizeof(ro) };
+	struct flight_recorder *fr;
+	int err;
+
+	fr = calloc(1, sizeof(*fr));
+	if (!fr)
+		return NULL;
+	memcpy(&fr->o, opts, opts->sz < sizeof(fr->o) ? opts->sz : sizeof(fr->o));
+	fr->o.sz = sizeof(fr->o);
+	ro.whole_host = true;
+	ro.max_spans = fr->o.max_events;
+	ro.grace_ns = fr->o.grace_ns;
+	ro.observer = fr->o.observer;
+	fr->rec = recorder__new(&ro);
+	if (!fr->rec) {
+		err = -errno;
+		goto fail;
+	}
+	err = recorder__attach(fr->rec);
+	if (err)
+		goto fail;
+	fr->start_ns = fr->last_trim_ns = now_ns();
+	err = recorder__open(fr->rec, fr->start_ns);
+	if (err)
+		goto fail;
+	return fr;
+fail:
+	flight_recorder__free(fr);
+	errno = -err;
+	return NULL;
+}
+
+int flight_recorder__poll(struct flight_recorder *fr)
+{
+	uint64_t now, every, start;
+	int err = recorder__poll(fr->rec);
+
+	if (err)
+		return err;
+	now = now_ns();
+	every = fr->o.keep_ns / 10 > MIN_TRIM_NS ? fr->o.keep_ns / 10 : MIN_TRIM_NS;
+	if (now - fr->last_trim_ns < every || now <= fr->o.keep_ns)
+		return 0;
+	fr->last_trim_ns = now;
+	start = now - fr->o.keep_ns;
+	/* A pending capture's start stays, however long its window runs (the
+	 * span budget bounds the memory meanwhile). */
+	if (fr->hold_ns && start > fr->hold_ns)
+		start = fr->hold_ns;
+	if (start > fr->start_ns) {
+		fr->start_ns = start;
+		recorder__forget_before(fr->rec, start);
+	}
+	return 0;
+}
+
+void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns)
+{
+	fr->hold_ns = from_ns;
+}
+
+void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns)
+{
+	fr->o.keep_ns = keep_ns;
+}
+
+/*
+ * A fresh window from the last one's stop (the records that came while it
+ * was written wait in the ring buffers); the last capture's memory goes
+ * with it.
+ */
+static int reopen(struct flight_recorder *fr, uint64_t start_ns)
+{
+	int err = recorder__renew(fr->rec, NULL);
+
+	if (err) {
+		log_err("starting a new flight-recorder window failed: %s", strerror(-err));
+		return err;
+	}
+	fr->start_ns = start_ns;
+	fr->last_trim_ns = now_ns();
+	return recorder__open(fr->rec, fr->start_ns);
+}
+
+int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
+			     const char *logdir, const char *session, char *path, size_t len)
+{
+	struct capture *cap;
+	int err, err2;
+
+	if (from_ns > fr->start_ns) {
+		recorder__forget_before(fr->rec, from_ns);
+		fr->start_ns = from_ns;
+	}
+	err = recorder__close(fr->rec, stop_ns);
+	if (!err) {
+		cap = recorder__capture(fr->rec);
+		err = capture__set_session(cap, session);
+		if (!err)
+			err = xspace_write_capture(cap, logdir, path, len);
+		else
+			log_err("naming the capture failed: %s", strerror(-err));
+	}
+	/* Whatever became of this one, the recorder goes on. */
+	fr->hold_ns = 0;
+	err2 = reopen(fr, stop_ns);
+	return err ? err : err2;
+}
+
+uint64_t flight_recorder__start_ns(const struct flight_recorder *fr)
+{
+	return fr->start_ns;
+}
+
+uint64_t flight_recorder__spans(const struct flight_recorder *fr)
+{
+	return capture__spans_kept(recorder__capture(fr->rec));
+}
+
+size_t flight_recorder__losses(const struct flight_recorder *fr, const char **names,
+			       uint64_t *values, size_t max)
+{
+	struct probe_session *ps = recorder__probe_session(fr->rec);
+	uint64_t losses[LOSS_KIND_MAX], rt_skipped, k_skipped;
+	size_t n = 0;
+
+	if (!ps)
+		return 0;
+	probe_session__losses(ps, losses);
+	for (int i = 0; i < LOSS_KIND_MAX && n < max; i++, n++) {
+		names[n] = loss_kind_name(i);
+		values[n] = losses[i];
+	}
+	probe_session__skipped(ps, &rt_skipped, &k_skipped);
+	if (n + 2 <= max) {
+		names[n] = "runtime probe hits skipped (BPF recursion guard)";
+		values[n++] = rt_skipped;
+		names[n] = "kernel probe hits skipped (BPF recursion guard)";
+		values[n++] = k_skipped;
+	}
+	return n;
+}
+
+void flight_recorder__free(struct flight_recorder *fr)
+{
+	if (!fr)
+		return;
+	recorder__free(fr->rec);
+	free(fr);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The flight recorder: the recorder (collect/recorder.h) watching the whole
+ * host with its window kept open, whose start is moved forward as time
+ * passes so that it holds the last N seconds (and at most the span budget:
+ * past it the least useful kinds go first, and the capture says so). A
+ * capture takes [from, stop] of it: closed at stop, written in XProf's
+ * layout, and a fresh window opened at once.
+ *
+ * After a capture the recorder holds only what came since: its memory is
+ * the capture just written.
+ */
+#ifndef ACCELTRACE_FLIGHT_RECORDER_H
+#define ACCELTRACE_FLIGHT_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct collector_observer;
+struct flight_recorder;
+
+struct flight_recorder_opts {
+	size_t sz;
+	uint64_t keep_ns;		/* the last N seconds */
+	uint64_t max_events;		/* span budget */
+	uint64_t grace_ns;		/* after a capture's stop */
+	const struct collector_observer *observer;
+};
+#define flight_recorder_opts__last_field observer
+
+/* Attaches the probes (whole host) and opens the window: NULL and errno,
+ * the reason logged. */
+struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts *opts);
+/* One tick of the recorder; moves the start forward now and then. */
+int flight_recorder__poll(struct flight_recorder *fr);
+void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns);
+/* A capture from @from_ns is pending: the start does not move past it
+ * (0: it may again); capture ends the hold. */
+void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns);
+/*
+ * Writes [from_ns, stop_ns] (CLOCK_MONOTONIC; from_ns no earlier than the
+ * recorder reaches) to <logdir>/plugins/profile/<session>/<host>.xplane.pb,
+ * the path into @path. Waits up to the grace for spans open at stop.
+ * Then a new window opens. 0 or -errno (the reason logged).
+ */
+int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
+			     const char *logdir, const char *session, char *path, size_t len);
+/* Where its window begins now (CLOCK_MONOTONIC), and spans it holds. */
+uint64_t flight_recorder__start_ns(const struct flight_recorder *fr);
+uint64_t flight_recorder__spans(const struct flight_recorder *fr);
+/* The probe session's losses so far, by name: fills up to @max. */
+size_t flight_recorder__losses(const struct flight_recorder *fr, const char **names,
+			       uint64_t *values, size_t max);
+/* Detaches every probe and frees. */
+void flight_recorder__free(struct flight_recorder *fr);
+
+#endif /* ACCELTRACE_FLIGHT_RECORDER_H */

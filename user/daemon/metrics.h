@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The daemon's metrics: per process and device core, kept from the spans
+ * the collector keeps (its observer) and rendered in Prometheus' text
+ * exposition format (docs/metrics.md lists every metric). Nothing of a
+ * trace's contents is exported: numbers, the process's pid and command,
+ * its container and pod, the device core.
+ *
+ * A step is one execution of the process's dominant program (the one it
+ * runs most) on its first device core, as XProf counts steps; step time is
+ * the time between the starts of consecutive steps. A device core's idle
+ * time is the time between one execution's end and the next one's start,
+ * when the next was enqueued only after the core ran dry: the core waited
+ * for the host (for an input-bound trainer, for its input).
+ */
+#ifndef ACCELTRACE_METRICS_H
+#define ACCELTRACE_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct capture;
+struct capture_span;
+struct metrics;
+
+/* The gauges' ratios are over this many recent seconds. */
+#define METRICS_RATIO_SECONDS 10
+
+struct metrics_opts {
+	size_t sz;
+	/* Each step seen: the rules' input. NULL: none. */
+	void (*on_step)(void *ctx, uint32_t pid, uint64_t step_ns, uint64_t at_ns);
+	void *ctx;
+	/* Read labels (command, cgroup) from /proc; off in unit tests. */
+	bool no_proc_labels;
+};
+#define metrics_opts__last_field no_proc_labels
+
+/* Numbers the daemon owns, rendered beside the per-process ones. */
+struct metrics_counter {
+	const char *label;	/* the label value (a loss's reason, ...) */
+	uint64_t value;
+};
+
+struct metrics_globals {
+	const struct metrics_counter *losses;	/* acceltrace_lost_events_total */
+	size_t n_losses;
+	uint64_t captures_written;
+	uint64_t captures_failed;
+	uint64_t flight_recorder_spans;
+	double flight_recorder_seconds;
+};
+
+/* What the stall rule needs of one process. */
+struct metrics_activity {
+	uint32_t pid;
+	uint64_t first_seen_ns;
+	uint64_t last_enqueue_ns;	/* end of the latest Execute call */
+	uint64_t last_completion_ns;	/* end of the latest device execution */
+};
+
+struct metrics *metrics__new(const struct metrics_opts *opts);
+void metrics__free(struct metrics *m);
+
+/* The collector's observer callbacks (collect/collector.h). */
+void metrics__span(void *m, const struct capture *cap, const struct capture_span *s);
+/* The process exited: it is no longer reported. */
+void metrics__process_exit(struct metrics *m, uint32_t pid);
+/* Forgets processes no longer alive whose exit went unseen; @now_ns is
+ * CLOCK_MONOTONIC. Returns how many went. */
+size_t metrics__prune(struct metrics *m, uint64_t now_ns);
+
+size_t metrics__num_processes(const struct metrics *m);
+/* The i-th process's activity; false past the end. */
+bool metrics__activity(const struct metrics *m, size_t i, struct metrics_activity *a);
+
+/* The whole exposition, at @now_ns; -errno when @out failed. */
+int metrics__render(const struct metrics *m, const struct metrics_globals *g,
+		    uint64_t now_ns, FILE *out);
+
+/* Tests: step count, step time sum, and ratios of one process. */
+bool metrics__process_steps(const struct metrics *m, uint32_t pid, uint64_t *count,
+			    uint64_t *sum_ns);
+double metrics__input_wait_ratio(const struct metrics *m, uint32_t pid, uint64_t now_ns);
+
+#endif /* ACCELTRACE_METRICS_H */
