@@ -44,8 +44,32 @@ static void pick_clock(const struct xs_space *xs, struct timeline *t)
 	}
 }
 
-/* The process of a host line: "(pid N" in its label, else the plane's. */
-static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l)
+/*
+ * The one process acceltrace traced, when every device plane names the
+ * same (its line labels name the pid only when there are several); 0 if
+ * unknown or several.
+ */
+static int64_t only_pid(const struct xs_space *xs)
+{
+	int64_t pid = 0, v;
+
+	for (size_t i = 0; i < xs->n_planes; i++) {
+		const struct xs_plane *p = &xs->planes[i];
+
+		if (!xs_stat_int(xs_stat_find(p->stats, p->n_stats, "acceltrace.pid"), &v))
+			continue;
+		if (pid && v != pid)
+			return 0;
+		pid = v;
+	}
+	return pid;
+}
+
+/*
+ * The process of a host line: "(pid N" in its label, else the plane's
+ * process_id (JAX's profiler), else the capture's only process.
+ */
+static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l, int64_t only)
 {
 	const char *s = strstr(l->display_name, "(pid ");
 	int64_t v;
@@ -54,7 +78,7 @@ static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l)
 		return strtoll(s + 5, NULL, 10);
 	if (xs_stat_int(xs_stat_find(p->stats, p->n_stats, "process_id"), &v))
 		return v;
-	return 0;
+	return only;
 }
 
 static int add_track(struct timeline *t, size_t *cap, struct timeline_track tr)
@@ -79,11 +103,11 @@ static uint32_t small_id(int64_t v, uint32_t fallback)
 }
 
 static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
-		       struct hashmap *procs, struct hashmap *threads)
+		       struct hashmap *procs, struct hashmap *threads, int64_t only)
 {
 	for (size_t j = 0; j < p->n_lines; j++) {
 		const struct xs_line *l = &p->lines[j];
-		int64_t pid = line_pid(p, l);
+		int64_t pid = line_pid(p, l, only);
 		uintptr_t proc = (uintptr_t)hashmap__get(procs, (uint64_t)pid, 0);
 		uintptr_t first = (uintptr_t)hashmap__get(threads, (uint64_t)pid, (uint64_t)l->display_id);
 		struct timeline_track tr = { .pid = pid, .line = l, .name = l->display_name };
@@ -117,6 +141,9 @@ static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p
 		ret = add_track(t, cap, tr);
 		if (ret)
 			return ret;
+		/* The process is named as its main thread (tid = pid) is. */
+		if (tr.kind == TRACK_THREAD && tr.tid == pid)
+			t->tracks[proc - 1].name = l->name;
 		if (!first && hashmap__put(threads, (uint64_t)pid, (uint64_t)l->display_id,
 					   (void *)(uintptr_t)t->n_tracks, NULL))
 			return -ENOMEM;
@@ -297,6 +324,7 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 	struct hashmap *procs = hashmap__new(), *threads = hashmap__new();
 	size_t cap = 0;
 	int ret = procs && threads ? 0 : -ENOMEM;
+	int64_t only = only_pid(xs);
 
 	memset(t, 0, sizeof(*t));
 	pick_clock(xs, t);
@@ -306,7 +334,7 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 		if (!p->n_lines)
 			continue;
 		ret = xs_is_device_plane(p) ? device_tracks(t, &cap, p, i) :
-					       host_tracks(t, &cap, p, procs, threads);
+					       host_tracks(t, &cap, p, procs, threads, only);
 	}
 	hashmap__free(procs, NULL);
 	hashmap__free(threads, NULL);
