@@ -205,16 +205,107 @@ static void slice_times(const struct timeline *t, const struct xs_event *e,
 	s->end_ns = t->clock_at_zero + (uint64_t)te;
 }
 
-static int build_slices(struct timeline *t)
+static int cmp_track_slice(const void *a, const void *b)
 {
-	size_t n = 0;
+	const struct timeline_slice *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	return cmp_slice(a, b);
+}
+
+/* A row of a line: the ends of its open slices, innermost last. */
+struct row {
+	uint64_t *ends;
+	size_t n, cap;
+	uint32_t track;
+};
+
+static int row_push(struct row *r, uint64_t end)
+{
+	if (r->n == r->cap) {
+		size_t c = r->cap ? 2 * r->cap : 16;
+		uint64_t *v = realloc(r->ends, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->ends = v;
+		r->cap = c;
+	}
+	r->ends[r->n++] = end;
+	return 0;
+}
+
+/* A further row of track i, for slices that overlap its own partially. */
+static int add_row_track(struct timeline *t, size_t *cap, uint32_t i, uint32_t *out)
+{
+	struct timeline_track tr = t->tracks[i];
+
+	if (tr.kind == TRACK_THREAD) {
+		tr.kind = TRACK_ROW;
+		tr.parent_uuid = tr.uuid;
+	}
+	tr.json_tid = JSON_SYNTHETIC_TID_BASE + t->n_tracks;
+	*out = t->n_tracks;
+	return add_track(t, cap, tr);
+}
+
+/*
+ * Perfetto and Chrome nest slices per track: a slice that partially
+ * overlaps an open one (GPU kernels of one stream sometimes do) goes to a
+ * further row of the line, as the XSpace writer does for its own lines.
+ */
+static int place_rows(struct timeline *t, size_t *cap, uint32_t i, size_t first, size_t last)
+{
+	struct row *rows = NULL;
+	size_t n_rows = 0;
+	int ret = 0;
+
+	for (size_t k = first; k < last && !ret; k++) {
+		struct timeline_slice *s = &t->slices[k];
+		size_t r;
+
+		for (r = 0; r < n_rows; r++) {
+			while (rows[r].n && rows[r].ends[rows[r].n - 1] <= s->start_ns)
+				rows[r].n--;
+			if (!rows[r].n || rows[r].ends[rows[r].n - 1] >= s->end_ns)
+				break;
+		}
+		if (r == n_rows) {
+			struct row *g = realloc(rows, (n_rows + 1) * sizeof(*rows));
+
+			if (!g) {
+				ret = -ENOMEM;
+				break;
+			}
+			rows = g;
+			rows[n_rows] = (struct row){ .track = i };
+			if (n_rows && (ret = add_row_track(t, cap, i, &rows[n_rows].track)))
+				break;
+			n_rows++;
+		}
+		s->track = rows[r].track;
+		if (s->end_ns > s->start_ns)
+			ret = row_push(&rows[r], s->end_ns);
+	}
+	for (size_t r = 0; r < n_rows; r++)
+		free(rows[r].ends);
+	free(rows);
+	return ret;
+}
+
+static int build_slices(struct timeline *t, size_t *cap)
+{
+	size_t n = 0, n_line_tracks = t->n_tracks;
+	int ret = 0;
 
 	for (size_t i = 0; i < t->n_tracks; i++)
 		n += t->tracks[i].line ? t->tracks[i].line->n_events : 0;
 	t->slices = calloc(n ? n : 1, sizeof(*t->slices));
 	if (!t->slices)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->n_tracks; i++) {
+	/* Only the lines' own tracks: rows added below share their lines. */
+	for (size_t i = 0; i < n_line_tracks && !ret; i++) {
 		const struct xs_line *l = t->tracks[i].line;
 		size_t first = t->n_slices;
 
@@ -226,8 +317,12 @@ static int build_slices(struct timeline *t)
 			slice_times(t, s->ev, s);
 		}
 		qsort(t->slices + first, t->n_slices - first, sizeof(*t->slices), cmp_slice);
+		ret = place_rows(t, cap, i, first, t->n_slices);
 	}
-	return 0;
+	/* Writers walk slices track by track, outer to inner. */
+	if (!ret)
+		qsort(t->slices, t->n_slices, sizeof(*t->slices), cmp_track_slice);
+	return ret;
 }
 
 static uint64_t flow_id(uint64_t corr, size_t plane)
@@ -339,7 +434,7 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 	hashmap__free(procs, NULL);
 	hashmap__free(threads, NULL);
 	if (!ret)
-		ret = build_slices(t);
+		ret = build_slices(t, &cap);
 	if (!ret)
 		ret = build_flows(t);
 	if (ret)
