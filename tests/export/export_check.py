@@ -88,6 +88,7 @@ def perfetto_spans(path, pb):
         t.ParseFromString(f.read())
     tracks, names, keys = {}, {}, {}
     stacks = collections.defaultdict(list)
+    per_track = collections.defaultdict(list)
     spans = collections.Counter()
     flows_out, flows_in = collections.Counter(), collections.Counter()
     snapshot, clocks_used = None, set()
@@ -114,14 +115,22 @@ def perfetto_spans(path, pb):
                     check(a.name_iid in keys, "annotation name iid interned before use")
                 flows_out.update(ev.flow_ids)
                 flows_in.update(ev.terminating_flow_ids)
-            if ev.type == 1:
-                stacks[ev.track_uuid].append((names[ev.name_iid], p.timestamp))
-            elif ev.type == 2:
-                if check(stacks[ev.track_uuid], "an end without a begin"):
-                    name, start = stacks[ev.track_uuid].pop()
-                    spans[(ev.track_uuid, name, start, p.timestamp)] += 1
-            elif ev.type == 3:
-                spans[(ev.track_uuid, names[ev.name_iid], p.timestamp, p.timestamp)] += 1
+            if ev.type in (1, 2, 3):
+                per_track[ev.track_uuid].append(
+                    (p.timestamp, i, ev.type, names.get(ev.name_iid, "")))
+    # As trace processor does: each track's events in time order (stable
+    # for equal times), an end closing the innermost open slice.
+    for uuid, evs in per_track.items():
+        evs.sort(key=lambda x: (x[0], x[1]))
+        for ts, _, typ, name in evs:
+            if typ == 1:
+                stacks[uuid].append((name, ts))
+            elif typ == 2:
+                if check(stacks[uuid], "an end without a begin"):
+                    n, start = stacks[uuid].pop()
+                    spans[(uuid, n, start, ts)] += 1
+            else:
+                spans[(uuid, name, ts, ts)] += 1
     check(all(not s for s in stacks.values()), "every slice ended")
 
     def label(uuid):
@@ -150,6 +159,7 @@ def json_spans(path):
     spans = collections.Counter()
     starts, ends = collections.Counter(), collections.Counter()
     zero = doc["otherData"]["zero_ns"]
+    rows = collections.defaultdict(list)
     for e in doc["traceEvents"]:
         if e["ph"] in ("X", "i"):
             proc = next((v for (pid, _), v in procs.items() if pid == e["pid"]), "")
@@ -158,10 +168,22 @@ def json_spans(path):
             start = zero + round(float(e["ts"]) * 1000)
             end = start + round(float(e.get("dur", 0)) * 1000)
             spans[(label, e["name"], start, end)] += 1
+            rows[(e["pid"], e["tid"])].append((start, -end))
         elif e["ph"] == "s":
             starts[e["id"]] += 1
         elif e["ph"] == "f":
             ends[e["id"]] += 1
+    # Complete events of one thread must nest (viewers stack them).
+    bad = 0
+    for evs in rows.values():
+        stack = []
+        for start, nend in sorted(evs):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            bad += bool(stack and -nend > stack[-1])
+            if -nend > start:
+                stack.append(-nend)
+    check(not bad, "json: %d events overlap another of their thread partially" % bad)
     return spans, doc, starts, ends
 
 

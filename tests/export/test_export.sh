@@ -51,4 +51,33 @@ mkdir "$TEST_TMP/ro" && chmod 500 "$TEST_TMP/ro"
 if [[ $(id -u) -ne 0 ]]; then
 	expect_exit 1 "unwritable directory" -- "$ACCELTRACE" convert --to json -O "$TEST_TMP/ro/x.json.gz" "$TEST_TMP/vm.xplane.pb"
 fi
+
+# A full disk (a 64 KiB tmpfs in a private mount namespace): a clear error
+# naming the file, exit 1, nothing left behind, for both formats.
+if [[ $(id -u) -eq 0 ]] && command -v unshare >/dev/null; then
+	"$PYTHON" - "$TEST_TMP/big.xplane.pb" <<'PY'
+import os, sys
+sys.path.insert(0, "tests/report")
+import synth_xspace as sx
+space = sx.pb2.XSpace()
+host = sx.Plane(space, "/host:CPU", 1)
+line = host.line("python3", 7)
+for i in range(20000):
+    host.event(line, "op%d" % (i % 50), i * 1000000, 500000, bytes=i)
+open(sys.argv[1], "wb").write(space.SerializeToString())
+PY
+	mkdir "$TEST_TMP/full"
+	for fmt in perfetto json; do
+		unshare -m bash -c 'mount -t tmpfs -o size=64k none "$1" || exit 99
+			"$2" convert --to "$3" -O "$1/out" "$4"; rc=$?; ls -A "$1" >"$5"; exit $rc' \
+			_ "$TEST_TMP/full" "$ACCELTRACE" "$fmt" "$TEST_TMP/big.xplane.pb" \
+			"$TEST_TMP/left" 2>"$TEST_TMP/stderr"
+		rc=$?
+		[[ $rc -eq 99 ]] && { echo "note: no tmpfs mount here; full-disk check skipped"; break; }
+		[[ $rc -eq 1 ]] || fail "$fmt on a full disk: exit $rc"
+		contains "$(cat "$TEST_TMP/stderr")" "disk full" "$fmt on a full disk: the reason"
+		contains "$(cat "$TEST_TMP/stderr")" "$TEST_TMP/full/out" "$fmt on a full disk: the file"
+		[[ ! -s $TEST_TMP/left ]] || fail "$fmt on a full disk left: $(cat "$TEST_TMP/left")"
+	done
+fi
 test_done

@@ -57,7 +57,8 @@ static void track_names(struct json_writer *jw, const struct timeline *t)
 
 		switch (tr->kind) {
 		case TRACK_PROCESS:
-			snprintf(buf, sizeof(buf), "pid %lld", (long long)tr->pid);
+			snprintf(buf, sizeof(buf), "%s%spid %lld", tr->name,
+				 tr->name[0] ? " " : "", (long long)tr->pid);
 			name_event(jw, tr, "process_name", buf);
 			break;
 		case TRACK_DEVICE:

@@ -101,6 +101,8 @@ static void write_track(struct pw *w, const struct timeline_track *tr)
 	case TRACK_PROCESS:
 		pd.has_pid = true;
 		pd.pid = (int32_t)tr->pid;
+		if (tr->name[0])
+			pd.process_name = (char *)tr->name;
 		d.process = &pd;
 		break;
 	case TRACK_THREAD:

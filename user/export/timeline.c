@@ -44,8 +44,32 @@ static void pick_clock(const struct xs_space *xs, struct timeline *t)
 	}
 }
 
-/* The process of a host line: "(pid N" in its label, else the plane's. */
-static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l)
+/*
+ * The one process acceltrace traced, when every device plane names the
+ * same (its line labels name the pid only when there are several); 0 if
+ * unknown or several.
+ */
+static int64_t only_pid(const struct xs_space *xs)
+{
+	int64_t pid = 0, v;
+
+	for (size_t i = 0; i < xs->n_planes; i++) {
+		const struct xs_plane *p = &xs->planes[i];
+
+		if (!xs_stat_int(xs_stat_find(p->stats, p->n_stats, "acceltrace.pid"), &v))
+			continue;
+		if (pid && v != pid)
+			return 0;
+		pid = v;
+	}
+	return pid;
+}
+
+/*
+ * The process of a host line: "(pid N" in its label, else the plane's
+ * process_id (JAX's profiler), else the capture's only process.
+ */
+static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l, int64_t only)
 {
 	const char *s = strstr(l->display_name, "(pid ");
 	int64_t v;
@@ -54,7 +78,7 @@ static int64_t line_pid(const struct xs_plane *p, const struct xs_line *l)
 		return strtoll(s + 5, NULL, 10);
 	if (xs_stat_int(xs_stat_find(p->stats, p->n_stats, "process_id"), &v))
 		return v;
-	return 0;
+	return only;
 }
 
 static int add_track(struct timeline *t, size_t *cap, struct timeline_track tr)
@@ -79,11 +103,11 @@ static uint32_t small_id(int64_t v, uint32_t fallback)
 }
 
 static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
-		       struct hashmap *procs, struct hashmap *threads)
+		       struct hashmap *procs, struct hashmap *threads, int64_t only)
 {
 	for (size_t j = 0; j < p->n_lines; j++) {
 		const struct xs_line *l = &p->lines[j];
-		int64_t pid = line_pid(p, l);
+		int64_t pid = line_pid(p, l, only);
 		uintptr_t proc = (uintptr_t)hashmap__get(procs, (uint64_t)pid, 0);
 		uintptr_t first = (uintptr_t)hashmap__get(threads, (uint64_t)pid, (uint64_t)l->display_id);
 		struct timeline_track tr = { .pid = pid, .line = l, .name = l->display_name };
@@ -117,6 +141,9 @@ static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p
 		ret = add_track(t, cap, tr);
 		if (ret)
 			return ret;
+		/* The process is named as its main thread (tid = pid) is. */
+		if (tr.kind == TRACK_THREAD && tr.tid == pid)
+			t->tracks[proc - 1].name = l->name;
 		if (!first && hashmap__put(threads, (uint64_t)pid, (uint64_t)l->display_id,
 					   (void *)(uintptr_t)t->n_tracks, NULL))
 			return -ENOMEM;
@@ -178,16 +205,107 @@ static void slice_times(const struct timeline *t, const struct xs_event *e,
 	s->end_ns = t->clock_at_zero + (uint64_t)te;
 }
 
-static int build_slices(struct timeline *t)
+static int cmp_track_slice(const void *a, const void *b)
 {
-	size_t n = 0;
+	const struct timeline_slice *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	return cmp_slice(a, b);
+}
+
+/* A row of a line: the ends of its open slices, innermost last. */
+struct row {
+	uint64_t *ends;
+	size_t n, cap;
+	uint32_t track;
+};
+
+static int row_push(struct row *r, uint64_t end)
+{
+	if (r->n == r->cap) {
+		size_t c = r->cap ? 2 * r->cap : 16;
+		uint64_t *v = realloc(r->ends, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->ends = v;
+		r->cap = c;
+	}
+	r->ends[r->n++] = end;
+	return 0;
+}
+
+/* A further row of track i, for slices that overlap its own partially. */
+static int add_row_track(struct timeline *t, size_t *cap, uint32_t i, uint32_t *out)
+{
+	struct timeline_track tr = t->tracks[i];
+
+	if (tr.kind == TRACK_THREAD) {
+		tr.kind = TRACK_ROW;
+		tr.parent_uuid = tr.uuid;
+	}
+	tr.json_tid = JSON_SYNTHETIC_TID_BASE + t->n_tracks;
+	*out = t->n_tracks;
+	return add_track(t, cap, tr);
+}
+
+/*
+ * Perfetto and Chrome nest slices per track: a slice that partially
+ * overlaps an open one (GPU kernels of one stream sometimes do) goes to a
+ * further row of the line, as the XSpace writer does for its own lines.
+ */
+static int place_rows(struct timeline *t, size_t *cap, uint32_t i, size_t first, size_t last)
+{
+	struct row *rows = NULL;
+	size_t n_rows = 0;
+	int ret = 0;
+
+	for (size_t k = first; k < last && !ret; k++) {
+		struct timeline_slice *s = &t->slices[k];
+		size_t r;
+
+		for (r = 0; r < n_rows; r++) {
+			while (rows[r].n && rows[r].ends[rows[r].n - 1] <= s->start_ns)
+				rows[r].n--;
+			if (!rows[r].n || rows[r].ends[rows[r].n - 1] >= s->end_ns)
+				break;
+		}
+		if (r == n_rows) {
+			struct row *g = realloc(rows, (n_rows + 1) * sizeof(*rows));
+
+			if (!g) {
+				ret = -ENOMEM;
+				break;
+			}
+			rows = g;
+			rows[n_rows] = (struct row){ .track = i };
+			if (n_rows && (ret = add_row_track(t, cap, i, &rows[n_rows].track)))
+				break;
+			n_rows++;
+		}
+		s->track = rows[r].track;
+		if (s->end_ns > s->start_ns)
+			ret = row_push(&rows[r], s->end_ns);
+	}
+	for (size_t r = 0; r < n_rows; r++)
+		free(rows[r].ends);
+	free(rows);
+	return ret;
+}
+
+static int build_slices(struct timeline *t, size_t *cap)
+{
+	size_t n = 0, n_line_tracks = t->n_tracks;
+	int ret = 0;
 
 	for (size_t i = 0; i < t->n_tracks; i++)
 		n += t->tracks[i].line ? t->tracks[i].line->n_events : 0;
 	t->slices = calloc(n ? n : 1, sizeof(*t->slices));
 	if (!t->slices)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->n_tracks; i++) {
+	/* Only the lines' own tracks: rows added below share their lines. */
+	for (size_t i = 0; i < n_line_tracks && !ret; i++) {
 		const struct xs_line *l = t->tracks[i].line;
 		size_t first = t->n_slices;
 
@@ -199,8 +317,12 @@ static int build_slices(struct timeline *t)
 			slice_times(t, s->ev, s);
 		}
 		qsort(t->slices + first, t->n_slices - first, sizeof(*t->slices), cmp_slice);
+		ret = place_rows(t, cap, i, first, t->n_slices);
 	}
-	return 0;
+	/* Writers walk slices track by track, outer to inner. */
+	if (!ret)
+		qsort(t->slices, t->n_slices, sizeof(*t->slices), cmp_track_slice);
+	return ret;
 }
 
 static uint64_t flow_id(uint64_t corr, size_t plane)
@@ -297,6 +419,7 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 	struct hashmap *procs = hashmap__new(), *threads = hashmap__new();
 	size_t cap = 0;
 	int ret = procs && threads ? 0 : -ENOMEM;
+	int64_t only = only_pid(xs);
 
 	memset(t, 0, sizeof(*t));
 	pick_clock(xs, t);
@@ -306,12 +429,12 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 		if (!p->n_lines)
 			continue;
 		ret = xs_is_device_plane(p) ? device_tracks(t, &cap, p, i) :
-					       host_tracks(t, &cap, p, procs, threads);
+					       host_tracks(t, &cap, p, procs, threads, only);
 	}
 	hashmap__free(procs, NULL);
 	hashmap__free(threads, NULL);
 	if (!ret)
-		ret = build_slices(t);
+		ret = build_slices(t, &cap);
 	if (!ret)
 		ret = build_flows(t);
 	if (ret)

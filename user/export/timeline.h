@@ -33,7 +33,7 @@ enum timeline_track_kind {
 struct timeline_track {
 	enum timeline_track_kind kind;
 	uint64_t uuid, parent_uuid;	/* parent 0: none */
-	const char *name;
+	const char *name;	/* a process: its main thread's name, or "" */
 	int64_t pid, tid;	/* host tracks; tid is the line's thread */
 	uint32_t json_pid, json_tid;	/* small ids for Chrome JSON */
 	const struct xs_line *line;	/* NULL for process and device tracks */

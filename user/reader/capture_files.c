@@ -54,11 +54,15 @@ static int add_file(struct capture_file **files, size_t *n, const char *path)
 static int add_glob(const char *dir, const char *pattern, struct capture_file **files,
 		    size_t *n)
 {
+	size_t len = strlen(dir);
 	char *pat;
 	glob_t g;
 	int ret = 0;
 
-	if (asprintf(&pat, "%s/%s", dir, pattern) < 0)
+	/* "session/" and "session" name the same directory: no "//" in paths. */
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (asprintf(&pat, "%.*s/%s", (int)len, dir, pattern) < 0)
 		return -ENOMEM;
 	if (glob(pat, 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc && !ret; i++)

@@ -39,15 +39,31 @@ static int take_starts(struct report_ctx *c, int64_t *starts, size_t n, int64_t 
 	return 0;
 }
 
+/* A step acceltrace clipped at the window start: its true start is unseen. */
+static bool began_before_window(const struct xs_event *e)
+{
+	const struct xs_stat *c = xs_event_stat(e, "acceltrace.clipped");
+
+	return c && c->type == XS_STAT_STR && (!strcmp(c->s, "start") || !strcmp(c->s, "both"));
+}
+
+/*
+ * Steps from a Steps line. A step that began before the window counts as
+ * found but starts no measured step (like XProf's incomplete steps): the
+ * time before the window was not observed.
+ */
 static int steps_from_line(struct report_ctx *c, const struct xs_plane *p,
 			   const struct xs_line *l)
 {
-	int64_t *starts = calloc(l->n_events, sizeof(*starts)), end = 0;
+	int64_t *starts = calloc(l->n_events ? l->n_events : 1, sizeof(*starts)), end = 0;
+	size_t n = 0;
+	int ret;
 
 	if (!starts)
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n_events; i++) {
-		starts[i] = l->events[i].start_ps;
+		if (!began_before_window(&l->events[i]))
+			starts[n++] = l->events[i].start_ps;
 		if (l->events[i].start_ps + l->events[i].dur_ps > end)
 			end = l->events[i].start_ps + l->events[i].dur_ps;
 	}
@@ -55,7 +71,9 @@ static int steps_from_line(struct report_ctx *c, const struct xs_plane *p,
 	c->r->step_device = p->name;
 	snprintf(c->r->step_program, sizeof(c->r->step_program), "%s",
 		 l->n_events ? l->events[0].meta->name : "");
-	return take_starts(c, starts, l->n_events, end);
+	ret = take_starts(c, starts, n, end);
+	c->r->n_steps = l->n_events;
+	return ret;
 }
 
 static bool is_host_step_marker(const struct xs_event *e)

@@ -52,7 +52,7 @@ static void print_steps(const struct report *r, FILE *out)
 		fprintf(out, "  program                %s\n", r->step_program);
 	if (r->step_device[0])
 		fprintf(out, "  measured on            %s\n", r->step_device);
-	fprintf(out, "  steps                  %zu (%zu complete: followed by another)\n",
+	fprintf(out, "  steps                  %zu (%zu measured: seen from their start to the next's)\n",
 		r->n_steps, r->n_complete);
 	if (!r->n_complete)
 		return;
