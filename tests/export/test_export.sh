@@ -20,7 +20,7 @@ command -v protoc >/dev/null || test_skip "protoc is not installed"
 "$EMIT" --emit "$TEST_TMP" >/dev/null 2>&1 || { fail "emitting the sample capture"; test_done; }
 
 inputs=("$TEST_TMP/sample.xplane.pb")
-FIXTURES=${ACCELTRACE_FIXTURES:-../shared/fixtures/h100}
+FIXTURES=${ACCELTRACE_FIXTURES:-tests/fixtures/h100}
 for f in "$FIXTURES"/jax-profiler.xplane.pb "$FIXTURES"/acceltrace-jax-pid.xplane.pb; do
 	[[ -r $f ]] && inputs+=("$f")
 done

@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/harness/test.sh
 
-FIXTURES=${ACCELTRACE_FIXTURES:-../shared/fixtures/h100}
+FIXTURES=${ACCELTRACE_FIXTURES:-tests/fixtures/h100}
 [[ -r $FIXTURES/jax-profiler.xplane.pb ]] ||
 	test_skip "no H100 fixtures at $FIXTURES (set ACCELTRACE_FIXTURES)"
 "$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
