@@ -138,15 +138,9 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 
 static uint64_t host_ns(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
 {
-	double bound;
-	uint64_t h;
-
 	if (k->clock < 0)
 		return 0;
-	h = devtrace_clock__to_host(d->clocks[k->clock].clock, ts, &bound);
-	if (bound > d->worst_bound_ns)
-		d->worst_bound_ns = bound;
-	return h;
+	return devtrace_clock__to_host(d->clocks[k->clock].clock, ts, NULL);
 }
 
 static double bound_at(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
@@ -173,6 +167,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	struct collector *c = d->c;
 	struct capture_span s;
 	uint64_t start = host_ns(d, k, o->ts);
+	double bound;
 	int dev, track;
 	uint32_t name;
 
@@ -185,6 +180,9 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	 * attached, so what ended before cannot be in it. */
 	if (!c->window_open && end < capture__probes_attached(c->cap))
 		return;
+	bound = bound_at(d, k, o->ts);
+	if (bound > d->worst_bound_ns)
+		d->worst_bound_ns = bound;
 	dev = capture__device(c->cap, k->pid, k->ordinal, k->kind, 0, 0);
 	track = dev < 0 ? dev : capture__device_track(c->cap, dev, tk);
 	if (track < 0) {
@@ -239,7 +237,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	else
 		capture_span__add_double(&s, capture__intern_static(c->cap,
 								    "acceltrace.clock_bound_ns"),
-					 bound_at(d, k, o->ts));
+					 bound);
 	d->spans++;
 	collect_keep_span(c, &s);
 }
