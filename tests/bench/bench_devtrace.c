@@ -92,8 +92,8 @@ out:
 
 int main(void)
 {
-	struct bench_metric uring = { "dt.read.uring", "M rec/s" },
-			    floor_ = { "dt.read.pread", "M rec/s" },
+	struct bench_metric uring = { "dt.read.uring", "Mrec/s" },
+			    floor_ = { "dt.read.pread", "Mrec/s" },
 			    lost = { "dt.read.lost", "records" };
 	uint64_t total = bench_env("BENCH_DEVTRACE_RECORDS", 4000000);
 	uint64_t batch = bench_env("BENCH_DEVTRACE_BATCH", 60000);

@@ -11,17 +11,21 @@
 - a window wholly inside a ten-minute device op, attached to after the op
   began, shows the op (and its execution and step) with its true start;
 - a corrupted buffer named by --devtrace is read without a crash, its bad
-  records counted and stated.
+  records counted and stated;
+- with -a, the buffers of a trainer that starts after acceltrace join the
+  reading: its device ops are in the capture.
 """
 import collections
 import glob
 import os
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (capture_of, check, check_bounds, finish, protoc_decodes, record,
+from e2e import (ACCELTRACE, capture_of, check, check_bounds, finish, protoc_decodes, record,
                  require_root, running_trainer, tmpdir, truth, truth_split)
+import xspace  # noqa: E402
 
 US = 1000
 
@@ -221,10 +225,44 @@ def corrupted():
           "%s: a file that is no buffer refused by name (%d): %s" % (what, rc, err[-300:]))
 
 
+def whole_host_late_process():
+    what = "-a, a trainer started later"
+    work = tmpdir()
+    logdir = os.path.join(work, "logs")
+    # 8 s: another trainer on the host may arm the window at once.
+    rec = subprocess.Popen([ACCELTRACE, "record", "-j", "-a", "--duration", "8s",
+                            "--logdir", logdir], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(3)		# acceltrace attached, nothing to arm on yet
+    t = running_trainer("--steps", "0", "--duration", "30s", "--step-time", "1ms")
+    try:
+        out, err = rec.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        rec.kill()
+        out, err = rec.communicate()
+    if t:
+        t.stop()
+    if not check(rec.returncode == 0 and t, "%s: record exited %d: %s"
+                 % (what, rec.returncode, err[-800:])):
+        return
+    s = xspace.record_summary(out)
+    cap = capture_of(s)
+    pids = {}
+    for p in cap.space.planes:
+        smeta = {k: v.name for k, v in p.stat_metadata.items()}
+        for st in p.stats:
+            if smeta.get(st.metadata_id) == "acceltrace.pid":
+                pids[p.name] = st.int64_value
+    ops = [e for e in device_ops(cap) if pids.get(e.plane) == t.pid]
+    check(ops and s["spans"].get("device_op", 0) >= len(ops),
+          "%s: its device ops are in the capture (%d)" % (what, len(ops)))
+
+
 if __name__ == "__main__":
     require_root()
     ops_clock_and_links()  # noqa
     overrun()
     long_op_attached_late()
     corrupted()
+    whole_host_late_process()
     finish()

@@ -307,7 +307,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 /* ---------------------------------------------------------------- summary */
 
 static const enum span_kind summary_kinds[] = {
-	SPAN_EXECUTE, SPAN_DEVICE_MODULE, SPAN_DEVICE_STEP, SPAN_CALLBACK,
+	SPAN_EXECUTE, SPAN_DEVICE_MODULE, SPAN_DEVICE_STEP, SPAN_DEVICE_OP, SPAN_CALLBACK,
 	SPAN_H2D, SPAN_D2H, SPAN_INFEED, SPAN_OUTFEED, SPAN_COMPILE, SPAN_AWAIT,
 	SPAN_FILE_READ, SPAN_IOCTL, SPAN_DEVICE_WAIT, SPAN_HOST_OTHER,
 	SPAN_INSTANT_THREAD, SPAN_INSTANT_INTERRUPT,

@@ -35,6 +35,9 @@
 #include "lib/hashmap.h"
 #include "lib/log.h"
 
+/* Per record-loop tick: batches of at most this many records a buffer. */
+#define TICK_BATCHES 2
+#define TICK_BATCH_RECORDS 4096
 /* Running this long when the watch began: arms the window (see below). */
 #define LONG_EXECUTION_NS (1000 * 1000000ull)
 /* A converted time whose bound exceeds this is warned about. */
@@ -75,6 +78,9 @@ struct collect_devtrace {
 	/* The window's executions, both sides: (pid, launch id) -> cores seen
 	 * (a bit per core) on the device side; a marker on the host side. */
 	struct hashmap *dev_launches, *host_launches;
+	/* What earlier windows' captures already stated. */
+	struct devtrace_buffer_stats said;
+	uint64_t said_unmatched_ends;
 	struct collector *c;
 };
 
@@ -132,15 +138,9 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 
 static uint64_t host_ns(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
 {
-	double bound;
-	uint64_t h;
-
 	if (k->clock < 0)
 		return 0;
-	h = devtrace_clock__to_host(d->clocks[k->clock].clock, ts, &bound);
-	if (bound > d->worst_bound_ns)
-		d->worst_bound_ns = bound;
-	return h;
+	return devtrace_clock__to_host(d->clocks[k->clock].clock, ts, NULL);
 }
 
 static double bound_at(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
@@ -167,6 +167,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	struct collector *c = d->c;
 	struct capture_span s;
 	uint64_t start = host_ns(d, k, o->ts);
+	double bound;
 	int dev, track;
 	uint32_t name;
 
@@ -179,6 +180,9 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	 * attached, so what ended before cannot be in it. */
 	if (!c->window_open && end < capture__probes_attached(c->cap))
 		return;
+	bound = bound_at(d, k, o->ts);
+	if (bound > d->worst_bound_ns)
+		d->worst_bound_ns = bound;
 	dev = capture__device(c->cap, k->pid, k->ordinal, k->kind, 0, 0);
 	track = dev < 0 ? dev : capture__device_track(c->cap, dev, tk);
 	if (track < 0) {
@@ -233,7 +237,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	else
 		capture_span__add_double(&s, capture__intern_static(c->cap,
 								    "acceltrace.clock_bound_ns"),
-					 bound_at(d, k, o->ts));
+					 bound);
 	d->spans++;
 	collect_keep_span(c, &s);
 }
@@ -314,6 +318,8 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label)
 
 	if (!d) {
 		struct devtrace_reader_ops ops = { .on_run = on_run, .on_record = on_record };
+		struct devtrace_reader_opts ropts = { .sz = sizeof(ropts),
+						      .max_batch_records = TICK_BATCH_RECORDS };
 
 		d = calloc(1, sizeof(*d));
 		if (!d) {
@@ -324,7 +330,7 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label)
 		ops.ctx = d;
 		d->dev_launches = hashmap__new();
 		d->host_launches = hashmap__new();
-		d->reader = devtrace_reader__new(NULL, &ops);
+		d->reader = devtrace_reader__new(&ropts, &ops);
 		if (!d->reader) {
 			int err = -errno;
 
@@ -379,22 +385,31 @@ bool collect_devtrace_long_execution(struct collector *c)
 	return long_execution_at(c->devtrace, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec);
 }
 
-long collector__poll_devtrace(struct collector *c)
+/* Reads at most @batches batches (0: until caught up). */
+static long poll_batches(struct collector *c, int batches)
 {
 	long n, total = 0;
 
 	if (!c->devtrace || !c->cap)
 		return 0;
 	do {
-		n = devtrace_reader__poll(c->devtrace->reader, 64);
+		n = devtrace_reader__poll(c->devtrace->reader, batches ? batches : 64);
 		if (n < 0) {
 			log_warn("reading the devtrace buffers failed: %s", strerror(-n));
 			return n;
 		}
 		total += n;
-	} while (n > 0);
+	} while (n > 0 && !batches);
 	note_long_execution(c->devtrace);
 	return total;
+}
+
+long collector__poll_devtrace(struct collector *c)
+{
+	/* A tick of the record loop reads a bounded amount (the history a
+	 * ring holds at attach takes a few ticks), so the ring buffers and
+	 * the attach controller are never kept waiting long. */
+	return poll_batches(c, TICK_BATCHES);
 }
 
 bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t ordinal)
@@ -497,38 +512,47 @@ static void report_matching(struct collect_devtrace *d)
 	d->host_launches = hashmap__new();
 }
 
+/*
+ * Ends core @i's open spans at host time @end (those begun by then), with
+ * @flags; @keep: they still run (a later window draws them again).
+ */
+static void end_open_spans(struct collect_devtrace *d, size_t i, uint64_t end, uint16_t flags,
+			   bool keep)
+{
+	struct dt_core *k = &d->cores[i];
+	struct {
+		struct dt_open *o;
+		enum track_kind tk;
+		enum span_kind sk;
+		bool wait;
+	} opens[] = {
+		{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
+		{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
+		{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
+		{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
+	};
+
+	if (!k->known || k->clock < 0)
+		return;
+	for (size_t j = 0; j < sizeof(opens) / sizeof(opens[0]); j++) {
+		struct dt_open saved = *opens[j].o;
+
+		if (!saved.active || host_ns(d, k, saved.ts) > end)
+			continue;
+		emit(d, (int)i, k, opens[j].o, opens[j].tk, opens[j].sk, end, flags, NULL,
+		     opens[j].wait);
+		if (keep)
+			*opens[j].o = saved;
+		if (flags & SPAN_F_OPEN_AT_STOP)
+			d->c->st.open_at_stop++;
+	}
+}
+
 /* At stop: what is still running is drawn to the stop with its true start. */
 static void close_open(struct collect_devtrace *d)
 {
-	struct collector *c = d->c;
-
-	for (size_t i = 0; i < d->ncores; i++) {
-		struct dt_core *k = &d->cores[i];
-		struct {
-			struct dt_open *o;
-			enum track_kind tk;
-			enum span_kind sk;
-			bool wait;
-		} opens[] = {
-			{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
-			{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
-			{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
-			{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
-		};
-		struct dt_open saved;
-
-		if (!k->known || k->clock < 0)
-			continue;
-		for (size_t j = 0; j < sizeof(opens) / sizeof(opens[0]); j++) {
-			if (!opens[j].o->active || host_ns(d, k, opens[j].o->ts) > c->stop_ns)
-				continue;
-			saved = *opens[j].o;
-			emit(d, (int)i, k, opens[j].o, opens[j].tk, opens[j].sk, c->stop_ns,
-			     SPAN_F_OPEN_AT_STOP, NULL, opens[j].wait);
-			*opens[j].o = saved;	/* still running: a later window's too */
-			c->st.open_at_stop++;
-		}
-	}
+	for (size_t i = 0; i < d->ncores; i++)
+		end_open_spans(d, i, d->c->stop_ns, SPAN_F_OPEN_AT_STOP, true);
 }
 
 /* The owner exited: its cores' work in flight ends with it, marked. The
@@ -539,28 +563,10 @@ void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t t
 
 	if (!d)
 		return;
-	collector__poll_devtrace(c);
-	for (size_t i = 0; i < d->ncores; i++) {
-		struct dt_core *k = &d->cores[i];
-		struct {
-			struct dt_open *o;
-			enum track_kind tk;
-			enum span_kind sk;
-			bool wait;
-		} opens[] = {
-			{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
-			{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
-			{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
-			{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
-		};
-
-		if (!k->known || k->pid != pid || k->clock < 0)
-			continue;
-		for (size_t j = 0; j < sizeof(opens) / sizeof(opens[0]); j++)
-			if (opens[j].o->active && host_ns(d, k, opens[j].o->ts) <= ts)
-				emit(d, (int)i, k, opens[j].o, opens[j].tk, opens[j].sk, ts,
-				     SPAN_F_TARGET_EXITED, NULL, opens[j].wait);
-	}
+	poll_batches(c, 0);
+	for (size_t i = 0; i < d->ncores; i++)
+		if (d->cores[i].pid == pid)
+			end_open_spans(d, i, ts, SPAN_F_TARGET_EXITED, false);
 }
 
 void collect_devtrace_finish(struct collector *c)
@@ -570,22 +576,25 @@ void collect_devtrace_finish(struct collector *c)
 
 	if (!d)
 		return;
-	collector__poll_devtrace(c);
+	poll_batches(c, 0);
 	close_open(d);
 	report_matching(d);
+	/* Each window's capture states what was lost since the last one. */
 	devtrace_reader__totals(d->reader, &t);
-	if (t.lost)
+	if (t.lost > d->said.lost)
 		capture__count_loss(c->cap, "devtrace records lost (ring overwritten before read)",
-				    t.lost);
-	if (t.bad + t.unknown)
+				    t.lost - d->said.lost);
+	if (t.bad + t.unknown > d->said.bad + d->said.unknown)
 		capture__count_loss(c->cap, "devtrace records skipped (bad or unknown kind)",
-				    t.bad + t.unknown);
-	if (d->unmatched_ends)
+				    t.bad + t.unknown - d->said.bad - d->said.unknown);
+	if (d->unmatched_ends > d->said_unmatched_ends)
 		capture__count_loss(c->cap, "device spans whose begin was lost",
-				    d->unmatched_ends);
-	if (t.read_errors)
+				    d->unmatched_ends - d->said_unmatched_ends);
+	if (t.read_errors > d->said.read_errors)
 		capture__warn(c->cap, "%llu devtrace reads failed",
-			      (unsigned long long)t.read_errors);
+			      (unsigned long long)(t.read_errors - d->said.read_errors));
+	d->said = t;
+	d->said_unmatched_ends = d->unmatched_ends;
 	for (int i = 0; i < devtrace_reader__count(d->reader); i++) {
 		struct devtrace_buffer_stats st;
 

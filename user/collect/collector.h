@@ -110,7 +110,9 @@ void collector__free(struct collector *c);
  * buffer's index, or -errno.
  */
 int collector__add_devtrace(struct collector *c, int fd, const char *label);
-/* Reads what the devtrace buffers hold that is new: records read, or -errno. */
+/* Reads some of what the devtrace buffers hold that is new (a bounded
+ * amount, for one tick of the record loop; finish reads the rest): records
+ * read, or -errno. */
 long collector__poll_devtrace(struct collector *c);
 
 /* The probe_record_fn for probe_session: one record. */

@@ -46,6 +46,7 @@ struct dt_buffer {
 	uint64_t next;			/* next seq wanted */
 	uint64_t last_ts;		/* ts of the last record delivered */
 	unsigned int backwards;		/* records in a row with ts < last_ts */
+	bool planned;			/* a copy was planned since it was added */
 	struct dt_name *names;
 	size_t names_cap;
 	uint64_t names_have;
@@ -300,9 +301,15 @@ static long plan(struct devtrace_reader *r, const bool *ok, size_t *nreads)
 			continue;
 		oldest = w > cap ? w - cap + 1 : 1;
 		if (b->next < oldest) {
-			b->st.lost += oldest - b->next;
+			/* What the ring had dropped when first read is history
+			 * this reader never had; later gaps are losses. */
+			if (!b->planned && b->st.runs == 1)
+				b->st.before += oldest - b->next;
+			else
+				b->st.lost += oldest - b->next;
 			b->next = oldest;
 		}
+		b->planned = true;
 		n = w - b->next + 1;
 		if (n > share)
 			n = share;
@@ -546,6 +553,7 @@ void devtrace_reader__totals(const struct devtrace_reader *r, struct devtrace_bu
 
 		out->delivered += s->delivered;
 		out->lost += s->lost;
+		out->before += s->before;
 		out->torn += s->torn;
 		out->bad += s->bad;
 		out->unknown += s->unknown;

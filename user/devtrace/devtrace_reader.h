@@ -37,6 +37,8 @@ struct devtrace_buffer_stats {
 	char error[96];		/* why FAILED, or the last read error */
 	struct devtrace_header header;	/* the last valid header read */
 	__u64 delivered;	/* records handed to on_record */
+	__u64 before;		/* overwritten before the reader first read the
+				 * buffer (history it never had, not a loss) */
 	__u64 lost;		/* seqs never delivered: overwritten or torn */
 	__u64 torn;		/* of lost: the slot held another seq */
 	__u64 bad;		/* right seq, impossible contents: skipped */
