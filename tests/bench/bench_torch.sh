@@ -16,7 +16,7 @@
 #
 # Prints BENCH lines for report.py. Environment: BENCH_REPS (default 5),
 # BENCH_TORCH_STEPS (default 200), BENCH_TORCH_CONFIGS (default "off
-# acceltrace acceltrace_sched bpftrace profiler").
+# acceltrace acceltrace_sched daemon bpftrace profiler").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -78,18 +78,32 @@ run() {
 	bpftrace)
 		bpftrace -c "${train[*]}" "$work/torch.bt" >"$work/o.log" 2>"$work/e.log" &
 		tracer_cpu $! "$work/e.log" >"$work/cpu" ;;
+	daemon)
+		# The daemon as deployed, started first: it watches the host; a
+		# CPU-only loop uses no accelerator runtime, so it is not traced
+		# in detail, and this measures what the daemon costs it anyway.
+		"$acceltrace" daemon --listen off --socket "$work/d.sock" --logdir "$work/dlogs" \
+			--rule-crash false 2>"$work/d.log" &
+		local d=$! i
+		for i in $(seq 300); do
+			grep -q 'watching every' "$work/d.log" 2>/dev/null && break
+			sleep 0.1
+		done
+		"${train[@]}" >"$work/o.log" 2>"$work/e.log"
+		kill -TERM "$d"
+		wait "$d" 2>/dev/null || true ;;
 	esac
 }
 
 declare -A rate cpu noted
-read -r -a configs <<<"${BENCH_TORCH_CONFIGS:-off acceltrace acceltrace_sched bpftrace profiler}"
+read -r -a configs <<<"${BENCH_TORCH_CONFIGS:-off acceltrace acceltrace_sched daemon bpftrace profiler}"
 for ((r = 0; r < reps; r++)); do
 	for ((i = 0; i < ${#configs[@]}; i++)); do
 		c=${configs[(i + r) % ${#configs[@]}]}
 		run "$c"
 		v=$(rate_of "$work/o.log")
 		rate[$c]+=" $v"
-		[[ $c == off || $c == profiler ]] || cpu[$c]+=" $(cat "$work/cpu")"
+		[[ $c == off || $c == profiler || $c == daemon ]] || cpu[$c]+=" $(cat "$work/cpu")"
 		if [[ $v == nan && -z ${noted[$c]:-} ]]; then
 			noted[$c]=1
 			echo "NOTE torch.$c failed: $(cat "$work/o.log" "$work/e.log" | grep -v RLIMIT_MEMLOCK | grep -m1 -i 'error' || tail -1 "$work/e.log")"
@@ -101,6 +115,6 @@ for c in "${configs[@]}"; do
 	echo "BENCH torch.$c steps/s${rate[$c]}"
 done
 for c in "${configs[@]}"; do
-	[[ $c == off || $c == profiler ]] && continue
+	[[ $c == off || $c == profiler || $c == daemon ]] && continue
 	echo "BENCH torch.$c.tracer_cpu %${cpu[$c]}"
 done

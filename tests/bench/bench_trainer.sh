@@ -12,6 +12,8 @@
 #
 # Prints BENCH lines (tests/bench/bench.h) for report.py. Environment:
 # BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8),
+# BENCH_TRAINER_STEP_TIME (default 100us: 10k steps/s) and BENCH_TRAINER_NAME
+# (the rows' prefix, default trainer: run_bench.sh also runs trainer1k, 1 ms),
 # BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched daemon bpftrace").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-load=(--steps 0 --duration "${secs}s" --step-time 100us --fetch-every 0
+name=${BENCH_TRAINER_NAME:-trainer}
+load=(--steps 0 --duration "${secs}s" --step-time "${BENCH_TRAINER_STEP_TIME:-100us}" --fetch-every 0
       --batch-bytes 4096 --data-dir "$work/data")
 
 # Steps per second from a trainer log: its "done steps=N" line.
@@ -173,7 +176,7 @@ for ((r = 0; r < reps; r++)); do
 		rate[$c]+=" $v"
 		if [[ $v == nan && -z ${noted[$c]:-} ]]; then
 			noted[$c]=1
-			echo "NOTE trainer.$c failed: $(grep -v RLIMIT_MEMLOCK "$work/t.log" | grep -m1 -i 'error' || tail -1 "$work/t.log")"
+			echo "NOTE $name.$c failed: $(grep -v RLIMIT_MEMLOCK "$work/t.log" | grep -m1 -i 'error' || tail -1 "$work/t.log")"
 		fi
 		if [[ $c != off ]]; then
 			cpu[$c]+=" $(cat "$work/cpu")"
@@ -183,9 +186,9 @@ for ((r = 0; r < reps; r++)); do
 done
 
 for c in "${configs[@]}"; do
-	echo "BENCH trainer.$c steps/s${rate[$c]}"
+	echo "BENCH $name.$c steps/s${rate[$c]}"
 done
 for c in "${configs[@]}"; do
 	[[ $c == off ]] && continue
-	echo "BENCH trainer.$c.tracer_cpu %${cpu[$c]}"
+	echo "BENCH $name.$c.tracer_cpu %${cpu[$c]}"
 done

@@ -237,6 +237,14 @@ def build(t):
           get("trainer.acceltrace.tracer_cpu"), "%", 1)
     t.row("simulated trainer: acceltrace --sched, own CPU", get("trainer.acceltrace_sched.tracer_cpu"), "%", 1)
     t.row("simulated trainer: acceltrace daemon, own CPU", get("trainer.daemon.tracer_cpu"), "%", 1)
+    t.row("simulated trainer at 1k steps/s, nothing attached (steps/s)", get("trainer1k.off"),
+          "steps/s")
+    t.row("simulated trainer at 1k steps/s: acceltrace, default probes",
+          slowdown("trainer1k.acceltrace", "trainer1k.off"), "%", 1)
+    t.row("simulated trainer at 1k steps/s: acceltrace daemon, default settings",
+          slowdown("trainer1k.daemon", "trainer1k.off"), "%", 1, 1, "<=", "≤ 1 %")
+    t.row("simulated trainer at 1k steps/s: bpftrace",
+          slowdown("trainer1k.bpftrace", "trainer1k.off"), "%", 1)
     t.row("simulated trainer: bpftrace's own CPU", get("trainer.bpftrace.tracer_cpu"), "%", 1)
     t.row("PyTorch loop, 2 DataLoader workers, nothing attached (steps/s)", get("torch.off"), "steps/s", 1)
     a = t.row("PyTorch: acceltrace, default probes",
@@ -245,6 +253,8 @@ def build(t):
           slowdown("torch.acceltrace_sched", "torch.off"), "%", 1, 3, "<=", "≤ 3 %")
     b = t.row("PyTorch: bpftrace, the same probes counted",
               slowdown("torch.bpftrace", "torch.off"), "%", 1)
+    t.row("PyTorch: acceltrace daemon, default settings (the loop is not an accelerator user)",
+          slowdown("torch.daemon", "torch.off"), "%", 1, 1, "<=", "≤ 1 %")
     p = t.row("PyTorch: torch.profiler, default activities",
               slowdown("torch.profiler", "torch.off"), "%", 1)
     t.row("PyTorch: acceltrace's own CPU while the loop ran (% of one core)",

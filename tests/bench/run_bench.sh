@@ -71,7 +71,12 @@ for b in $only; do
 		"$out/bench/bench_collector" ;;
 	writer) step writer "$out/bench/bench_writer" ;;
 	devtrace) step devtrace "$out/bench/bench_devtrace" ;;
-	trainer) step trainer "$here/bench_trainer.sh" "$out" ;;
+	trainer)
+		step trainer "$here/bench_trainer.sh" "$out"
+		# The same at 1k steps/s (the daemon's other target rate).
+		step trainer1k env BENCH_TRAINER_NAME=trainer1k BENCH_TRAINER_STEP_TIME=1ms \
+			BENCH_TRAINER_CONFIGS="off acceltrace daemon bpftrace" \
+			"$here/bench_trainer.sh" "$out" ;;
 	torch) step torch "$here/bench_torch.sh" "$out" ;;
 	esac
 done

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,9 +143,74 @@ static void test_server(void)
 	rmdir(dir);
 }
 
+static int ids[4], n_ids;
+
+static void note_id(void *ctx, int client, const struct control_request *rq)
+{
+	(void)ctx;
+	(void)rq;
+	if (n_ids < 4)
+		ids[n_ids++] = client;
+}
+
+/* A raw client in this process: connect, send a request, no waiting. */
+static int raw_client(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *line = "trigger duration_ns=0 at_ns=0 session=-\n";
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+		return -1;
+	return fd;
+}
+
+/* A reply meant for a client that left does not reach the next client
+ * given its slot. */
+static void test_slot_reuse(void)
+{
+	char dir[] = "/tmp/at-control-XXXXXX", path[128], buf[64];
+	struct control_server *s;
+	int a, b;
+	ssize_t n;
+
+	if (!ASSERT_OK_PTR(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/d.sock", dir);
+	s = control_server__new(path);
+	if (!ASSERT_OK_PTR(s, "server"))
+		return;
+	n_ids = 0;
+	a = raw_client(path);
+	for (int i = 0; i < 100 && n_ids < 1; i++, usleep(1000))
+		control_server__poll(s, note_id, NULL);
+	close(a);
+	for (int i = 0; i < 10; i++, usleep(1000))
+		control_server__poll(s, note_id, NULL);	/* notices it left */
+	b = raw_client(path);
+	for (int i = 0; i < 100 && n_ids < 2; i++, usleep(1000))
+		control_server__poll(s, note_id, NULL);
+	if (ASSERT_EQ(n_ids, 2, "both requests arrived")) {
+		ASSERT_NEQ(ids[0], ids[1], "the second client has an id of its own");
+		control_server__reply(s, ids[0], "ok /for/the/first");
+		n = recv(b, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		ASSERT_TRUE(n < 0 && errno == EAGAIN, "the first's reply does not reach the second");
+		control_server__reply(s, ids[1], "ok /for/the/second");
+		n = recv(b, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		ASSERT_STREQ(buf, "ok /for/the/second\n", "the second gets its own");
+	}
+	close(b);
+	control_server__free(s, NULL);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_protocol();
 	test_server();
+	test_slot_reuse();
 	return test_exit();
 }

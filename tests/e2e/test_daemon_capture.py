@@ -43,7 +43,10 @@ def executes_match(what, s, tp, pid):
                               if (e.line.id & 0xffffffff) == pid)
     recs = [r for r in truth(tp, pid) if r["type"] == "execute"]
     inside, over = truth_split(recs, "t_call", "t_return", s, lambda r: r["launch_id"])
-    check_bounds(what, got, inside, over)
+    # Losses (a ring buffer full on a loaded host) explain missing spans:
+    # the capture's warnings say so, and so does the failure.
+    lost = [w for w in cap.space.warnings if "ring buffer" in w or "lost" in w]
+    check_bounds(what + (" (capture warns: %s)" % lost if lost else ""), got, inside, over)
     return cap
 
 
@@ -85,8 +88,11 @@ def triggers_and_rule():
         check(KEEP_S + 2 - 0.1 <= window_s(s) <= KEEP_S + 2 + TRIM_SLACK_S,
               "the capture spans the %d s before the trigger and 2 s after: %.2f s"
               % (KEEP_S, window_s(s)))
-        check(abs(s["window_stop_ns"] - (before + 2e9)) < 0.3e9,
-              "it stops 2 s after the trigger")
+        # The trigger is when the daemon reads the request: a process start
+        # and a loop turn after `before`.
+        check(0 <= s["window_stop_ns"] - (before + 2e9) < 1e9,
+              "it stops 2 s after the trigger (%.3f s after before + 2 s)"
+              % ((s["window_stop_ns"] - before - 2e9) / 1e9))
         executes_match("trigger: executes of the %d s before and 2 s after" % KEEP_S,
                        s, tp, t.pid)
 

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -114,7 +115,10 @@ def truth_input_wait(tp, pid, t0, t1):
 def main():
     work = tmpdir()
     port = free_port()
-    d = Daemon(work, "--flight-recorder", "5s", listen="127.0.0.1:%d" % port)
+    textfile = os.path.join(work, "textfile", "acceltrace.prom")
+    os.makedirs(os.path.dirname(textfile))
+    d = Daemon(work, "--flight-recorder", "5s", "--textfile", textfile,
+               "--textfile-interval", "1s", listen="127.0.0.1:%d" % port)
     if not d.wait_ready():
         d.stop()
         return
@@ -143,6 +147,24 @@ def main():
     p = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
                        text=True)
     check(p.returncode == 0, "promtool check metrics: %s%s" % (p.stdout, p.stderr))
+    # The port serves the metrics and nothing else.
+    try:
+        status = http_get("http://127.0.0.1:%d/" % port)[0]
+    except urllib.error.HTTPError as e:
+        status = e.code
+    check(status == 404, "only /metrics is served: / answered %s" % status)
+    # node_exporter's textfile: the same exposition, written whole.
+    try:
+        with open(textfile) as f:
+            tf = f.read()
+    except OSError as e:
+        tf = ""
+        check(False, "the textfile was written: %s" % e)
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=tf, capture_output=True, text=True)
+    check(tf and p.returncode == 0, "promtool check metrics on the textfile: %s%s"
+          % (p.stdout, p.stderr))
+    check('acceltrace_step_seconds_count{pid="%d"' % b.pid in tf,
+          "the textfile reports the running trainers")
 
     sum_now = prom.query("acceltrace_step_seconds_sum", at)
     cnt_now = prom.query("acceltrace_step_seconds_count", at)

@@ -247,9 +247,14 @@ static void count_losses(struct collector *c)
 	if (c->ps) {
 		probe_session__losses(c->ps, losses);
 		for (int i = 0; i < LOSS_KIND_MAX; i++)
-			if (losses[i])
-				capture__count_loss(c->cap, loss_kind_name(i), losses[i]);
+			if (losses[i] > c->losses_reported[i])
+				capture__count_loss(c->cap, loss_kind_name(i),
+						    losses[i] - c->losses_reported[i]);
 		probe_session__skipped(c->ps, &rt_skipped, &k_skipped);
+		rt_skipped -= rt_skipped < c->rt_skipped_reported ? rt_skipped :
+							   c->rt_skipped_reported;
+		k_skipped -= k_skipped < c->k_skipped_reported ? k_skipped :
+							 c->k_skipped_reported;
 		if (rt_skipped)
 			capture__count_loss(c->cap, "runtime probe hits the kernel skipped (BPF recursion guard)",
 					    rt_skipped);
@@ -298,5 +303,10 @@ int collector__finish(struct collector *c)
 	collect_devtrace_finish(c);
 	add_steps(c);
 	count_losses(c);
+	/* The next window reports what is lost after this one's. */
+	if (c->ps) {
+		probe_session__losses(c->ps, c->losses_reported);
+		probe_session__skipped(c->ps, &c->rt_skipped_reported, &c->k_skipped_reported);
+	}
 	return capture__set_window(c->cap, c->start_ns, c->stop_ns);
 }

@@ -100,6 +100,11 @@ struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
 	struct probe_session *ps;	/* read only: open calls, losses */
+	/* The session's loss counters when the last window finished: each
+	 * window reports the losses since (the first: since the probes were
+	 * attached), none twice. */
+	uint64_t losses_reported[LOSS_KIND_MAX];
+	uint64_t rt_skipped_reported, k_skipped_reported;
 	struct control_ops ctl;		/* where control records go */
 	bool sched_switch;
 	struct collector_stats st;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,6 +106,9 @@ bad:
 
 struct client {
 	int fd;			/* -1: free */
+	/* Bumped each time the slot is taken: a reply meant for a client that
+	 * left never reaches the next one in its slot. */
+	unsigned int gen;
 	bool asked;		/* its request went to the daemon: await reply */
 	size_t len;
 	char buf[CONTROL_MAX_LINE];
@@ -252,6 +256,7 @@ static void accept_clients(struct control_server *s)
 			continue;
 		}
 		s->clients[i].fd = fd;
+		s->clients[i].gen++;
 		if (!allowed(fd)) {
 			log_warn("refused a control client that is neither root nor the daemon's user");
 			say(&s->clients[i], "error permission denied");
@@ -289,7 +294,7 @@ static void read_client(struct control_server *s, int i, control_request_fn fn, 
 		return;
 	}
 	c->asked = true;
-	fn(ctx, i, &rq);
+	fn(ctx, (int)(c->gen % (INT_MAX / MAX_CLIENTS)) * MAX_CLIENTS + i, &rq);
 }
 
 void control_server__poll(struct control_server *s, control_request_fn fn, void *ctx)
@@ -313,9 +318,15 @@ void control_server__poll(struct control_server *s, control_request_fn fn, void 
 
 void control_server__reply(struct control_server *s, int client, const char *line)
 {
-	if (client < 0 || client >= MAX_CLIENTS || s->clients[client].fd < 0)
+	struct client *c;
+
+	if (client < 0)
 		return;
-	say(&s->clients[client], line);
+	c = &s->clients[client % MAX_CLIENTS];
+	if (c->fd < 0 || !c->asked ||
+	    (int)(c->gen % (INT_MAX / MAX_CLIENTS)) != client / MAX_CLIENTS)
+		return;
+	say(c, line);
 }
 
 void control_server__free(struct control_server *s, const char *last_words)

@@ -47,7 +47,8 @@ struct control_server *control_server__new(const char *path);
 /* Accepts clients and reads what they sent, without blocking; each whole
  * request goes to @fn, bad ones are answered with an error here. */
 void control_server__poll(struct control_server *s, control_request_fn fn, void *ctx);
-/* Answers @client with one line (without its newline) and closes it. */
+/* Answers @client (as @fn was given it) with one line (without its
+ * newline) and closes it; a client that left meanwhile is skipped. */
 void control_server__reply(struct control_server *s, int client, const char *line);
 /* Answers every client still waiting, closes and removes the socket. */
 void control_server__free(struct control_server *s, const char *last_words);

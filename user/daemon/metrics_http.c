@@ -107,15 +107,18 @@ struct metrics_http *metrics_http__start(const char *addr, uint16_t port)
 	if (!h)
 		return NULL;
 	pthread_mutex_init(&h->lock, NULL);
+	errno = 0;
 	h->mhd = MHD_start_daemon(flags, port, NULL, NULL, on_request, h,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, 64u,
 				  MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 				  MHD_OPTION_END);
 	if (!h->mhd) {
+		int err = errno ? errno : EADDRINUSE;
+
 		pthread_mutex_destroy(&h->lock);
 		free(h);
-		errno = EADDRINUSE;
+		errno = err;
 		return NULL;
 	}
 	return h;
