@@ -201,6 +201,11 @@ const char *capture__string(const struct capture *c, uint32_t id)
 	return strtab__str(c->strs, id);
 }
 
+uint32_t capture__string_id(const struct capture *c, const char *s)
+{
+	return strtab__find(c->strs, s, strlen(s));
+}
+
 size_t capture__num_strings(const struct capture *c)
 {
 	return strtab__count(c->strs);

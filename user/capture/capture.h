@@ -315,6 +315,8 @@ bool capture__is_finalized(const struct capture *c);
 
 /* NULL for an id that was never returned by capture__intern. */
 const char *capture__string(const struct capture *c, uint32_t id);
+/* The id of string @s if the capture holds it, else 0 (the empty string). */
+uint32_t capture__string_id(const struct capture *c, const char *s);
 /* Ids run from 0 to capture__num_strings() - 1 (for tables indexed by id). */
 size_t capture__num_strings(const struct capture *c);
 const char *capture__hostname(const struct capture *c);

@@ -4,9 +4,15 @@
  * collector (collector__add_devtrace) become spans on the device tracks:
  *
  *   MODULE_BEGIN..END  -> XLA Modules  (correlation_id = the launch id)
- *   STEP_BEGIN..END    -> Steps        (group_id = step_num = the step)
  *   OP_BEGIN..END      -> XLA Ops      (hlo_category, flops, bytes_accessed,
- *                                       program_id, group_id)
+ *                                       program_id, launch_id)
+ *
+ * STEP records are not drawn: the device marks every execution of every
+ * program as a step, training or not, while XProf's Steps are the training
+ * steps. The window's steps are the executions of the dominant program
+ * (analyze/steps.h), chosen among these modules as among the runtime's, and
+ * the writer numbers them (step_num, group_id) by launch, for the host's
+ * Execute, the module and its ops alike.
  *   INFEED_WAIT_*      -> XLA Ops, nested in its infeed op: the device
  *                         waiting for host data (hlo_category "infeed")
  *
@@ -58,7 +64,18 @@ struct dt_core {
 	int clock;		/* index into collect_devtrace.clocks */
 	char kind[32];
 	char module[DEVTRACE_NAME_MAX + 1];
-	struct dt_open module_open, step_open, op_open, wait_open;
+	struct dt_open module_open, op_open, wait_open;
+	/*
+	 * The last span made per kind (module, op, wait): its end, in device
+	 * ticks and host ns, and for a wait its start. A span's ends are
+	 * converted when it ends, with the fit of that moment, so one tick
+	 * converts to host times a nanosecond or so apart across a refit;
+	 * spans that touch on the device must touch in the capture, not
+	 * overlap (an overlap puts one on a line of its own), and a wait
+	 * must stay inside its op.
+	 */
+	uint64_t prev_end_ts[3], prev_end_ns[3];
+	uint64_t wait_start_ns;
 };
 
 struct dt_clock {
@@ -159,6 +176,40 @@ static uint32_t name_of(struct collect_devtrace *d, int buf, uint32_t id, const 
 	return capture__intern(d->c->cap, s ? s : fallback);
 }
 
+/*
+ * @start and @end of a span of @kind (0 module, 1 op, 2 wait) that began at
+ * device tick @ts0 and ended at @ts1 (UINT64_MAX: open at the stop): no
+ * earlier than the previous span of its kind that ended by @ts0, and an op
+ * around the wait just made. See dt_core.prev_end_ts.
+ */
+static void snap_to_neighbours(struct dt_core *k, int kind, uint64_t ts0, uint64_t ts1,
+			       uint64_t *start, uint64_t *end)
+{
+	if (k->prev_end_ns[kind] && ts0 >= k->prev_end_ts[kind] &&
+	    *start < k->prev_end_ns[kind])
+		*start = k->prev_end_ns[kind];
+	/* A wait shares the ops' line: no earlier than the op before its own. */
+	if (kind == 2 && k->prev_end_ns[1] && ts0 >= k->prev_end_ts[1] &&
+	    *start < k->prev_end_ns[1])
+		*start = k->prev_end_ns[1];
+	if (kind == 1 && k->prev_end_ns[2] && k->prev_end_ts[2] <= ts1 &&
+	    k->prev_end_ts[2] >= ts0) {
+		/* The wait inside this op (made first: it ended first). */
+		if (k->wait_start_ns && k->wait_start_ns < *start)
+			*start = k->wait_start_ns;
+		if (k->prev_end_ns[2] > *end)
+			*end = k->prev_end_ns[2];
+	}
+	if (*end < *start)
+		*end = *start;
+	if (ts1 != UINT64_MAX) {
+		k->prev_end_ts[kind] = ts1;
+		k->prev_end_ns[kind] = *end;
+	}
+	if (kind == 2)
+		k->wait_start_ns = *start;
+}
+
 /* Emits the span @o opened, ending at host time @end (0: no clock yet). */
 static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct dt_open *o,
 		 enum track_kind tk, enum span_kind sk, uint64_t end, uint16_t flags,
@@ -176,6 +227,8 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 		d->no_clock++;
 		return;
 	}
+	snap_to_neighbours(k, sk == SPAN_DEVICE_MODULE ? 0 : infeed_wait ? 2 : 1, o->ts,
+			   end_rec ? end_rec->ts : UINT64_MAX, &start, &end);
 	/* History the ring held at attach: a window opens after the probes
 	 * attached, so what ended before cannot be in it. */
 	if (!c->window_open && end < capture__probes_attached(c->cap))
@@ -189,8 +242,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 		collect_out_of_memory(c);
 		return;
 	}
-	/* Steps are named by their program, as the runtime's steps are. */
-	if (sk == SPAN_DEVICE_STEP || sk == SPAN_DEVICE_MODULE) {
+	if (sk == SPAN_DEVICE_MODULE) {
 		name = capture__intern(c->cap, k->module[0] ? k->module : "module");
 	} else {
 		name = name_of(d, buf, o->name_id, infeed_wait ? "infeed" : "op");
@@ -204,13 +256,8 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	if (end_rec && (end_rec->flags & DEVTRACE_RF_CANCELLED))
 		s.flags |= SPAN_F_ERROR;
 	switch (sk) {
-	case SPAN_DEVICE_STEP:
-		collect_span_stat(c, &s, "group_id", o->step);
-		collect_span_stat(c, &s, "step_num", o->step);
-		break;
 	case SPAN_DEVICE_MODULE:
 		collect_span_stat(c, &s, "launch_id", o->corr);
-		collect_span_stat(c, &s, "group_id", o->step);
 		collect_span_stat(c, &s, "program_id", o->name_id);
 		break;
 	default: {
@@ -219,7 +266,6 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 		if (cat)
 			capture_span__add_str(&s, capture__intern_static(c->cap, "hlo_category"),
 					      capture__intern_static(c->cap, cat));
-		collect_span_stat(c, &s, "group_id", o->step);
 		collect_span_stat(c, &s, "program_id", k->module_open.name_id);
 		if (end_rec && !infeed_wait) {
 			collect_span_stat(c, &s, "flops", end_rec->flops);
@@ -229,7 +275,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 			collect_span_stat(c, &s, "acceltrace.infeed_wait", 1);
 	}
 	}
-	/* Modules and steps: the clock fit's error bound at their start, so
+	/* Modules: the clock fit's error bound at their start, so
 	 * the capture says how far its device times can be trusted; ops
 	 * (out of room for both): their execution. */
 	if (sk == SPAN_DEVICE_OP)
@@ -270,8 +316,8 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 		snprintf(k->module, sizeof(k->module), "%s", name ? name : "");
 		break;
 	case DEVTRACE_STEP_BEGIN:
-		open_span(&k->step_open, r);
-		break;
+	case DEVTRACE_STEP_END:
+		break;		/* steps are chosen at the window's end */
 	case DEVTRACE_OP_BEGIN:
 		open_span(&k->op_open, r);
 		break;
@@ -279,7 +325,6 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 		open_span(&k->wait_open, r);
 		break;
 	case DEVTRACE_MODULE_END:
-	case DEVTRACE_STEP_END:
 	case DEVTRACE_OP_END:
 	case DEVTRACE_INFEED_WAIT_END: {
 		static const struct {
@@ -287,12 +332,10 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 			enum span_kind sk;
 		} map[] = {
 			[DEVTRACE_MODULE_END] = { TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE },
-			[DEVTRACE_STEP_END] = { TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP },
 			[DEVTRACE_OP_END] = { TRACK_DEVICE_OPS, SPAN_DEVICE_OP },
 			[DEVTRACE_INFEED_WAIT_END] = { TRACK_DEVICE_OPS, SPAN_DEVICE_OP },
 		};
 		struct dt_open *o = r->kind == DEVTRACE_MODULE_END ? &k->module_open :
-				    r->kind == DEVTRACE_STEP_END ? &k->step_open :
 				    r->kind == DEVTRACE_OP_END ? &k->op_open : &k->wait_open;
 
 		/* An end whose begin was overwritten before it was read (or
@@ -527,7 +570,6 @@ static void end_open_spans(struct collect_devtrace *d, size_t i, uint64_t end, u
 		bool wait;
 	} opens[] = {
 		{ &k->module_open, TRACK_DEVICE_MODULES, SPAN_DEVICE_MODULE, false },
-		{ &k->step_open, TRACK_DEVICE_STEPS, SPAN_DEVICE_STEP, false },
 		{ &k->op_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, false },
 		{ &k->wait_open, TRACK_DEVICE_OPS, SPAN_DEVICE_OP, true },
 	};

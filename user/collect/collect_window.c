@@ -215,15 +215,10 @@ static void add_steps(struct collector *c)
 		return;
 	for (size_t i = 0; i < c->n_execs; i++) {
 		const struct step_candidate *m = &c->execs[i];
-		const struct capture_device *dev;
 		struct capture_span s;
 		int track;
 
 		if (m->program != program)
-			continue;
-		/* A devtrace buffer gave this device its own steps. */
-		dev = capture__device_info(c->cap, m->device);
-		if (dev && collect_devtrace_covers(c, dev->pid, dev->core))
 			continue;
 		track = capture__device_track(c->cap, m->device, TRACK_DEVICE_STEPS);
 		if (track < 0) {

@@ -116,6 +116,7 @@ struct xw {
 	size_t nev, ev_cap;
 	uint32_t st_corr, st_true_start, st_true_end, st_clipped;
 	uint32_t st_group, st_step_num;
+	uint32_t k_launch_id;		/* the capture's "launch_id" key, or 0 */
 	struct step_groups groups;	/* correlation id -> step number */
 	uint32_t st_flags[NUM_FLAG_STATS];
 
@@ -169,6 +170,7 @@ static void plane_reset(struct xw *w, bool device_plane)
 	w->nev = 0;
 	w->st_corr = w->st_true_start = w->st_true_end = w->st_clipped = 0;
 	w->st_group = w->st_step_num = 0;
+	w->k_launch_id = capture__string_id(w->c, "launch_id");
 	memset(w->st_flags, 0, sizeof(w->st_flags));
 }
 
@@ -284,16 +286,36 @@ static void stat_int(XStat *st, uint32_t id, int64_t v)
 }
 
 /*
- * XProf's grouping: `group_id` on every event of a step's launch, and
- * `step_num` on the Steps events (step_groups.h). Returns the new count.
+ * The launch an event belongs to: its correlation id, or for device ops,
+ * which carry no correlation (XProf would draw a flow to each), their
+ * launch_id argument. 0 when none.
+ */
+static uint64_t launch_of(const struct xw *w, const struct capture_span *s)
+{
+	if (s->correlation_id)
+		return s->correlation_id;
+	if (s->kind != SPAN_DEVICE_OP || !w->k_launch_id)
+		return 0;
+	for (uint32_t i = 0; i < s->nargs && i < CAPTURE_MAX_ARGS; i++)
+		if (s->args[i].key == w->k_launch_id &&
+		    s->args[i].type == ARG_U64)
+			return s->args[i].value.u;
+	return 0;
+}
+
+/*
+ * XProf's grouping: `group_id` on every event of a step's launch (the
+ * host's Execute, the device's module and its ops), and `step_num` on the
+ * Steps events (step_groups.h). Returns the new count.
  */
 static int group_stats(struct xw *w, const struct capture_span *s, XStat *st,
 		       XStat **sp, size_t n)
 {
+	uint64_t launch = launch_of(w, s);
 	int64_t step;
 	uint32_t id;
 
-	if (!step_groups__find(&w->groups, s->correlation_id, &step))
+	if (!launch || !step_groups__find(&w->groups, launch, &step))
 		return n;
 	id = fixed_stat(w, &w->st_group, "group_id");
 	if (!id)
@@ -412,7 +434,7 @@ static size_t max_stats(const struct xw *w, const struct capture_span *s)
 	size_t n = s->nargs < CAPTURE_MAX_ARGS ? s->nargs : CAPTURE_MAX_ARGS;
 
 	n += s->correlation_id != 0;
-	n += s->correlation_id ? 2 : 0;	/* group_id, step_num */
+	n += s->correlation_id || s->kind == SPAN_DEVICE_OP ? 2 : 0;	/* group_id, step_num */
 	n += span_is_clipped(s, w->ws, w->we) ? 3 : 0;
 	for (size_t f = 0; f < NUM_FLAG_STATS; f++)
 		n += !!(s->flags & flag_stats[f].flag);
