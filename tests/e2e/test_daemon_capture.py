@@ -46,7 +46,13 @@ def executes_match(what, s, tp, pid):
     # Losses (a ring buffer full on a loaded host) explain missing spans:
     # the capture's warnings say so, and so does the failure.
     lost = [w for w in cap.space.warnings if "ring buffer" in w or "lost" in w]
-    check_bounds(what + (" (capture warns: %s)" % lost if lost else ""), got, inside, over)
+    # Where the missing ones lie, relative to the window's stop (ms).
+    missing = sorted((r["t_return"] - s["window_stop_ns"]) / 1e6 for r in recs
+                     if r["launch_id"] in (inside - got))
+    note = " (capture warns: %s)" % lost if lost else ""
+    if missing:
+        note += " (missing end %.1f to %.1f ms from the stop)" % (missing[0], missing[-1])
+    check_bounds(what + note, got, inside, over)
     return cap
 
 

@@ -346,7 +346,8 @@ static int start(struct daemon *d)
 
 static void stop_pending(struct daemon *d)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = d->o.stop_at_ns && *d->o.stop_at_ns ? *d->o.stop_at_ns :
+			clock_ns(CLOCK_MONOTONIC);
 
 	if (!d->pending.active)
 		return;

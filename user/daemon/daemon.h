@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "daemon/daemon_config.h"
 
@@ -25,8 +26,11 @@ struct daemon_opts {
 	const volatile sig_atomic_t *stops;
 	const volatile sig_atomic_t *reloads;
 	const volatile sig_atomic_t *triggers;
+	/* When the first stop came (CLOCK_MONOTONIC); NULL or 0: when the
+	 * loop saw it. A capture in progress ends there. */
+	const volatile uint64_t *stop_at_ns;
 };
-#define daemon_opts__last_field triggers
+#define daemon_opts__last_field stop_at_ns
 
 /* Runs until stopped; 0 after a clean stop, -errno when it could not
  * start (the reason logged). */
