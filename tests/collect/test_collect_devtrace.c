@@ -4,10 +4,12 @@
  * the format's page (docs/devtrace.md), not by the simulator: a device
  * clock 50 ppm fast and 2 s ahead of the host, one whole execution of two
  * ops (one an infeed that waits for data), and a second execution whose op
- * is still running at the stop, begun before the window. Checked: the
- * lines each span lands on, converted times within 10 us, op stats, the
- * open op kept with its true start and marked, the module joined to its
- * host Execute by launch id.
+ * is still running at the stop, begun before the window; and a second
+ * core of the same device (same run_id) with no clock pair but its
+ * header's, whose op 2 s later is converted by the first core's pairs
+ * (its own pair alone would be 100 us off). Checked: the lines each span
+ * lands on, converted times within 10 us, op stats, the open op kept with
+ * its true start and marked, the module's correlation (the launch id).
  */
 #include <fcntl.h>
 #include <linux/types.h>
@@ -21,7 +23,10 @@
 #define RATE 1000000000ull
 #define CAP 64
 
+#define STOP (3000 * MS)
+
 static char path[] = "/tmp/acceltrace-coldt.XXXXXX";
+static char path2[] = "/tmp/acceltrace-coldt2.XXXXXX";
 
 /* The device clock: 50 ppm fast, 2 s ahead. */
 static uint64_t dev(uint64_t host)
@@ -94,6 +99,31 @@ static void write_buffer(void)
 	ASSERT_EQ(pwrite(fd_out, &h.magic, 8, 0), 8, "magic");
 }
 
+/* Core 0: the header's pair only, one op at 2 s (after the window opened). */
+static void write_second_core(void)
+{
+	struct devtrace_header h = {
+		.version = DEVTRACE_VERSION, .header_size = 4096, .record_size = 64,
+		.name_size = 64, .name_capacity = 64, .core = 0, .names_offset = 4096,
+		.records_offset = 8192, .record_capacity = CAP, .clock_rate_hz = RATE,
+		.run_id = 77, .num_cores = 2, .sync_host_ns = 1 * MS, .sync_device_ts = dev(1 * MS),
+		.device_kind = "TPU test", .owner_pid = 4242, .name_count = 2,
+	};
+
+	seq = 0;
+	ASSERT_OK(ftruncate(fd_out, 8192 + CAP * 64), "size");
+	name(0, DEVTRACE_NAME_MODULE, "train_step");
+	name(1, DEVTRACE_NAME_OP, "dot.9");
+	rec(DEVTRACE_MODULE_BEGIN, 2000 * MS, 0, 0, 7, 3, 1);
+	rec(DEVTRACE_OP_BEGIN, 2000 * MS, 1, DEVTRACE_CAT_DOT, 7, 3, 0);
+	rec(DEVTRACE_OP_END, 2001 * MS, 1, DEVTRACE_CAT_DOT, 7, 3, 0);
+	rec(DEVTRACE_MODULE_END, 2001 * MS, 0, 0, 7, 3, 1);
+	h.write_seq = h.begin_seq = seq;
+	ASSERT_EQ(pwrite(fd_out, &h, sizeof(h), 0), (ssize_t)sizeof(h), "header");
+	h.magic = DEVTRACE_MAGIC;
+	ASSERT_EQ(pwrite(fd_out, &h.magic, 8, 0), 8, "magic");
+}
+
 static const struct capture_span *find(const struct capture *cap, const char *what,
 				       enum span_kind kind)
 {
@@ -129,12 +159,19 @@ int main(void)
 	const struct capture_span *s;
 	struct collector *col = NULL;
 	struct capture *cap = NULL;
-	int fd;
+	int fd, fd2;
 
 	fd_out = mkstemp(path);
 	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
 		return test_exit();
 	write_buffer();
+	fd2 = fd_out;
+	fd_out = mkstemp(path2);
+	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
+		return test_exit();
+	write_second_core();
+	close(fd_out);
+	fd_out = fd2;
 	cap = capture__new(&copts);
 	o.capture = cap;
 	col = collector__new(&o);
@@ -145,14 +182,21 @@ int main(void)
 	ASSERT_EQ(collector__add_devtrace(col, fd, path), 0, "add");
 	ASSERT_OK(collector__open_window(col, 12 * MS), "open window");
 	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
-	collector__begin_close(col, 20 * MS);
+	/* The second core's buffer joins later; the first's pairs serve it. */
+	fd = open(path2, O_RDONLY);
+	ASSERT_EQ(collector__add_devtrace(col, fd, path2), 1, "add while reading");
+	ASSERT_EQ(collector__poll_devtrace(col), 4, "second core's records");
+	collector__begin_close(col, STOP);
 	ASSERT_OK(collector__finish(col), "finish");
 	if (!ASSERT_OK(capture__finalize(cap), "finalize"))
 		goto out;
 
-	ASSERT_EQ(capture__num_devices(cap), 1, "one core");
+	ASSERT_EQ(capture__num_devices(cap), 2, "two cores");
 	ASSERT_EQ(capture__device_info(cap, 0)->pid, 4242, "owner_pid");
 	ASSERT_EQ(capture__device_info(cap, 0)->core, 1, "core ordinal");
+	s = find(cap, "dot.9", SPAN_DEVICE_OP);
+	ASSERT_TRUE(s && near(s->start_ns, 2000 * MS) && near(s->end_ns, 2001 * MS),
+		    "second core converted with the first core's pairs");
 	s = find(cap, "fusion.1", SPAN_DEVICE_OP);
 	if (ASSERT_OK_PTR(s, "fusion op")) {
 		ASSERT_TRUE(near(s->start_ns, 13 * MS) && near(s->end_ns, 14 * MS), "op times");
@@ -174,7 +218,7 @@ int main(void)
 	s = find(cap, "convolution.3", SPAN_DEVICE_OP);
 	if (ASSERT_OK_PTR(s, "open op")) {
 		ASSERT_TRUE(near(s->start_ns, 15 * MS), "open op true start");
-		ASSERT_EQ(s->end_ns, 20 * MS, "open op ends at the stop");
+		ASSERT_EQ(s->end_ns, STOP, "open op ends at the stop");
 		ASSERT_TRUE(s->flags & SPAN_F_OPEN_AT_STOP, "marked open at stop");
 	}
 	/* The device's STEP records are not steps: the window's steps are the
@@ -182,11 +226,12 @@ int main(void)
 	s = find(cap, "train_step", SPAN_DEVICE_STEP);
 	ASSERT_TRUE(s && s->correlation_id == 5 && near(s->start_ns, 10 * MS) &&
 		    near(s->end_ns, 14 * MS), "the step is the module's execution, by launch");
-	ASSERT_EQ(capture__span_count(cap, SPAN_DEVICE_OP), 4, "ops: 2 + wait + open one");
+	ASSERT_EQ(capture__span_count(cap, SPAN_DEVICE_OP), 5, "ops: 2 + wait + open one + dot");
 out:
 	collector__free(col);
 	capture__free(cap);
 	close(fd_out);
 	unlink(path);
+	unlink(path2);
 	return test_exit();
 }

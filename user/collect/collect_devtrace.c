@@ -44,6 +44,9 @@
 /* Per record-loop tick: batches of at most this many records a buffer. */
 #define TICK_BATCHES 2
 #define TICK_BATCH_RECORDS 4096
+/* At an exit or the finish: a whole ring's worth (16 x 4096), a few times. */
+#define CATCH_UP_BATCHES 16
+#define CATCH_UP_POLLS 4
 /* Running this long when the watch began: arms the window (see below). */
 #define LONG_EXECUTION_NS (1000 * 1000000ull)
 /* A converted time whose bound exceeds this is warned about. */
@@ -428,21 +431,25 @@ bool collect_devtrace_long_execution(struct collector *c)
 	return long_execution_at(c->devtrace, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec);
 }
 
-/* Reads at most @batches batches (0: until caught up). */
-static long poll_batches(struct collector *c, int batches)
+/*
+ * Up to @polls polls of at most @batches batches each, fewer once caught
+ * up. Always bounded: a busy writer (another process's, with -a) would
+ * otherwise never let "caught up" come.
+ */
+static long poll_batches(struct collector *c, int batches, int polls)
 {
 	long n, total = 0;
 
 	if (!c->devtrace || !c->cap)
 		return 0;
 	do {
-		n = devtrace_reader__poll(c->devtrace->reader, batches ? batches : 64);
+		n = devtrace_reader__poll(c->devtrace->reader, batches);
 		if (n < 0) {
 			log_warn("reading the devtrace buffers failed: %s", strerror(-n));
 			return n;
 		}
 		total += n;
-	} while (n > 0 && !batches);
+	} while (n > 0 && --polls > 0);
 	note_long_execution(c->devtrace);
 	return total;
 }
@@ -452,7 +459,7 @@ long collector__poll_devtrace(struct collector *c)
 	/* A tick of the record loop reads a bounded amount (the history a
 	 * ring holds at attach takes a few ticks), so the ring buffers and
 	 * the attach controller are never kept waiting long. */
-	return poll_batches(c, TICK_BATCHES);
+	return poll_batches(c, TICK_BATCHES, 1);
 }
 
 bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t ordinal)
@@ -605,7 +612,7 @@ void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t t
 
 	if (!d)
 		return;
-	poll_batches(c, 0);
+	poll_batches(c, CATCH_UP_BATCHES, 1);
 	for (size_t i = 0; i < d->ncores; i++)
 		if (d->cores[i].pid == pid)
 			end_open_spans(d, i, ts, SPAN_F_TARGET_EXITED, false);
@@ -618,7 +625,7 @@ void collect_devtrace_finish(struct collector *c)
 
 	if (!d)
 		return;
-	poll_batches(c, 0);
+	poll_batches(c, CATCH_UP_BATCHES, CATCH_UP_POLLS);
 	close_open(d);
 	report_matching(d);
 	/* Each window's capture states what was lost since the last one. */
