@@ -146,7 +146,7 @@ all: $(OUTPUT)/acceltrace
 # ---------------------------------------------------------------- tests
 # TESTS lists every test executable; tests/*.mk and tests/sim/*.mk add theirs.
 TESTS :=
-TEST_TIMEOUT ?= 120
+TEST_TIMEOUT ?= 300
 include tests/tests.mk
 -include tests/sim/sim.mk
 -include tests/e2e/e2e.mk

@@ -147,6 +147,7 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa)
 static int make_parent(const char *path)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -156,6 +157,15 @@ static int make_parent(const char *path)
 	*slash = '\0';
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
+	/* Nobody else may swap the socket for theirs: its directory is ours
+	 * and writable by us alone. */
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022)) {
+		log_err("the control socket's directory %s must be a directory owned by "
+			"this user and writable by no one else", dir);
+		return -EPERM;
+	}
 	return 0;
 }
 
@@ -194,8 +204,6 @@ struct control_server *control_server__new(const char *path)
 	old_mask = umask(0177);
 	err = bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
 	umask(old_mask);
-	if (!err && chmod(path, 0600))
-		err = -errno;
 	if (!err && listen(s->fd, 16))
 		err = -errno;
 	if (err)

@@ -22,6 +22,9 @@
 #include "daemon/metrics_http.h"
 #include "daemon/rules.h"
 
+/* How far ahead a --at window may be scheduled. */
+#define MAX_TRIGGER_AHEAD_NS (24 * 3600 * 1000000000ull)
+
 #define NS_PER_SEC 1000000000ull
 #define PUBLISH_NS (NS_PER_SEC / 2)
 #define MAX_WAITERS 64
@@ -129,6 +132,12 @@ static void trigger(struct daemon *d, const struct control_request *rq, int clie
 		snprintf(line, sizeof(line), "error duration over max-trigger-duration (%.0f s)",
 			 d->cfg.max_trigger_ns / 1e9);
 		control_server__reply(d->ctl, client, line);
+		return;
+	}
+	/* A window a day or more away would hold the one pending capture,
+	 * and every trigger that joins it, for as long. */
+	if (at > mono + MAX_TRIGGER_AHEAD_NS) {
+		control_server__reply(d->ctl, client, "error that time is more than a day ahead");
 		return;
 	}
 	if (at + dur < flight_recorder__start_ns(d->fr)) {

@@ -79,7 +79,9 @@ struct metrics_http *metrics_http__start(const char *addr, uint16_t port)
 	struct sockaddr_storage ss = {};
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	/* epoll or poll, not select(): the daemon holds many fds (a uprobe
+	 * link each), and select() cannot watch one numbered past 1023. */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
 	struct metrics_http *h;
 	char a[64];
 	size_t n = strlen(addr);

@@ -118,9 +118,14 @@ int devtrace_reader__add(struct devtrace_reader *r, int fd, const char *label)
 	struct dt_buffer *b;
 	size_t hdr_bytes = (r->nbufs + 1) * HDR_SLOT;
 
-	if (hdr_bytes + NAMES_RESERVE + DEVTRACE_RECORD_SIZE > devtrace_io__staging_bytes(r->io)) {
+	/* Every buffer needs its header slot, at least one record's room in
+	 * the copy area and one name entry in the names reserve: past that,
+	 * the shares planned per poll would overrun the staging area. */
+	if (hdr_bytes + NAMES_RESERVE + (r->nbufs + 1) * DEVTRACE_RECORD_SIZE >
+	    devtrace_io__staging_bytes(r->io) ||
+	    r->nbufs + 1 > NAMES_RESERVE / DEVTRACE_NAME_SIZE) {
 		close(fd);
-		return -ENOSPC;	/* the staging area holds no more headers */
+		return -ENOSPC;	/* the staging area holds no more buffers */
 	}
 	if (ARRAY_GROW(r->bufs, r->bufs_cap, r->nbufs + 1)) {
 		close(fd);

@@ -50,16 +50,29 @@ static int check_open(struct devtrace_seen *seen, const char *open_path)
 {
 	__u64 magic = 0;
 	struct stat st;
-	int fd, err;
+	char self[64];
+	int fd, pfd, err;
 
-	fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
+	/*
+	 * The path comes from a traced process (its maps, its fds) and may be
+	 * swapped for a link to a device node at any time: look at what it
+	 * names without opening it (O_PATH runs no driver's open), and open
+	 * only a regular file, that same inode.
+	 */
+	pfd = open(open_path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) ||
 	    st.st_size < DEVTRACE_HEADER_SIZE) {
-		err = -ENOTSUP;
-		goto fail;
+		close(pfd);
+		return -ENOTSUP;
 	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	err = -errno;
+	close(pfd);
+	if (fd < 0)
+		return err;
 	if (seen && hashmap__get(seen->files, st.st_dev, st.st_ino)) {
 		err = -EEXIST;
 		goto fail;

@@ -43,14 +43,18 @@ static ssize_t gz_write(void *cookie, const char *data, size_t n)
 {
 	struct gzip_stream *g = cookie;
 
-	if (g->err)
-		return -1;
+	/* fopencookie(3): a write function reports an error by returning 0
+	 * (with errno set), never a negative count. */
+	if (g->err) {
+		errno = -g->err;
+		return 0;
+	}
 	g->z.next_in = (unsigned char *)data;
 	g->z.avail_in = (uInt)n;
 	g->err = pump(g, Z_NO_FLUSH);
 	if (g->err) {
 		errno = -g->err;
-		return -1;
+		return 0;
 	}
 	return (ssize_t)n;
 }

@@ -7,8 +7,23 @@
 #include "output/step_groups.h"
 
 struct first_start {
-	uint64_t corr, start_ns;
+	uint64_t key, start_ns;
 };
+
+/* Launch ids are a process's own: a step is (pid, correlation id), kept
+ * as one well-mixed 64-bit key (splitmix64). */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t step_key(uint32_t pid, uint64_t corr)
+{
+	return mix(mix(corr) ^ pid);
+}
 
 static int cmp_start(const void *a, const void *b)
 {
@@ -16,7 +31,7 @@ static int cmp_start(const void *a, const void *b)
 
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 int step_groups__build(struct step_groups *g, const struct capture *c,
@@ -36,11 +51,13 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 			continue;
 		sp = capture__track_spans(c, t, &ns);
 		for (size_t i = 0; sp && i < ns && !ret; i++) {
+			uint64_t key;
 			uint32_t at;
 
 			if (!sp[i].correlation_id || sp[i].end_ns < ws || sp[i].start_ns > we)
 				continue;
-			at = u64_map__get(&seen, sp[i].correlation_id);
+			key = step_key(capture__track(c, t)->pid, sp[i].correlation_id);
+			at = u64_map__get(&seen, key);
 			if (at != U64_MAP_NONE) {
 				/* The same step on another core: its earliest start. */
 				if (sp[i].start_ns < v[at].start_ns)
@@ -58,15 +75,15 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 				}
 				v = grown;
 			}
-			v[n] = (struct first_start){ sp[i].correlation_id, sp[i].start_ns };
-			ret = u64_map__put(&seen, sp[i].correlation_id, n);
+			v[n] = (struct first_start){ key, sp[i].start_ns };
+			ret = u64_map__put(&seen, key, n);
 			n++;
 		}
 	}
 	if (!ret && n) {
 		qsort(v, n, sizeof(*v), cmp_start);
 		for (size_t i = 0; i < n && !ret; i++)
-			ret = u64_map__put(&g->by_corr, v[i].corr, i);
+			ret = u64_map__put(&g->by_corr, v[i].key, i);
 		g->n = n;
 	}
 	free(v);
@@ -76,9 +93,10 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 	return ret;
 }
 
-bool step_groups__find(const struct step_groups *g, uint64_t corr, int64_t *step)
+bool step_groups__find(const struct step_groups *g, uint32_t pid, uint64_t corr,
+		       int64_t *step)
 {
-	uint32_t v = corr ? u64_map__get(&g->by_corr, corr) : U64_MAP_NONE;
+	uint32_t v = corr ? u64_map__get(&g->by_corr, step_key(pid, corr)) : U64_MAP_NONE;
 
 	if (v == U64_MAP_NONE)
 		return false;

@@ -19,15 +19,17 @@
 struct capture;
 
 struct step_groups {
-	struct u64_map by_corr;	/* correlation id -> step number */
+	struct u64_map by_corr;	/* (pid, correlation id) -> step number */
 	uint32_t n;
 };
 
 /* Numbers the capture's device steps overlapping [ws, we]. 0 or -ENOMEM. */
 int step_groups__build(struct step_groups *g, const struct capture *c,
 		       uint64_t ws, uint64_t we);
-/* The step number of a correlation id; false when it is not a step's. */
-bool step_groups__find(const struct step_groups *g, uint64_t corr, int64_t *step);
+/* The step number of @pid's launch @corr; false when it is not a step's
+ * (launch ids are per process: two processes' steps never share one). */
+bool step_groups__find(const struct step_groups *g, uint32_t pid, uint64_t corr,
+		       int64_t *step);
 void step_groups__free(struct step_groups *g);
 
 #endif /* ACCELTRACE_STEP_GROUPS_H */

@@ -315,7 +315,8 @@ static int group_stats(struct xw *w, const struct capture_span *s, XStat *st,
 	int64_t step;
 	uint32_t id;
 
-	if (!launch || !step_groups__find(&w->groups, launch, &step))
+	if (!launch || !step_groups__find(&w->groups, capture__track(w->c, s->track)->pid,
+					  launch, &step))
 		return n;
 	id = fixed_stat(w, &w->st_group, "group_id");
 	if (!id)

@@ -217,7 +217,11 @@ static int build_line(const pb_plane *pp, const pb_line *pl, struct xs_plane *p,
 			return fail(err, errlen, -EINVAL, "an event on line '%s' of plane '%s' "
 				    "has a time out of range", pl->name, pp->name);
 		e->meta = meta_of(p, pe->metadata_id);
-		e->start_ps = pl->timestamp_ns * 1000 + off;
+		if (__builtin_mul_overflow(pl->timestamp_ns, (int64_t)1000, &e->start_ps) ||
+		    __builtin_add_overflow(e->start_ps, off, &e->start_ps) ||
+		    e->start_ps > INT64_MAX - pe->duration_ps)
+			return fail(err, errlen, -EINVAL, "an event on line '%s' of plane '%s' "
+				    "has a time out of range", pl->name, pp->name);
 		e->dur_ps = pe->duration_ps;
 		if (convert_stats(pe->stats, pe->n_stats, names, n_names, &e->stats))
 			return -ENOMEM;
