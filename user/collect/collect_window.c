@@ -123,6 +123,8 @@ void collect_remember_execution(struct collector *c, const struct capture_span *
 
 int collector__open_window(struct collector *c, uint64_t start_ns)
 {
+	int err;
+
 	c->start_ns = start_ns;
 	c->window_open = true;
 	smallest_k__reset(&c->step_starts, c->steps ? c->steps + 1 : 0);
@@ -138,7 +140,10 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	}
 	c->prearm_len = 0;
 	c->prearm_head = 0;
-	return capture__set_window(c->cap, start_ns, start_ns);
+	err = capture__set_window(c->cap, start_ns, start_ns);
+	/* What the last window read past its stop is this one's. */
+	collect_replay_carried(c);
+	return err;
 }
 
 void collector__begin_close(struct collector *c, uint64_t stop_ns)
@@ -257,6 +262,9 @@ static void count_losses(struct collector *c)
 			capture__count_loss(c->cap, "kernel probe hits the kernel skipped (BPF recursion guard)",
 					    k_skipped);
 	}
+	if (c->st.carried_dropped)
+		capture__count_loss(c->cap, "records past a window's stop not kept for the next",
+				    c->st.carried_dropped);
 	if (c->st.prearm_dropped)
 		capture__count_loss(c->cap, "spans before the window dropped",
 				    c->st.prearm_dropped);

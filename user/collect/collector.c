@@ -14,6 +14,7 @@
 #define LOG_CONTEXT "collector"
 #include "lib/log.h"
 #include "collect/collector_internal.h"
+#include "lib/array.h"
 #include "discover/procfs.h"
 
 /* ---------------------------------------------------------------- state */
@@ -186,6 +187,50 @@ int collect_replay_open_call(struct collector *c, const void *data, size_t size,
 	return 0;
 }
 
+/*
+ * A window closing at its stop reads the ring buffers past it: records of
+ * work that began after the stop belong to the next window, which opens at
+ * that stop (the daemon's flight recorder, record --windows), not to this
+ * one. They are kept as they came (a span would hold the old capture's
+ * string and track ids) and replayed when the next window opens. Task,
+ * device-open and mapping records act at once: they change what is probed.
+ */
+static bool carry(struct collector *c, const void *data, size_t size)
+{
+	const struct ev_header *h = data;
+	struct carried *r;
+
+	if (!c->closing || h->start_ns <= c->stop_ns || c->replaying ||
+	    h->type == EV_TASK || h->type == EV_DEV_OPEN || h->type == EV_MAPPED)
+		return false;
+	if (c->n_carried >= MAX_CARRIED) {
+		c->st.carried_dropped++;
+		return true;
+	}
+	r = malloc(sizeof(*r) + size);
+	if (!r || ARRAY_GROW(c->carried, c->cap_carried, c->n_carried + 1)) {
+		free(r);
+		c->st.carried_dropped++;
+		collect_out_of_memory(c);
+		return true;
+	}
+	r->size = size;
+	memcpy(r->data, data, size);
+	c->carried[c->n_carried++] = r;
+	return true;
+}
+
+void collect_replay_carried(struct collector *c)
+{
+	c->replaying = true;
+	for (size_t i = 0; i < c->n_carried; i++) {
+		collector__record(c, c->carried[i]->data, c->carried[i]->size);
+		free(c->carried[i]);
+	}
+	c->replaying = false;
+	c->n_carried = 0;
+}
+
 int collector__record(void *ctx, const void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -205,6 +250,8 @@ int collector__record(void *ctx, const void *data, size_t size)
 		c->st.bad_records++;
 		return 0;
 	}
+	if (carry(c, data, size))
+		return 0;
 	c->st.records[h->type]++;
 	switch (h->type) {
 	case EV_RT_CALL:
@@ -308,6 +355,9 @@ void collector__free(struct collector *c)
 	hashmap__free(c->exited, NULL);
 	free(c->execs);
 	free(c->prearm);
+	for (size_t i = 0; i < c->n_carried; i++)
+		free(c->carried[i]);
+	free(c->carried);
 	smallest_k__free(&c->step_starts);
 	free(c);
 }

@@ -88,6 +88,9 @@ struct collector_stats {
 	 * those of them that named no module (or could not be read). */
 	uint64_t programs_read;
 	uint64_t programs_unnamed;
+	/* Records past a closing window's stop that the next window could
+	 * not be handed (over MAX_CARRIED, or out of memory). */
+	uint64_t carried_dropped;
 };
 
 struct collector *collector__new(const struct collector_opts *opts);

@@ -96,6 +96,9 @@ struct cuda_nest {
 	struct capture_span held[CUDA_NEST_HELD];
 };
 
+/* Records carried past a window's stop, at most (~20 MB). */
+#define MAX_CARRIED 65536
+
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
@@ -144,6 +147,14 @@ struct collector {
 	struct hashmap *off_cpu;	/* (pid, tid) -> off_cpu */
 	struct hashmap *exited;		/* (pid, 0) -> exit marker */
 	/* The window's device executions: the candidates for steps. */
+	/* Records past a closing window's stop, for the next window
+	 * (collector.c, carry()). */
+	struct carried {
+		size_t size;
+		char data[];
+	} **carried;
+	size_t n_carried, cap_carried;
+	bool replaying;
 	struct step_candidate *execs;
 	size_t n_execs, cap_execs;
 
@@ -258,5 +269,7 @@ void collect_irq(struct collector *c, const struct ev_irq *r);
 
 /* A device execution kept in the window: a candidate for steps. */
 void collect_remember_execution(struct collector *c, const struct capture_span *s);
+/* Replays the records carried past the last window's stop (collector.c). */
+void collect_replay_carried(struct collector *c);
 
 #endif /* ACCELTRACE_COLLECTOR_INTERNAL_H */
