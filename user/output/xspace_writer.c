@@ -285,6 +285,23 @@ static void stat_int(XStat *st, uint32_t id, int64_t v)
 	st->int64_value = v;
 }
 
+/* An int64 stat @name = @v, unless the event already has one (the
+ * producer's own). Returns the new count, or -ENOMEM. */
+static int int_stat_once(struct xw *w, uint32_t *slot, const char *name, int64_t v,
+			 XStat *st, XStat **sp, int n)
+{
+	uint32_t id = fixed_stat(w, slot, name);
+
+	if (!id)
+		return -ENOMEM;
+	if (!has_stat(sp, n, id)) {
+		stat_int(&st[n], id, v);
+		sp[n] = &st[n];
+		n++;
+	}
+	return n;
+}
+
 /*
  * The launch an event belongs to: its correlation id, or for device ops,
  * which carry no correlation (XProf would draw a flow to each), their
@@ -309,34 +326,18 @@ static uint64_t launch_of(const struct xw *w, const struct capture_span *s)
  * Steps events (step_groups.h). Returns the new count.
  */
 static int group_stats(struct xw *w, const struct capture_span *s, XStat *st,
-		       XStat **sp, size_t n)
+		       XStat **sp, int n)
 {
 	uint64_t launch = launch_of(w, s);
 	int64_t step;
-	uint32_t id;
 
 	if (!launch || !step_groups__find(&w->groups, capture__track(w->c, s->track)->pid,
 					  launch, &step))
 		return n;
-	id = fixed_stat(w, &w->st_group, "group_id");
-	if (!id)
-		return -ENOMEM;
-	if (!has_stat(sp, n, id)) {
-		stat_int(&st[n], id, step);
-		sp[n] = &st[n];
-		n++;
-	}
-	if (s->kind != SPAN_DEVICE_STEP)
+	n = int_stat_once(w, &w->st_group, "group_id", step, st, sp, n);
+	if (n < 0 || s->kind != SPAN_DEVICE_STEP)
 		return n;
-	id = fixed_stat(w, &w->st_step_num, "step_num");
-	if (!id)
-		return -ENOMEM;
-	if (!has_stat(sp, n, id)) {
-		stat_int(&st[n], id, step);
-		sp[n] = &st[n];
-		n++;
-	}
-	return n;
+	return int_stat_once(w, &w->st_step_num, "step_num", step, st, sp, n);
 }
 
 /*
