@@ -19,8 +19,9 @@ const char *devtrace_header_problem(const struct devtrace_header *h, uint64_t fi
 	if (!h->record_capacity || h->record_capacity > (UINT64_MAX - h->records_offset) /
 							DEVTRACE_RECORD_SIZE)
 		return "impossible record_capacity";
-	names_end = h->names_offset + (uint64_t)h->name_capacity * DEVTRACE_NAME_SIZE;
-	if (names_end > h->records_offset)
+	if (__builtin_add_overflow(h->names_offset,
+				   (uint64_t)h->name_capacity * DEVTRACE_NAME_SIZE, &names_end) ||
+	    names_end > h->records_offset)
 		return "name table overlaps the record ring";
 	ring_bytes = h->record_capacity * DEVTRACE_RECORD_SIZE;
 	if (h->records_offset + ring_bytes > file_size)

@@ -206,6 +206,15 @@ static void start_run(struct devtrace_reader *r, int i, const struct devtrace_he
 		r->ops.on_run(r->ops.ctx, i, h);
 }
 
+/* A run ends: its records published and not read yet are gone with it,
+ * and counted (what it wrote after our last look is unknowable). */
+static void lose_unread(struct dt_buffer *b)
+{
+	if (b->hdr.write_seq >= b->next)
+		b->st.lost += b->hdr.write_seq - b->next + 1;
+	b->next = b->hdr.write_seq + 1;
+}
+
 /* Takes a freshly read header. False when the buffer cannot be read on. */
 static bool take_header(struct devtrace_reader *r, int i)
 {
@@ -217,11 +226,15 @@ static bool take_header(struct devtrace_reader *r, int i)
 	memcpy(&h, b->raw, DEVTRACE_HEADER_READ);
 	if (!h.magic) {
 		/* Being (re)created: the next valid header starts a run. */
-		if (b->st.state == DEVTRACE_BUF_ACTIVE)
+		if (b->st.state == DEVTRACE_BUF_ACTIVE) {
+			lose_unread(b);
 			b->st.state = DEVTRACE_BUF_WAITING;
+		}
 		return false;
 	}
 	if (b->st.state != DEVTRACE_BUF_ACTIVE || h.run_id != b->hdr.run_id) {
+		if (b->st.state == DEVTRACE_BUF_ACTIVE)
+			lose_unread(b);
 		/* A new run may have a new size: fstat only then. */
 		if (fstat(b->fd, &s)) {
 			read_error(b, -errno);
