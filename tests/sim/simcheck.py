@@ -158,7 +158,10 @@ def check_devtrace_agrees(t, trace_dir, pid, cores, wrapped_ok=False):
                 expect(abs(to_host(clock, r["ts"]) - r["arg"]) <= ns_per_tick,
                        "core %d sync seq %d: %d ticks vs host %d" % (c, r["seq"], r["ts"], r["arg"]))
         syncs = [r for r in recs if r["kind"] == "CLOCK_SYNC"]
-        expect(len(syncs) >= 1, "core %d has no CLOCK_SYNC" % c)
+        # A wrapped ring may have overwritten every pair (one comes at most
+        # every 10 ms; 128 slots hold ~6 ms of 500 us steps): the header's
+        # pair remains.
+        expect(len(syncs) >= 1 or wrapped, "core %d has no CLOCK_SYNC" % c)
 
         # Every op the truth has on this core, as a begin/end pair; when the
         # ring wrapped, the ops it still holds.
