@@ -7,8 +7,9 @@
  * tables, warnings and hostnames; the naming XProf expects ("Steps", "XLA
  * Modules", "XLA Ops", device_type_string). protobuf-c packs each XLine,
  * metadata entry and plane stat; the framing around them is pb_wire.c, the
- * rows of a track are track_layout.c, the stat tables xspace_stats.c, and
- * writing files (atomically, into a logdir) xspace_file.c.
+ * rows of a track are track_layout.c, the stat tables xspace_stats.c, the
+ * stats of one event xspace_events.c, and writing files (atomically, into
+ * a logdir) xspace_file.c.
  *
  * Memory: one track's events at a time (reused buffers, grown to the
  * largest track), plus per-plane tables of the distinct names in use.
@@ -29,16 +30,11 @@
 #include "output/step_groups.h"
 #include "output/xspace_stats.h"
 #include "output/xspace_writer.h"
+#include "output/xspace_writer_internal.h"
 #include "xplane.pb-c.h"
 
 #define LOG_CONTEXT "xspace"
 #include "lib/log.h"
-
-typedef Tensorflow__Profiler__XEvent XEvent;
-typedef Tensorflow__Profiler__XStat XStat;
-typedef Tensorflow__Profiler__XLine XLine;
-typedef Tensorflow__Profiler__XEventMetadata XEventMetadata;
-typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
 
 /* XSpace and XPlane field numbers (user/output/xplane.proto). */
 #define XSPACE_PLANES 1
@@ -60,26 +56,6 @@ typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
 /* What XProf needs of a device whose type the capture does not know. */
 #define XPROF_DEVICE_TYPE "TPU"
 
-#define STAT_TRUE_START "acceltrace.true_start_ns"
-#define STAT_TRUE_END "acceltrace.true_end_ns"
-#define STAT_CLIPPED "acceltrace.clipped"
-
-static const struct {
-	uint16_t flag;
-	const char *stat;
-} flag_stats[] = {
-	{ SPAN_F_BEGAN_BEFORE_PROBES, "acceltrace.began_before_probes" },
-	{ SPAN_F_OPEN_AT_STOP, "acceltrace.open_at_stop" },
-	{ SPAN_F_ENDED_IN_GRACE, "acceltrace.ended_in_grace" },
-	{ SPAN_F_TARGET_EXITED, "acceltrace.target_exited" },
-	{ SPAN_F_ESTIMATED, "acceltrace.estimated" },
-	{ SPAN_F_ERROR, "acceltrace.error" },
-};
-#define NUM_FLAG_STATS (sizeof(flag_stats) / sizeof(flag_stats[0]))
-
-/* Stats an event can carry: args, correlation id, clipping (3), flags. */
-#define MAX_EVENT_STATS (CAPTURE_MAX_ARGS + 1 + 3 + NUM_FLAG_STATS)
-
 /* ---- names ------------------------------------------------------------- */
 
 #define NO_ID U64_MAP_NONE
@@ -96,48 +72,6 @@ const char *xprof_line_name(enum track_kind kind)
 }
 
 /* ---- the writer -------------------------------------------------------- */
-
-struct event_md {
-	const char *name;
-	uint32_t nargs;		/* constant stats (device planes) */
-	struct capture_arg args[CAPTURE_MAX_ARGS];
-};
-
-struct xw {
-	const struct capture *c;
-	struct pb_out o;
-	uint64_t ws, we;	/* the window */
-
-	/* Per plane. */
-	bool device_plane;
-	struct xspace_stats stats;
-	struct u64_map ev_by_key;	/* name key -> event metadata index */
-	struct event_md *ev;
-	size_t nev, ev_cap;
-	uint32_t st_corr, st_true_start, st_true_end, st_clipped;
-	uint32_t st_group, st_step_num;
-	uint32_t k_launch_id;		/* the capture's "launch_id" key, or 0 */
-	struct step_groups groups;	/* correlation id -> step number */
-	uint32_t st_flags[NUM_FLAG_STATS];
-
-	/* Per track, reused: grown to the largest track. */
-	struct track_layout *layout;
-	XEvent *events;
-	size_t events_cap;
-	XEvent **event_ptrs;
-	size_t event_ptrs_cap;
-	XStat *stat_buf;
-	size_t stat_buf_cap;
-	XStat **stat_ptrs;
-	size_t stat_ptrs_cap;
-
-	/* Device index -> its track per kind. */
-	uint32_t (*dev_tracks)[TRACK_KIND__COUNT];
-
-	/* Totals. */
-	uint64_t outside;	/* spans wholly outside the window */
-	uint64_t events_written;
-};
 
 static int xw_init(struct xw *w)
 {
@@ -174,274 +108,11 @@ static void plane_reset(struct xw *w, bool device_plane)
 	memset(w->st_flags, 0, sizeof(w->st_flags));
 }
 
-/* A fixed stat name's id, cached per plane in *slot. */
-static uint32_t fixed_stat(struct xw *w, uint32_t *slot, const char *name)
-{
-	if (!*slot)
-		*slot = xspace_stats__id(&w->stats, name);
-	return *slot;
-}
-
-/* The event metadata index for a span's name (its kind's name if none). */
-static int event_md_index(struct xw *w, const struct capture_span *s, bool *is_new)
-{
-	const char *name = s->name ? capture__string(w->c, s->name) : NULL;
-	uint64_t key;
-	uint32_t i;
-
-	if (!name || !name[0]) {
-		name = span_kind_name(s->kind);
-		key = 1ULL << 32 | s->kind;
-	} else {
-		key = s->name;
-	}
-	*is_new = false;
-	i = u64_map__get(&w->ev_by_key, key);
-	if (i != NO_ID)
-		return i;
-	if (GROW(w->ev, w->ev_cap, w->nev + 1) || u64_map__put(&w->ev_by_key, key, w->nev))
-		return -ENOMEM;
-	w->ev[w->nev].name = name;
-	w->ev[w->nev].nargs = 0;
-	*is_new = true;
-	return w->nev++;
-}
-
-static bool same_arg(const struct capture_arg *a, const struct capture_arg *b)
-{
-	if (a->key != b->key || a->type != b->type)
-		return false;
-	switch (a->type) {
-	case ARG_U64: return a->value.u == b->value.u;
-	case ARG_I64: return a->value.i == b->value.i;
-	case ARG_DOUBLE: return !memcmp(&a->value.d, &b->value.d, sizeof(double));
-	case ARG_STR: return a->value.str == b->value.str;
-	}
-	return false;
-}
-
-/* Fills st from an arg; false when it cannot be named (skipped). */
-static bool arg_to_stat(struct xw *w, const struct capture_arg *a, XStat *st)
-{
-	uint32_t key = xspace_stats__id_of(&w->stats, w->c, a->key);
-
-	if (!key)
-		return false;
-	tensorflow__profiler__xstat__init(st);
-	st->metadata_id = key;
-	switch (a->type) {
-	case ARG_U64:
-		st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
-		st->uint64_value = a->value.u;
-		break;
-	case ARG_I64:
-		st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
-		st->int64_value = a->value.i;
-		break;
-	case ARG_DOUBLE:
-		st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_DOUBLE_VALUE;
-		st->double_value = a->value.d;
-		break;
-	case ARG_STR: {
-		/* Interned: the value is the name of a stat metadata. */
-		uint32_t ref = xspace_stats__id_of(&w->stats, w->c, a->value.str);
-
-		if (ref) {
-			st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE;
-			st->ref_value = ref;
-		} else {
-			st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
-			st->str_value = (char *)"";
-		}
-		break;
-	}
-	default:
-		return false;
-	}
-	return true;
-}
-
-static bool is_md_stat(struct xw *w, uint32_t key_sid)
-{
-	uint32_t id = xspace_stats__id_of(&w->stats, w->c, key_sid);
-
-	return xspace_stats__is_md(&w->stats, id);
-}
-
-static bool has_stat(XStat **sp, size_t n, int64_t id)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (sp[i]->metadata_id == id)
-			return true;
-	}
-	return false;
-}
-
-static void stat_int(XStat *st, uint32_t id, int64_t v)
-{
-	tensorflow__profiler__xstat__init(st);
-	st->metadata_id = id;
-	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
-	st->int64_value = v;
-}
-
-/* An int64 stat @name = @v, unless the event already has one (the
- * producer's own). Returns the new count, or -ENOMEM. */
-static int int_stat_once(struct xw *w, uint32_t *slot, const char *name, int64_t v,
-			 XStat *st, XStat **sp, int n)
-{
-	uint32_t id = fixed_stat(w, slot, name);
-
-	if (!id)
-		return -ENOMEM;
-	if (!has_stat(sp, n, id)) {
-		stat_int(&st[n], id, v);
-		sp[n] = &st[n];
-		n++;
-	}
-	return n;
-}
-
-/*
- * The launch an event belongs to: its correlation id, or for device ops,
- * which carry no correlation (XProf would draw a flow to each), their
- * launch_id argument. 0 when none.
- */
-static uint64_t launch_of(const struct xw *w, const struct capture_span *s)
-{
-	if (s->correlation_id)
-		return s->correlation_id;
-	if (s->kind != SPAN_DEVICE_OP || !w->k_launch_id)
-		return 0;
-	for (uint32_t i = 0; i < s->nargs && i < CAPTURE_MAX_ARGS; i++)
-		if (s->args[i].key == w->k_launch_id &&
-		    s->args[i].type == ARG_U64)
-			return s->args[i].value.u;
-	return 0;
-}
-
-/*
- * XProf's grouping: `group_id` on every event of a step's launch (the
- * host's Execute, the device's module and its ops), and `step_num` on the
- * Steps events (step_groups.h). Returns the new count.
- */
-static int group_stats(struct xw *w, const struct capture_span *s, XStat *st,
-		       XStat **sp, int n)
-{
-	uint64_t launch = launch_of(w, s);
-	int64_t step;
-
-	if (!launch || !step_groups__find(&w->groups, capture__track(w->c, s->track)->pid,
-					  launch, &step))
-		return n;
-	n = int_stat_once(w, &w->st_group, "group_id", step, st, sp, n);
-	if (n < 0 || s->kind != SPAN_DEVICE_STEP)
-		return n;
-	return int_stat_once(w, &w->st_step_num, "step_num", step, st, sp, n);
-}
-
-/*
- * An event's stats into st[] (pointers into sp[]): args, correlation_id,
- * clipping and flags. Returns the count, or -ENOMEM.
- */
-static int event_stats(struct xw *w, const struct capture_span *s,
-		       struct event_md *md, bool md_new, XStat *st, XStat **sp)
-{
-	size_t n = 0;
-	uint32_t id;
-	int ret;
-
-	for (uint32_t i = 0; i < s->nargs && i < CAPTURE_MAX_ARGS; i++) {
-		const struct capture_arg *a = &s->args[i];
-
-		if (w->device_plane && is_md_stat(w, a->key)) {
-			bool same = false;
-
-			if (md_new && md->nargs < CAPTURE_MAX_ARGS) {
-				md->args[md->nargs++] = *a;
-				continue;
-			}
-			for (uint32_t k = 0; k < md->nargs && !same; k++)
-				same = same_arg(&md->args[k], a);
-			if (same)
-				continue;
-		}
-		if (!arg_to_stat(w, a, &st[n]) || has_stat(sp, n, st[n].metadata_id))
-			continue;
-		sp[n] = &st[n];
-		n++;
-	}
-	if (s->correlation_id) {
-		id = fixed_stat(w, &w->st_corr, "correlation_id");
-		if (!id)
-			return -ENOMEM;
-		if (!has_stat(sp, n, id)) {
-			tensorflow__profiler__xstat__init(&st[n]);
-			st[n].metadata_id = id;
-			st[n].value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
-			st[n].uint64_value = s->correlation_id;
-			sp[n] = &st[n];
-			n++;
-		}
-	}
-	ret = group_stats(w, s, st, sp, n);
-	if (ret < 0)
-		return ret;
-	n = ret;
-	if (s->start_ns < w->ws || s->end_ns > w->we) {
-		bool cs = s->start_ns < w->ws, ce = s->end_ns > w->we;
-		uint32_t ids[3] = {
-			fixed_stat(w, &w->st_true_start, STAT_TRUE_START),
-			fixed_stat(w, &w->st_true_end, STAT_TRUE_END),
-			fixed_stat(w, &w->st_clipped, STAT_CLIPPED),
-		};
-
-		if (!ids[0] || !ids[1] || !ids[2])
-			return -ENOMEM;
-		/* True times relative to the window start; negative before it. */
-		stat_int(&st[n], ids[0], (int64_t)(s->start_ns - w->ws));
-		sp[n] = &st[n];
-		n++;
-		stat_int(&st[n], ids[1], (int64_t)(s->end_ns - w->ws));
-		sp[n] = &st[n];
-		n++;
-		tensorflow__profiler__xstat__init(&st[n]);
-		st[n].metadata_id = ids[2];
-		st[n].value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
-		st[n].str_value = (char *)(cs && ce ? "both" : cs ? "start" : "end");
-		sp[n] = &st[n];
-		n++;
-	}
-	for (size_t f = 0; f < NUM_FLAG_STATS; f++) {
-		if (!(s->flags & flag_stats[f].flag))
-			continue;
-		id = fixed_stat(w, &w->st_flags[f], flag_stats[f].stat);
-		if (!id)
-			return -ENOMEM;
-		stat_int(&st[n], id, 1);
-		sp[n] = &st[n];
-		n++;
-	}
-	return n;
-}
-
 struct line_ident {
 	int64_t id;		/* of the first line; extras add k << 32 */
 	const char *name;
 	const char *display_name;	/* NULL: none */
 };
-
-static size_t max_stats(const struct xw *w, const struct capture_span *s)
-{
-	size_t n = s->nargs < CAPTURE_MAX_ARGS ? s->nargs : CAPTURE_MAX_ARGS;
-
-	n += s->correlation_id != 0;
-	n += s->correlation_id || s->kind == SPAN_DEVICE_OP ? 2 : 0;	/* group_id, step_num */
-	n += span_is_clipped(s, w->ws, w->we) ? 3 : 0;
-	for (size_t f = 0; f < NUM_FLAG_STATS; f++)
-		n += !!(s->flags & flag_stats[f].flag);
-	return n;
-}
 
 /*
  * Writes one track as XLines: its spans clipped to the window, in (start
@@ -467,7 +138,7 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 	nrows = track_layout__rows(w->layout);
 
 	for (size_t k = 0; k < norder; k++)
-		nstats += max_stats(w, &sp[order[k]]);
+		nstats += xw_max_stats(w, &sp[order[k]]);
 	if (GROW(w->events, w->events_cap, norder) ||
 	    GROW(w->event_ptrs, w->event_ptrs_cap, norder) ||
 	    GROW(w->stat_buf, w->stat_buf_cap, nstats ? nstats : 1) ||
@@ -482,7 +153,7 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 		bool md_new;
 		int idx, cnt;
 
-		idx = event_md_index(w, s, &md_new);
+		idx = xw_event_md_index(w, s, &md_new);
 		if (idx < 0)
 			return idx;
 		tensorflow__profiler__xevent__init(ev);
@@ -490,7 +161,7 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 		ev->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS;
 		ev->offset_ps = (int64_t)(cs - w->ws) * 1000;
 		ev->duration_ps = (int64_t)(ce - cs) * 1000;
-		cnt = event_stats(w, s, &w->ev[idx], md_new, &w->stat_buf[used],
+		cnt = xw_event_stats(w, s, &w->ev[idx], md_new, &w->stat_buf[used],
 				  &w->stat_ptrs[used]);
 		if (cnt < 0)
 			return cnt;
@@ -577,7 +248,7 @@ static uint64_t begin_plane(struct xw *w, int64_t id, const char *name, bool dev
 	plane_reset(w, device);
 	/* Declared on every host and device plane: XProf's IsXSpaceGrouped. */
 	if (w->groups.n && strcmp(name, "Task Environment") &&
-	    !fixed_stat(w, &w->st_group, "group_id"))
+	    !xw_fixed_stat(w, &w->st_group, "group_id"))
 		w->o.err = -ENOMEM;
 	at = pb_begin_len(&w->o, XSPACE_PLANES);
 	pb_int64_field(&w->o, XPLANE_ID, id);
@@ -598,8 +269,8 @@ static int end_plane(struct xw *w, uint64_t at)
 		md.id = i + 1;
 		md.name = (char *)w->ev[i].name;
 		for (uint32_t k = 0; k < w->ev[i].nargs; k++) {
-			if (!arg_to_stat(w, &w->ev[i].args[k], &st[n]) ||
-			    has_stat(sp, n, st[n].metadata_id))
+			if (!xw_arg_to_stat(w, &w->ev[i].args[k], &st[n]) ||
+			    xw_has_stat(sp, n, st[n].metadata_id))
 				continue;
 			sp[n] = &st[n];
 			n++;
