@@ -10,9 +10,8 @@ set -u
 . "$(dirname "$0")/../harness/test.sh"
 
 here=$(dirname "$0")
-py=/usr/bin/python3
-work=$(mktemp -d /tmp/acceltrace-gpu-scripts.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+py=$PYTHON		# Debian's, with torch (test.sh)
+work=$TEST_TMP
 
 for f in truth_loop.py jax_train.py torch_train.py run_gpu.py; do
 	"$py" -m py_compile "$here/$f" 2>"$work/err" || fail "$f does not compile: $(cat "$work/err")"

@@ -21,6 +21,7 @@
 
 #define LOG_CONTEXT "control"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "daemon/control.h"
 
 #define MAX_CLIENTS 64
@@ -47,15 +48,12 @@ int control_format_request(const struct control_request *rq, char *buf, size_t l
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* Digits only: parse_uint() would take a leading '+' or space. */
 static int parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
 	if (*s < '0' || *s > '9')
 		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
+	return parse_uint(s, v);
 }
 
 int control_parse_request(const char *line, struct control_request *rq,

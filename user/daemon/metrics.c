@@ -97,7 +97,7 @@ static struct proc_metrics *process(struct metrics *m, uint32_t pid, uint64_t ts
 /* FNV-1a: programs are told apart by name, whichever capture interned it. */
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 14695981039346656037ull;	/* FNV offset basis */
 
 	for (; s && *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;

@@ -67,16 +67,17 @@ static int check_open(struct devtrace_seen *seen, const char *open_path)
 		close(pfd);
 		return -ENOTSUP;
 	}
+	/* A buffer already found costs no second open or read. */
+	if (seen && hashmap__get(seen->files, st.st_dev, st.st_ino)) {
+		close(pfd);
+		return -EEXIST;
+	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	err = -errno;
 	close(pfd);
 	if (fd < 0)
 		return err;
-	if (seen && hashmap__get(seen->files, st.st_dev, st.st_ino)) {
-		err = -EEXIST;
-		goto fail;
-	}
 	if (pread(fd, &magic, sizeof(magic), 0) != sizeof(magic) || magic != DEVTRACE_MAGIC) {
 		err = -ENOTSUP;	/* or not created yet: a later rescan sees it */
 		goto fail;

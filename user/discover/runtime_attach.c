@@ -607,10 +607,7 @@ enum rt_platform runtime_attach__platform(const struct runtime_attach *ra,
 	for (size_t i = 0; i < ra->n_libs; i++) {
 		const struct library *lib = ra->libs[i];
 		const struct rt_pack *pack = lib->pub.pack;
-		bool user = false;
-
-		for (unsigned int u = 0; u < lib->pub.users && !user; u++)
-			user = lib->users[u] == pid;
+		bool user = uses(lib, pid);
 		/* Should one process map both kinds, the GPU runtime names
 		 * its devices (enum order): a choice, the case is rare. */
 		if (!user || pack->platform <= best)

@@ -5,16 +5,6 @@
 #include "lib/json_writer.h"
 #include "report/report.h"
 
-/* Unknown figures are null, never a made-up 0. */
-static void num(struct json_writer *jw, const char *name, double v)
-{
-	jw_name(jw, name);
-	if (isnan(v) || isinf(v))
-		jw_null(jw);
-	else
-		jw_double(jw, v);
-}
-
 static void steps(const struct report *r, struct json_writer *jw)
 {
 	jw_name(jw, "steps");
@@ -24,10 +14,10 @@ static void steps(const struct report *r, struct json_writer *jw)
 	jw_string_field(jw, "source", r->step_source);
 	jw_string_field(jw, "program", r->step_program);
 	jw_string_field(jw, "device", r->step_device);
-	num(jw, "avg_ms", r->avg_ms);
-	num(jw, "stddev_ms", r->stddev_ms);
-	num(jw, "min_ms", r->min_ms);
-	num(jw, "max_ms", r->max_ms);
+	jw_double_field(jw, "avg_ms", r->avg_ms);
+	jw_double_field(jw, "stddev_ms", r->stddev_ms);
+	jw_double_field(jw, "min_ms", r->min_ms);
+	jw_double_field(jw, "max_ms", r->max_ms);
 	jw_end_object(jw);
 }
 
@@ -42,7 +32,7 @@ static void top_ops(const struct report *r, struct json_writer *jw)
 		jw_string_field(jw, "name", o->name);
 		jw_string_field(jw, "category", o->category);
 		jw_double_field(jw, "self_time_pct", o->self_time_pct);
-		num(jw, "flops_per_s", o->flops_per_s >= 0 ? o->flops_per_s : NAN);
+		jw_double_field(jw, "flops_per_s", o->flops_per_s >= 0 ? o->flops_per_s : NAN);
 		jw_uint_field(jw, "count", o->count);
 		jw_end_object(jw);
 	}
@@ -60,9 +50,9 @@ static void input_pipeline(const struct report *r, struct json_writer *jw)
 		sum += r->steps[i].input_ps;
 	jw_name(jw, "input_pipeline");
 	jw_start_object(jw);
-	num(jw, "device_wait_ms_per_step", r->n_complete ? sum / 1e9 / r->n_complete : NAN);
-	num(jw, "device_input_ops_ms", r->input_device_ops_ps / 1e9);
-	num(jw, "device_idle_for_input_ms", r->input_idle_ps / 1e9);
+	jw_double_field(jw, "device_wait_ms_per_step", r->n_complete ? sum / 1e9 / r->n_complete : NAN);
+	jw_double_field(jw, "device_input_ops_ms", r->input_device_ops_ps / 1e9);
+	jw_double_field(jw, "device_idle_for_input_ms", r->input_idle_ps / 1e9);
 	jw_string_field(jw, "loop_thread", r->loop_thread);
 	jw_name(jw, "host");
 	jw_start_object(jw);
@@ -109,11 +99,11 @@ void report_print_json(const struct report *r, const char *file, struct json_wri
 	jw_double_field(jw, "span_ms", r->span_ps / 1e9);
 	jw_end_object(jw);
 	steps(r, jw);
-	num(jw, "input_bound_pct", r->input_bound_pct);
-	num(jw, "compute_pct", r->compute_pct);
-	num(jw, "other_pct", r->other_pct);
-	num(jw, "device_idle_pct", r->device_idle_pct);
-	num(jw, "host_idle_pct", r->host_idle_pct);
+	jw_double_field(jw, "input_bound_pct", r->input_bound_pct);
+	jw_double_field(jw, "compute_pct", r->compute_pct);
+	jw_double_field(jw, "other_pct", r->other_pct);
+	jw_double_field(jw, "device_idle_pct", r->device_idle_pct);
+	jw_double_field(jw, "host_idle_pct", r->host_idle_pct);
 	top_ops(r, jw);
 	input_pipeline(r, jw);
 	strings(jw, "losses", r->losses, r->n_losses);
