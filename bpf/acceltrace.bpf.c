@@ -18,6 +18,8 @@ const volatile __u64 cfg_wakeup_bytes = 64 * 1024;
 const volatile __u32 cfg_self_pid;
 const volatile __u32 cfg_slot_mask = AT_CALL_SLOTS - 1;
 
+volatile __u32 detail_off;
+
 __u64 losses[LOSS_KIND_MAX];
 __u64 events_emitted[EV_TYPE_MAX];
 __u64 rt_in_hash, sys_in_hash;

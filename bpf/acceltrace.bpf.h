@@ -26,6 +26,15 @@ extern const volatile __u32 cfg_self_pid;
 /* Slots for calls in progress, less one (sys_slots, rt_slots). */
 extern const volatile __u32 cfg_slot_mask;
 
+/*
+ * The detail switch (.bss, written by user space through its mmap): 0
+ * records everything (record's default); nonzero turns detail probes
+ * (RT_SPEC_DETAIL uprobes, file reads and ioctls, sched, irqs) away at
+ * their first test, while core ones (Execute, task lifecycle, opens,
+ * mappings) and the per-process aggregates go on.
+ */
+extern volatile __u32 detail_off;
+
 extern __u64 losses[LOSS_KIND_MAX];
 extern __u64 events_emitted[EV_TYPE_MAX];
 /* Calls kept in the hash maps (their slot was taken), or more: while
@@ -95,7 +104,41 @@ struct {
 	__type(value, __u32);	/* enum fd_kind */
 } fd_kinds SEC(".maps") __weak;
 
+/* Per-process aggregates (enum agg_counter), per CPU so that counting
+ * shares no cache line; user space sums the CPUs and deletes a process's
+ * entry when it exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, AT_MAX_AGG_PROCS);
+	__type(key, __u32);
+	__type(value, struct at_proc_agg);
+} proc_aggs SEC(".maps") __weak;
+
 /* ---- helpers ------------------------------------------------------------- */
+
+/* Adds @n to @pid's aggregate @counter, making its entry on first use. */
+static __always_inline void agg_add(__u32 pid, __u32 counter, __u64 n)
+{
+	struct at_proc_agg *a;
+
+	if (counter >= AGG_MAX)
+		return;
+	a = bpf_map_lookup_elem(&proc_aggs, &pid);
+	if (!a) {
+		struct at_proc_agg zero = {};
+
+		/* BPF_NOEXIST: another CPU may have made it meanwhile. */
+		if (bpf_map_update_elem(&proc_aggs, &pid, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&proc_aggs, &pid)) {
+			__sync_fetch_and_add(&losses[LOSS_AGG_FULL], 1);
+			return;
+		}
+		a = bpf_map_lookup_elem(&proc_aggs, &pid);
+		if (!a)
+			return;
+	}
+	a->v[counter] += n;	/* this CPU's copy: no atomics */
+}
 
 static __always_inline void count_loss(enum loss_kind kind)
 {

@@ -36,7 +36,7 @@ static __always_inline int on_irq_entry(int irq)
 	__u32 key = irq, zero = 0;
 	struct irq_pending *p;
 
-	if (!bpf_map_lookup_elem(&traced_irqs, &key))
+	if (detail_off || !bpf_map_lookup_elem(&traced_irqs, &key))
 		return 0;
 	p = bpf_map_lookup_elem(&irq_pending, &zero);
 	if (!p)

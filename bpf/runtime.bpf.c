@@ -273,8 +273,13 @@ static __always_inline bool adopt_caller(__u32 pid, const struct rt_probe_spec *
 	return false;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(rt_entry)
+/* Flags every record carries: whether detail was off when it was made. */
+static __always_inline __u32 detail_flags(void)
+{
+	return detail_off ? RT_F_NO_DETAIL : 0;
+}
+
+static __always_inline int on_rt_entry(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, probe_id, zero = 0;
@@ -326,7 +331,8 @@ int BPF_KPROBE(rt_entry)
 		count_loss(LOSS_FETCH_FAULT);
 
 	if (!paired) {
-		rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0);
+		rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0) |
+			     detail_flags();
 		if (spec->flags & RT_SPEC_URGENT)
 			submit_record_now(rec, EV_RT_CALL);
 		else
@@ -342,8 +348,11 @@ int BPF_KPROBE(rt_entry)
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(rt_return)
+/*
+ * @detail: a detail probe's return, whose entry the switch may have turned
+ * away: a return without its entry is then no loss.
+ */
+static __always_inline int on_rt_return(struct pt_regs *ctx, bool detail)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	/* Read ctx at a constant offset here: later, clang may fold it into
@@ -365,8 +374,10 @@ int BPF_KRETPROBE(rt_return)
 	key.probe_id = bpf_get_attach_cookie(ctx);
 	rec = kept_call(&key, &slot);
 	if (!rec) {
-		/* Entered before the probes existed, or the entry was lost. */
-		count_loss(LOSS_RETURN_UNMATCHED);
+		/* Entered before the probes existed, or the entry was lost
+		 * (or, for detail, turned away by the switch). */
+		if (!detail)
+			count_loss(LOSS_RETURN_UNMATCHED);
 		return 0;
 	}
 	spec = bpf_map_lookup_elem(&rt_specs, &key.probe_id);
@@ -381,8 +392,45 @@ int BPF_KRETPROBE(rt_return)
 		count_loss(LOSS_FETCH_FAULT);
 	rec->h.end_ns = now;
 	rec->ret = rc;
-	rec->flags = rec->fault_mask ? RT_F_FETCH_FAULT : 0;
+	rec->flags = (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags();
 	output_record(&rec->h, sizeof(*rec), EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
 	forget_call(&key, slot);
 	return 0;
+}
+
+/* ---- the programs: core probes, and detail probes behind the switch ----- */
+
+SEC("uprobe")
+int BPF_KPROBE(rt_entry)
+{
+	return on_rt_entry(ctx);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(rt_return)
+{
+	return on_rt_return(ctx, false);
+}
+
+/* A detail probe asks the switch first: turned away, it costs a load, and
+ * a traced process's skipped-hit count. */
+SEC("uprobe")
+int BPF_KPROBE(rt_entry_detail)
+{
+	if (detail_off) {
+		__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+		if (pid_traced(pid))
+			agg_add(pid, AGG_DETAIL_SKIPPED, 1);
+		return 0;
+	}
+	return on_rt_entry(ctx);
+}
+
+/* The return still looks for a call its entry kept while the switch was
+ * on (an array slot), so that no call stays open. */
+SEC("uretprobe")
+int BPF_KRETPROBE(rt_return_detail)
+{
+	return on_rt_return(ctx, true);
 }

@@ -210,11 +210,17 @@ static __always_inline void keep_pending(__u32 tid, const struct ev_syscall *p)
 	HASH_KEEP(&sys_pending, &tid, p, sys_in_hash);
 }
 
+static __always_inline bool sc_is_read(__u32 sc)
+{
+	return sc == SC_READ || sc == SC_PREAD64 || sc == SC_READV || sc == SC_PREADV;
+}
+
 static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 					__u64 a3)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	__u32 ioctl_fd_kind = FD_UNKNOWN;
 	struct open_scratch *s;
 	struct ev_syscall *p;
 
@@ -222,6 +228,20 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	if (!pid_traced(pid) &&
 	    (sc != SC_OPENAT || !cfg_whole_host || pid == cfg_self_pid))
 		return 0;
+	/* Reads and ioctls are detail: counted always, recorded only while
+	 * the detail switch is on. Opens, closes and mappings are core (they
+	 * keep the fd table and the runtime libraries right). */
+	if (sc_is_read(sc)) {
+		agg_add(pid, AGG_READ_CALLS, 1);
+		if (detail_off)
+			return 0;
+	} else if (sc == SC_IOCTL) {
+		ioctl_fd_kind = fd_kind_of(pid, a0);
+		if (ioctl_fd_kind == FD_DEVICE)
+			agg_add(pid, AGG_DEVICE_IOCTLS, 1);
+		if (detail_off)
+			return 0;
+	}
 	/* Code from a file only (a2: prot, a3: flags): malloc's anonymous
 	 * mappings and data leave before any work. */
 	if ((sc == SC_MMAP || sc == SC_MPROTECT) &&
@@ -264,7 +284,7 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 		__u32 n;
 
 		p->fd = a0;
-		p->fd_kind = fd_kind_of(pid, p->fd);
+		p->fd_kind = ioctl_fd_kind;
 		if (p->fd_kind != FD_DEVICE)
 			return 0;
 		p->args[0] = a1;	/* cmd */
@@ -438,6 +458,10 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	 * mode any process's openat: the rest leave before the table lookup. */
 	if (!pid_traced(pid) && (!cfg_whole_host || (sc && sc != SC_OPENAT)))
 		return 0;
+	/* Bytes read, counted whatever the switch says. The raw flavour
+	 * (@sc 0) cannot tell a read here: it counts calls, not bytes. */
+	if (sc_is_read(sc) && ret > 0)
+		agg_add(pid, AGG_READ_BYTES, ret);
 	now = bpf_ktime_get_ns();
 	slot = sys_slot_of(tid);
 	if (slot && slot->tid == tid) {
@@ -567,7 +591,7 @@ int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
 	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
 	    op != IORING_OP_READ)
 		return 0;
-	if (!pid_traced(pid_tgid >> 32))
+	if (detail_off || !pid_traced(pid_tgid >> 32))
 		return 0;
 	/* The request gets its file after this point: identity at completion. */
 	p.start_ns = bpf_ktime_get_ns();

@@ -115,11 +115,18 @@ static __always_inline int on_exec(struct task_struct *task, pid_t old_pid)
 static __always_inline int on_switch(struct task_struct *prev,
 				     struct task_struct *next, __u64 prev_state)
 {
-	__u32 ppid = BPF_CORE_READ(prev, tgid), npid = BPF_CORE_READ(next, tgid);
-	bool pt = pid_traced(ppid), nt = pid_traced(npid);
+	__u32 ppid, npid;
+	bool pt, nt;
 	struct ev_sched_switch *rec;
 	void *ring;
 
+	/* Detail: the switch is the first test on this hot path. */
+	if (detail_off)
+		return 0;
+	ppid = BPF_CORE_READ(prev, tgid);
+	npid = BPF_CORE_READ(next, tgid);
+	pt = pid_traced(ppid);
+	nt = pid_traced(npid);
 	if (!pt && !nt)
 		return 0;
 	rec = reserve_record(&ring, sizeof(*rec), EV_SCHED_SWITCH);

@@ -105,6 +105,12 @@ enum rt_spec_flags {
 	RT_SPEC_ADOPT = 1 << 1,
 	/* Rare and acted on at once (GetPjrtApi): wake the consumer now. */
 	RT_SPEC_URGENT = 1 << 2,
+	/*
+	 * Detail, not core: a high-rate call (a transfer, a completion) that
+	 * the daemon's sampled mode records only while the detail switch is
+	 * on. Its programs test the switch before anything else.
+	 */
+	RT_SPEC_DETAIL = 1 << 3,
 };
 
 struct rt_probe_spec {
@@ -120,6 +126,9 @@ enum rt_call_flags {
 	RT_F_FETCH_FAULT = 1 << 0,	/* some user-memory read failed */
 	RT_F_NO_RETURN = 1 << 1,	/* entry-only record */
 	RT_F_OPEN = 1 << 2,		/* still running: read from the pending table */
+	/* Returned while the detail switch was off: the detail probes that
+	 * would follow this call (its completions) record nothing. */
+	RT_F_NO_DETAIL = 1 << 3,
 };
 
 /*
@@ -311,6 +320,27 @@ enum traced_flags {
 	TRACED_ADOPTED = 1 << 2,	/* found in whole-host mode */
 };
 
+/* ---- per-process aggregates, kept in the kernel -------------------------- */
+
+/*
+ * Counted for every traced process whatever the detail switch says, so
+ * that they run on between the sampled slices of detail: one per-CPU
+ * hash entry per process (struct at_proc_agg), summed by user space.
+ */
+enum agg_counter {
+	AGG_READ_CALLS = 0,	/* read, pread64, readv, preadv: any fd */
+	AGG_READ_BYTES = 1,	/* what those returned, when positive */
+	AGG_DEVICE_IOCTLS = 2,	/* ioctls on the process's device nodes */
+	AGG_DETAIL_SKIPPED = 3,	/* detail probe hits the switch turned away */
+	AGG_MAX = 4,
+};
+
+struct at_proc_agg {
+	__u64 v[AGG_MAX];
+};
+
+#define AT_MAX_AGG_PROCS	4096	/* processes with aggregates at once */
+
 /* ---- loss counters (.bss), indexed by enum loss_kind -------------------- */
 
 enum loss_kind {
@@ -320,7 +350,8 @@ enum loss_kind {
 	LOSS_FD_TABLE_FULL = 3,		/* no room to track a device fd */
 	LOSS_TRACED_FULL = 4,		/* a pid beyond the traced-process table */
 	LOSS_RETURN_UNMATCHED = 5,	/* a return without its entry */
-	LOSS_KIND_MAX = 6,
+	LOSS_AGG_FULL = 6,		/* no room for a process's aggregates */
+	LOSS_KIND_MAX = 7,
 };
 
 #endif /* ACCELTRACE_EVENTS_H */

@@ -31,6 +31,9 @@ static void test_defaults(void)
 	ASSERT_EQ(c.flight_recorder_ns, 60000000000ull, "60 s flight recorder");
 	ASSERT_TRUE(c.rules.on_crash, "crash rule on by default");
 	ASSERT_EQ(c.rules.step_time_over_ns, 0, "threshold rule off by default");
+	ASSERT_FALSE(c.detail_full, "sampled detail by default");
+	ASSERT_EQ(c.detail_interval_ns, 30000000000ull, "a slice every 30 s");
+	ASSERT_EQ(c.detail_slice_ns, 1000000000ull, "of 1 s");
 }
 
 static void test_file_and_flags(void)
@@ -49,7 +52,10 @@ static void test_file_and_flags(void)
 			  "rule-step-time-factor = 3.5\n"
 			  "rule-device-stall = 2s\n"
 			  "rule-crash = no\n"
-			  "listen = [::1]:9000\n");
+			  "listen = [::1]:9000\n"
+			  "detail = full\n"
+			  "detail-interval = 10s\n"
+			  "detail-slice = 0\n");
 	if (!ASSERT_OK_PTR(path, "config file"))
 		return;
 	ASSERT_OK(daemon_config__load(path, &flags, &c, err, sizeof(err)), err);
@@ -59,6 +65,9 @@ static void test_file_and_flags(void)
 	ASSERT_EQ(c.rules.device_stall_ns, 2000000000ull, "stall");
 	ASSERT_FALSE(c.rules.on_crash, "crash rule off");
 	ASSERT_STREQ(c.listen, "[::1]:9000", "IPv6 listen");
+	ASSERT_TRUE(c.detail_full, "detail full");
+	ASSERT_EQ(c.detail_interval_ns, 10000000000ull, "detail interval");
+	ASSERT_EQ(c.detail_slice_ns, 0, "no slices");
 	unlink(path);
 }
 
@@ -93,6 +102,8 @@ static void test_bad_input(void)
 	expect_bad("rule-step-time-factor = 0.5\n", "factor over 1");
 	expect_bad("logdir = /a b\n", "without spaces");
 	expect_bad("flight-recorder = 100ms\n", "at least 1s");
+	expect_bad("detail = some\n", "sampled or full");
+	expect_bad("detail-interval = 500ms\n", "at least 1s");
 	daemon_config__defaults(&flags);
 	ASSERT_EQ(daemon_config__load("/nonexistent/at.conf", &flags, &c, err, sizeof(err)),
 		  -ENOENT, "missing file");

@@ -270,8 +270,42 @@ static void check_cudart_pack(void)
 		ASSERT_TRUE(strcmp(rt_event_kind_name(k), "?"), "every kind named");
 }
 
+/* Core kinds record always; the high-rate ones are detail (sampled mode),
+ * and their specs carry the flag that picks the switch-first programs. */
+static void check_detail_kinds(void)
+{
+	struct rt_probe_spec spec;
+	size_t core = 0, detail = 0;
+
+	ASSERT_FALSE(rt_event_kind_is_detail(RT_EV_EXECUTE), "Execute is core");
+	ASSERT_FALSE(rt_event_kind_is_detail(RT_EV_GET_PJRT_API), "GetPjrtApi is core");
+	ASSERT_FALSE(rt_event_kind_is_detail(RT_EV_COMPILE), "Compile is core");
+	ASSERT_TRUE(rt_event_kind_is_detail(RT_EV_H2D), "transfers are detail");
+	ASSERT_TRUE(rt_event_kind_is_detail(RT_EV_ON_READY), "completions are detail");
+	ASSERT_TRUE(rt_event_kind_is_detail(RT_EV_CALLBACK), "callbacks are detail");
+	ASSERT_TRUE(rt_event_kind_is_detail(RT_EV_CUDART_LAUNCH), "kernel launches are detail");
+	for (size_t i = 0; i < rt_pack_count(); i++) {
+		const struct rt_pack *pack = rt_pack_get(i);
+
+		for (size_t j = 0; j < pack->n_entries; j++) {
+			const struct rt_pack_entry *e = &pack->entries[j];
+
+			rt_pack_entry__spec(e, &spec);
+			ASSERT_EQ(!!(spec.flags & RT_SPEC_DETAIL), rt_event_kind_is_detail(e->event),
+				  e->name);
+			if (spec.flags & RT_SPEC_DETAIL)
+				detail++;
+			else
+				core++;
+		}
+	}
+	ASSERT_GE(core, 3, "some entries are core");
+	ASSERT_GE(detail, 10, "most are detail");
+}
+
 int main(void)
 {
+	check_detail_kinds();
 	check_cudart_pack();
 	check_packs();
 	check_library_matching();

@@ -45,6 +45,12 @@ void usage_daemon(FILE *out)
 		"                                (default 0: the next window loses what\n"
 		"                                begins meanwhile)\n"
 		"      --max-trigger-duration T  the longest window a trigger may ask (default 10m)\n"
+		"Cost (core probes and in-kernel aggregates always; detail, the high-rate\n"
+		"probes, only in slices and in a trigger's window after it):\n"
+		"      --detail sampled|full     full: detail always, as record (default sampled)\n"
+		"      --detail-interval TIME    a detail slice this often (default 30s)\n"
+		"      --detail-slice TIME       each slice this long; 0: only after\n"
+		"                                triggers (default 1s)\n"
 		"Rules (a capture without anyone asking; the first three off unless set):\n"
 		"      --rule-step-time-over TIME    a step slower than TIME\n"
 		"      --rule-step-time-factor K     a step over K x its process's recent median\n"
@@ -114,6 +120,9 @@ int cmd_daemon(int argc, char **argv)
 		{ "rule-crash", required_argument, NULL, OPT_KEY },
 		{ "rule-duration", required_argument, NULL, OPT_KEY },
 		{ "rule-cooldown", required_argument, NULL, OPT_KEY },
+		{ "detail", required_argument, NULL, OPT_KEY },
+		{ "detail-interval", required_argument, NULL, OPT_KEY },
+		{ "detail-slice", required_argument, NULL, OPT_KEY },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};

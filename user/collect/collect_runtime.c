@@ -241,6 +241,12 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	capture_span__add_str(s, c->k_module, capture__intern(c->cap, module));
 	if (!r->vals[V_EXEC_EVENTS] || !ndev)
 		return;		/* no completion events asked for */
+	/* Returned while detail was off: its completions are not recorded
+	 * (the device's trace buffers, where there are any, show its work). */
+	if (r->flags & RT_F_NO_DETAIL) {
+		c->st.executions_without_detail++;
+		return;
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		collect_out_of_memory(c);
@@ -639,6 +645,25 @@ static int close_exited_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 		device_execution(x->c, o, x->ts, SPAN_F_TARGET_EXITED);
 	collect_free_owner(o);
 	return 1;
+}
+
+static int drop_undetailed_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
+{
+	struct collector *c = ctx;
+	struct owner *o = value;
+
+	(void)pid;
+	(void)ev;
+	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
+		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	c->st.completions_without_detail++;
+	collect_free_owner(o);
+	return 1;
+}
+
+void collector__detail_ended(struct collector *c)
+{
+	hashmap__filter(c->owners, drop_undetailed_owner, c);
 }
 
 void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts)

@@ -91,6 +91,11 @@ struct collector_stats {
 	/* Records past a closing window's stop that the next window could
 	 * not be handed (over MAX_CARRIED, or out of memory). */
 	uint64_t carried_dropped;
+	/* The daemon's sampled mode: executions that returned while detail
+	 * was off (their completions go unrecorded), and work still waiting
+	 * for a completion when a detail slice ended, forgotten. */
+	uint64_t executions_without_detail;
+	uint64_t completions_without_detail;
 };
 
 struct collector *collector__new(const struct collector_opts *opts);
@@ -155,6 +160,13 @@ int collector__finish(struct collector *c);
  * stretch. Returns how many spans went.
  */
 uint64_t collector__forget_before(struct collector *c, uint64_t start_ns);
+/*
+ * Detail was turned off and what was recorded before has been consumed:
+ * work still waiting for its completion will not see it (the completion
+ * probes are off), so it is forgotten now, not held until a window's stop
+ * and drawn there as open. Counted in completions_without_detail.
+ */
+void collector__detail_ended(struct collector *c);
 
 const struct collector_stats *collector__stats(const struct collector *c);
 

@@ -628,6 +628,29 @@ const struct collector *recorder__collector(const struct recorder *r)
 	return r->col;
 }
 
+int recorder__set_detail(struct recorder *r, bool on)
+{
+	size_t n;
+	int err;
+
+	if (!r->ps)
+		return -ENOTCONN;
+	if (on) {
+		/* Probes first, then the switch: until it turns, the new
+		 * probes turn their calls away whole. */
+		n = runtime_attach__set_detail(r->ra, true);
+		probe_session__set_detail(r->ps, true);
+		return n;
+	}
+	probe_session__set_detail(r->ps, false);
+	n = runtime_attach__set_detail(r->ra, false);
+	/* Everything recorded with detail is in the rings now: consume it,
+	 * then forget the work whose completions will not come. */
+	err = probe_session__drain(r->ps);
+	collector__detail_ended(r->col);
+	return err < 0 ? err : (int)n;
+}
+
 struct probe_session *recorder__probe_session(const struct recorder *r)
 {
 	return r->ps;

@@ -144,6 +144,14 @@ uint64_t recorder__probes_attached_ns(const struct recorder *r);
 uint64_t recorder__arm_wait_ns(const struct recorder *r);
 /* What was attached and what it saw, for summaries; NULL after detach. */
 const struct collector *recorder__collector(const struct recorder *r);
+/*
+ * Detail on or off (the daemon's sampled mode; probe_session__set_detail
+ * and runtime_attach__set_detail say what each means). Turning it off
+ * consumes what the rings hold and tells the collector that pending
+ * completions will not come. Returns how many probes were attached or
+ * detached, or -errno.
+ */
+int recorder__set_detail(struct recorder *r, bool on);
 struct probe_session *recorder__probe_session(const struct recorder *r);
 struct runtime_attach *recorder__runtime_attach(const struct recorder *r);
 

@@ -17,6 +17,7 @@
 #include "collect/collector.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/detail_sampler.h"
 #include "daemon/flight_recorder.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
@@ -52,6 +53,10 @@ struct daemon {
 	struct rules *rules;
 	struct collector_observer observer;
 	struct pending pending;
+	struct detail_sampler sampler;
+	bool detail_on;
+	uint64_t detail_since_ns;	/* when it last came on */
+	uint64_t detail_total_ns;	/* on, before that */
 	sig_atomic_t seen_reloads, seen_triggers;
 	uint64_t last_publish_ns, last_textfile_ns;
 	uint64_t captures_written, captures_failed;
@@ -171,6 +176,9 @@ static void trigger(struct daemon *d, const struct control_request *rq, int clie
 	snprintf(p->why, sizeof(p->why), "%s", why);
 	p->from_ns = at > d->cfg.flight_recorder_ns ? at - d->cfg.flight_recorder_ns : 1;
 	flight_recorder__hold(d->fr, p->from_ns);
+	/* Full detail through the window after the trigger. */
+	if (p->stop_ns > p->at_ns)
+		detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
 	if (client >= 0)
 		p->waiters[p->n_waiters++] = client;
 	log_info("trigger (%s): capture %s of %.1f s before %s and %.1f s after",
@@ -207,6 +215,49 @@ static void take_capture(struct daemon *d, uint64_t stop)
 	}
 	answer_waiters(d, line);
 	p->active = false;
+	detail_sampler__release(&d->sampler);
+}
+
+/* ---------------------------------------------------------------- detail */
+
+/* Turns detail on or off when the sampler's answer changes. */
+static void steer_detail(struct daemon *d, uint64_t now)
+{
+	bool want = detail_sampler__want(&d->sampler, now);
+	int n;
+
+	if (want == d->detail_on)
+		return;
+	n = flight_recorder__set_detail(d->fr, want);
+	if (n < 0) {
+		log_warn("turning detail %s failed: %s", want ? "on" : "off", strerror(-n));
+		return;
+	}
+	/* The metrics start afresh where completions start or stop being seen. */
+	metrics__detail(d->metrics, want, now);
+	if (want)
+		d->detail_since_ns = now;
+	else
+		d->detail_total_ns += now - d->detail_since_ns;
+	d->detail_on = want;
+	log_debug("detail %s (%d probes %s)", want ? "on" : "off", n,
+		  want ? "attached" : "detached");
+}
+
+static double detail_seconds(const struct daemon *d, uint64_t now)
+{
+	return (d->detail_total_ns + (d->detail_on ? now - d->detail_since_ns : 0)) / 1e9;
+}
+
+/* The kernel's per-process aggregates, into the metrics. */
+static void read_aggregates(struct daemon *d)
+{
+	struct metrics_activity a;
+	uint64_t v[AGG_MAX];
+
+	for (size_t i = 0; metrics__activity(d->metrics, i, &a); i++)
+		if (!flight_recorder__aggregates(d->fr, a.pid, v))
+			metrics__set_aggregates(d->metrics, a.pid, v);
 }
 
 /* ---------------------------------------------------------------- metrics */
@@ -230,6 +281,8 @@ static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
 	g.captures_failed = d->captures_failed;
 	g.flight_recorder_spans = flight_recorder__spans(d->fr);
 	g.flight_recorder_seconds = (now - flight_recorder__start_ns(d->fr)) / 1e9;
+	g.detail_active = d->detail_on;
+	g.detail_seconds = detail_seconds(d, now);
 	*text = NULL;
 	*len = 0;
 	f = open_memstream(text, len);
@@ -270,6 +323,7 @@ static void publish(struct daemon *d, uint64_t now)
 		return;
 	d->last_publish_ns = now;
 	metrics__prune(d->metrics, now);
+	read_aggregates(d);
 	render(d, now, &text, &len);
 	if (!text)
 		return;
@@ -304,6 +358,8 @@ static void reload(struct daemon *d)
 	d->cfg = c;
 	flight_recorder__set_keep(d->fr, c.flight_recorder_ns);
 	rules__configure(d->rules, &c.rules);
+	detail_sampler__configure(&d->sampler, c.detail_full, c.detail_interval_ns,
+				  c.detail_slice_ns);
 	log_info("configuration reloaded from %s", d->o.config_path);
 }
 
@@ -311,7 +367,7 @@ static int start(struct daemon *d)
 {
 	struct flight_recorder_opts fo = { .sz = sizeof(fo) };
 	struct metrics_opts mo = { .sz = sizeof(mo) };
-	char addr[64];
+	char addr[64], detail[64];
 	uint16_t port;
 
 	mo.on_step = on_step;
@@ -345,9 +401,21 @@ static int start(struct daemon *d)
 	d->fr = flight_recorder__start(&fo);
 	if (!d->fr)
 		return -errno;
+	/* The recorder starts with every probe on; the sampler decides. */
+	d->detail_on = true;
+	d->detail_since_ns = clock_ns(CLOCK_MONOTONIC);
+	detail_sampler__init(&d->sampler, d->cfg.detail_full, d->cfg.detail_interval_ns,
+			     d->cfg.detail_slice_ns, d->detail_since_ns);
+	steer_detail(d, d->detail_since_ns);
+	if (d->cfg.detail_full)
+		snprintf(detail, sizeof(detail), "full");
+	else
+		snprintf(detail, sizeof(detail), "sampled, %.3g s every %.3g s",
+			 d->cfg.detail_slice_ns / 1e9, d->cfg.detail_interval_ns / 1e9);
 	log_info("watching every accelerator user on this host; flight recorder %.0f s; "
-		 "metrics %s%s; control socket %s", d->cfg.flight_recorder_ns / 1e9,
-		 d->http ? "http://" : "", d->http ? d->cfg.listen : "off", d->cfg.socket);
+		 "detail %s; metrics %s%s; control socket %s", d->cfg.flight_recorder_ns / 1e9,
+		 detail, d->http ? "http://" : "", d->http ? d->cfg.listen : "off",
+		 d->cfg.socket);
 	return 0;
 }
 
@@ -401,6 +469,7 @@ static int loop(struct daemon *d)
 		}
 		if (d->pending.active && now >= d->pending.stop_ns)
 			take_capture(d, d->pending.stop_ns);
+		steer_detail(d, now);
 		publish(d, now);
 	}
 	stop_pending(d);

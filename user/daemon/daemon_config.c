@@ -11,7 +11,7 @@
 
 #define NS_PER_SEC 1000000000ull
 
-enum key_type { K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN };
+enum key_type { K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL };
 
 struct key {
 	const char *name;
@@ -42,6 +42,9 @@ static const struct key keys[] = {
 	NUM("rule-device-stall", K_DURATION, rules.device_stall_ns, 0),
 	NUM("rule-crash", K_BOOL, rules.on_crash, 0),
 	NUM("rule-cooldown", K_DURATION, rules.cooldown_ns, 0),
+	NUM("detail", K_DETAIL, detail_full, 0),
+	NUM("detail-interval", K_DURATION, detail_interval_ns, NS_PER_SEC),
+	NUM("detail-slice", K_DURATION, detail_slice_ns, 0),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -62,6 +65,11 @@ void daemon_config__defaults(struct daemon_config *c)
 	c->rule_duration_ns = 0;
 	c->rules.on_crash = true;
 	c->rules.cooldown_ns = 300 * NS_PER_SEC;
+	/* About 1/30 of full tracing's cost, and two slices in the flight
+	 * recorder's default 60 s (docs/daemon.md, "What it costs"). */
+	c->detail_full = false;
+	c->detail_interval_ns = 30 * NS_PER_SEC;
+	c->detail_slice_ns = 1 * NS_PER_SEC;
 }
 
 int daemon_config__split_listen(const char *listen, char *addr, size_t addr_len,
@@ -134,6 +142,14 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 			return -EINVAL;
 		}
 		*(double *)at = d;
+		return 0;
+	case K_DETAIL:
+		if (strcmp(v, "sampled") && strcmp(v, "full")) {
+			snprintf(err, err_len, "%s: expected sampled or full, got '%s'",
+				 k->name, v);
+			return -EINVAL;
+		}
+		*(bool *)at = !strcmp(v, "full");
 		return 0;
 	case K_BOOL:
 		if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))

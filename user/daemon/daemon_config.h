@@ -31,6 +31,12 @@ struct daemon_config {
 	uint64_t grace_ns;		/* after a capture's stop */
 	uint64_t max_trigger_ns;	/* the longest window after a trigger */
 	uint64_t rule_duration_ns;	/* the window after a rule's trigger */
+	/* Detail: full always, or (sampled, the default) in slices of
+	 * detail_slice_ns every detail_interval_ns and in a trigger's window
+	 * after it; core probes and the in-kernel aggregates run always. */
+	bool detail_full;
+	uint64_t detail_interval_ns;
+	uint64_t detail_slice_ns;
 	struct rules_config rules;
 	/* Keys given as flags (bit i: the i-th key): they win over the file. */
 	uint64_t from_flags;

@@ -148,6 +148,19 @@ int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint6
 	return err ? err : err2;
 }
 
+int flight_recorder__set_detail(struct flight_recorder *fr, bool on)
+{
+	return recorder__set_detail(fr->rec, on);
+}
+
+int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
+				uint64_t out[AGG_MAX])
+{
+	struct probe_session *ps = recorder__probe_session(fr->rec);
+
+	return ps ? probe_session__proc_aggregates(ps, pid, out) : -ENOTCONN;
+}
+
 uint64_t flight_recorder__start_ns(const struct flight_recorder *fr)
 {
 	return fr->start_ns;

@@ -13,8 +13,12 @@
 #ifndef ACCELTRACE_FLIGHT_RECORDER_H
 #define ACCELTRACE_FLIGHT_RECORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
 
 struct collector_observer;
 struct flight_recorder;
@@ -45,6 +49,12 @@ void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns);
  */
 int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
 			     const char *logdir, const char *session, char *path, size_t len);
+/* Detail on or off (recorder__set_detail): probes changed, or -errno. */
+int flight_recorder__set_detail(struct flight_recorder *fr, bool on);
+/* A traced process's in-kernel aggregates (enum agg_counter): 0 or -errno
+ * (-ENOENT: none yet, or it is gone). */
+int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
+				uint64_t out[AGG_MAX]);
 /* Where its window begins now (CLOCK_MONOTONIC), and spans it holds. */
 uint64_t flight_recorder__start_ns(const struct flight_recorder *fr);
 uint64_t flight_recorder__spans(const struct flight_recorder *fr);

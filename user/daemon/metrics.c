@@ -33,6 +33,8 @@ struct metrics *metrics__new(const struct metrics_opts *opts)
 	if (opts)
 		memcpy(&m->o, opts, opts->sz < sizeof(m->o) ? opts->sz : sizeof(m->o));
 	m->o.sz = sizeof(m->o);
+	/* Completions are watched until the daemon says otherwise. */
+	m->detail_since_ns = 1;
 	return m;
 }
 
@@ -234,8 +236,11 @@ void metrics__span(void *ctx, const struct capture *cap, const struct capture_sp
 	if (!d || d->core >= METRICS_MAX_CORES)
 		return;
 	p = process(m, t->pid, s->start_ns);
-	if (p)
-		device_execution(m, p, cap, s, d->core);
+	if (!p)
+		return;
+	if (!(s->flags & SPAN_F_ESTIMATED))
+		p->device_traced = true;
+	device_execution(m, p, cap, s, d->core);
 }
 
 void metrics__process_exit(struct metrics *m, uint32_t pid)
@@ -269,6 +274,31 @@ size_t metrics__prune(struct metrics *m, uint64_t now_ns)
 	return gone;
 }
 
+void metrics__detail(struct metrics *m, bool on, uint64_t now_ns)
+{
+	m->detail_since_ns = on ? now_ns : 0;
+	for (size_t i = 0; i < m->n; i++) {
+		struct proc_metrics *p = m->procs[i];
+
+		if (p->device_traced)
+			continue;
+		p->last_step_start = 0;
+		for (int c = 0; c < METRICS_MAX_CORES; c++)
+			p->cores[c].last_end = 0;
+	}
+}
+
+void metrics__set_aggregates(struct metrics *m, uint32_t pid,
+			     const uint64_t v[METRICS_AGGREGATES])
+{
+	int i = find(m, pid);
+
+	if (i < 0)
+		return;
+	memcpy(m->procs[i]->aggregates, v, sizeof(m->procs[i]->aggregates));
+	m->procs[i]->has_aggregates = true;
+}
+
 size_t metrics__num_processes(const struct metrics *m)
 {
 	return m->n;
@@ -285,6 +315,7 @@ bool metrics__activity(const struct metrics *m, size_t i, struct metrics_activit
 	a->first_seen_ns = p->first_seen_ns;
 	a->last_enqueue_ns = p->last_enqueue_ns;
 	a->last_completion_ns = p->last_completion_ns;
+	a->completions_watched_ns = p->device_traced ? p->first_seen_ns : m->detail_since_ns;
 	return true;
 }
 

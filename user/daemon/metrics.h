@@ -27,6 +27,8 @@ struct metrics;
 
 /* The gauges' ratios are over this many recent seconds. */
 #define METRICS_RATIO_SECONDS 10
+/* The kernel's per-process aggregates (enum agg_counter in events.h). */
+#define METRICS_AGGREGATES 4
 
 struct metrics_opts {
 	size_t sz;
@@ -51,6 +53,8 @@ struct metrics_globals {
 	uint64_t captures_failed;
 	uint64_t flight_recorder_spans;
 	double flight_recorder_seconds;
+	bool detail_active;		/* acceltrace_detail_active */
+	double detail_seconds;		/* acceltrace_detail_seconds_total */
 };
 
 /* What the stall rule needs of one process. */
@@ -59,6 +63,10 @@ struct metrics_activity {
 	uint64_t first_seen_ns;
 	uint64_t last_enqueue_ns;	/* end of the latest Execute call */
 	uint64_t last_completion_ns;	/* end of the latest device execution */
+	/* Since when a completion would have been seen: its first sight when
+	 * its device is traced, else when detail last came on; 0: it would
+	 * not be now (sampled mode between slices). */
+	uint64_t completions_watched_ns;
 };
 
 struct metrics *metrics__new(const struct metrics_opts *opts);
@@ -71,6 +79,17 @@ void metrics__process_exit(struct metrics *m, uint32_t pid);
 /* Forgets processes no longer alive whose exit went unseen; @now_ns is
  * CLOCK_MONOTONIC. Returns how many went. */
 size_t metrics__prune(struct metrics *m, uint64_t now_ns);
+
+/*
+ * Detail (the completion probes) turned on or off at @now_ns. A process
+ * whose device work is estimated from those probes starts its steps and
+ * its cores' idle time afresh at each change: a gap between two sampled
+ * slices is neither one long step nor input wait.
+ */
+void metrics__detail(struct metrics *m, bool on, uint64_t now_ns);
+/* The kernel's aggregates of a process (enum agg_counter), as just read. */
+void metrics__set_aggregates(struct metrics *m, uint32_t pid,
+			     const uint64_t v[METRICS_AGGREGATES]);
 
 size_t metrics__num_processes(const struct metrics *m);
 /* The i-th process's activity; false past the end. */

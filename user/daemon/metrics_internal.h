@@ -54,7 +54,16 @@ struct proc_metrics {
 	uint64_t step_buckets[METRICS_STEP_BUCKETS];
 	uint64_t step_count;
 	uint64_t step_sum_ns;
+	/*
+	 * Its device work comes from the device's own trace buffers (seen
+	 * always), not estimated from completion probes (seen only while
+	 * detail is on): in sampled mode only these have continuous steps.
+	 */
+	bool device_traced;
 	struct core_metrics cores[METRICS_MAX_CORES];
+	/* The kernel's aggregates (enum agg_counter), as last read. */
+	bool has_aggregates;
+	uint64_t aggregates[METRICS_AGGREGATES];
 };
 
 struct metrics {
@@ -65,6 +74,8 @@ struct metrics {
 	uint64_t events[SPAN_KIND__COUNT];	/* spans seen, by kind */
 	uint64_t processes_exited;
 	uint64_t last_prune_ns;
+	/* Completion probes on since (CLOCK_MONOTONIC); 0: off. */
+	uint64_t detail_since_ns;
 };
 
 /* Ratios of one core over the recent seconds before @now_ns; false when

@@ -8,8 +8,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <linux/types.h>
 
+#include "acceltrace/events.h"
 #include "daemon/metrics_internal.h"
+
+_Static_assert(METRICS_AGGREGATES == AGG_MAX, "one sample family per aggregate");
 
 static void escaped(FILE *out, const char *s)
 {
@@ -161,6 +165,36 @@ static void processes(const struct metrics *m, FILE *out)
 	fprintf(out, "acceltrace_process_exits_total %" PRIu64 "\n", m->processes_exited);
 }
 
+/* One sample per process of one of the kernel's aggregates. */
+static void aggregate(const struct metrics *m, FILE *out, const char *name,
+		      const char *help, int counter)
+{
+	family(out, name, "counter", help);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc_metrics *p = m->procs[i];
+
+		if (!p->has_aggregates)
+			continue;
+		fprintf(out, "%s{", name);
+		proc_labels(out, p);
+		fprintf(out, "} %" PRIu64 "\n", p->aggregates[counter]);
+	}
+}
+
+/* Counted in the kernel whatever the detail switch says. */
+static void aggregates(const struct metrics *m, FILE *out)
+{
+	aggregate(m, out, "acceltrace_read_syscalls_total",
+		  "read, pread64, readv and preadv calls of the process (any file), "
+		  "counted in the kernel.", AGG_READ_CALLS);
+	aggregate(m, out, "acceltrace_read_bytes_total",
+		  "Bytes those calls returned, counted in the kernel.", AGG_READ_BYTES);
+	aggregate(m, out, "acceltrace_device_ioctls_total",
+		  "ioctls on the process's accelerator device nodes, counted in the kernel.", AGG_DEVICE_IOCTLS);
+	aggregate(m, out, "acceltrace_detail_skipped_total",
+		  "Detail probe hits the detail switch turned away (sampled mode).", AGG_DETAIL_SKIPPED);
+}
+
 static void daemon_counters(const struct metrics *m, const struct metrics_globals *g,
 			    FILE *out)
 {
@@ -190,6 +224,13 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	family(out, "acceltrace_flight_recorder_seconds", "gauge",
 	       "How far back the flight recorder reaches now.");
 	fprintf(out, "acceltrace_flight_recorder_seconds %.3f\n", g->flight_recorder_seconds);
+	family(out, "acceltrace_detail_active", "gauge",
+	       "1 while the detail probes record (a sampled slice, a trigger's window "
+	       "after it, or --detail full), else 0.");
+	fprintf(out, "acceltrace_detail_active %d\n", g->detail_active ? 1 : 0);
+	family(out, "acceltrace_detail_seconds_total", "counter",
+	       "Time the detail probes have recorded.");
+	fprintf(out, "acceltrace_detail_seconds_total %.3f\n", g->detail_seconds);
 }
 
 int metrics__render(const struct metrics *m, const struct metrics_globals *g,
@@ -199,6 +240,7 @@ int metrics__render(const struct metrics *m, const struct metrics_globals *g,
 	input_wait(m, now_ns, out);
 	devices(m, now_ns, out);
 	processes(m, out);
+	aggregates(m, out);
 	daemon_counters(m, g, out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -155,6 +155,12 @@ void rules__check_stalls(struct rules *r, const struct metrics *m, uint64_t now_
 		uint64_t since = a.last_completion_ns ? a.last_completion_ns : a.first_seen_ns;
 		struct recent_steps *rs;
 
+		/* Completions go unseen now (sampled mode, between slices):
+		 * no stall can be told; and none before they were watched. */
+		if (!a.completions_watched_ns)
+			continue;
+		if (since < a.completions_watched_ns)
+			since = a.completions_watched_ns;
 		/* Work enqueued after the last completion, none since. */
 		if (a.last_enqueue_ns <= a.last_completion_ns || now_ns < since ||
 		    now_ns - since < r->cfg.device_stall_ns)

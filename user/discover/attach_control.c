@@ -79,9 +79,11 @@ static int forget(struct attach_control *ac, uint32_t pid)
 	int err = 0, e;
 
 	if (ac->ps) {
-		/* Both return how many entries went, or -errno. */
+		/* Each returns how many entries went, or -errno. */
 		err = probe_session__forget_pid_calls(ac->ps, pid);
 		e = probe_session__forget_pid_fds(ac->ps, pid);
+		err = err < 0 ? err : e < 0 ? e : 0;
+		e = probe_session__forget_pid_aggregates(ac->ps, pid);
 		err = err < 0 ? err : e < 0 ? e : 0;
 	}
 	if (ac->ra)

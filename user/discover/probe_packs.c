@@ -425,7 +425,7 @@ int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len
 void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
-	spec->flags = e->spec_flags;
+	spec->flags = e->spec_flags | (rt_event_kind_is_detail(e->event) ? RT_SPEC_DETAIL : 0);
 	spec->n_ops = e->n_ops;
 	memcpy(spec->ops, e->ops, sizeof(spec->ops));
 	fetch_plan__blocks(spec);
@@ -468,6 +468,24 @@ const char *rt_event_kind_name(enum rt_event_kind kind)
 bool rt_event_kind_is_cudart(enum rt_event_kind kind)
 {
 	return kind >= RT_EV_CUDART_LAUNCH && kind <= RT_EV_CUDART_EVENT_RECORD;
+}
+
+bool rt_event_kind_is_detail(enum rt_event_kind kind)
+{
+	switch (kind) {
+	/* Once a step or rarer, and what steps and programs are made of. */
+	case RT_EV_GET_PJRT_API:
+	case RT_EV_EXECUTE:
+	case RT_EV_COMPILE:
+	case RT_EV_COMPILE_PROGRAM:
+	case RT_EV_CUDA_GRAPH_LAUNCH:
+	case RT_EV_CUDART_GRAPH_LAUNCH:
+		return false;
+	/* Per buffer, per kernel, per element: transfers, completions,
+	 * feeds, kernel launches, synchronisations, dataset calls. */
+	default:
+		return true;
+	}
 }
 
 bool rt_event_kind_is_cuda_driver(enum rt_event_kind kind)

@@ -79,6 +79,11 @@ int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe
 	}
 	if (!ra->ps)
 		return 0;
+	if (path != p->attach_path)
+		snprintf(p->attach_path, sizeof(p->attach_path), "%s", path);
+	p->parked = ra->detail_off && rt_event_kind_is_detail(p->entry->event);
+	if (p->parked)
+		return 0;	/* attached when detail comes back on */
 	rt_pack_entry__spec(p->entry, &spec);
 	id = probe_session__attach_runtime(ra->ps, &spec, path, p->attach_offset, -1);
 	if (id < 0) {
@@ -199,8 +204,11 @@ static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 		for (size_t i = 0; i < ra->n_probes; i++) {
 			struct attached_probe *p = ra->probes[i];
 
+			/* In the file it was attached in: a slot's function
+			 * may lie in another library than the table. */
 			if (p->lib == &lib->pub && p->probe_id < 0 && !p->error &&
-			    !runtime_attach_attach_probe(ra, p, lib->pub.path))
+			    !runtime_attach_attach_probe(ra, p, p->attach_path[0] ?
+							 p->attach_path : lib->pub.path))
 				lib->pub.n_probes++;
 		}
 	}
@@ -547,6 +555,55 @@ void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
 		if (!cb->n_users && cb->probe && cb->probe->probe_id >= 0)
 			detach_probe(ra, cb->probe);
 	}
+}
+
+/* ---------------------------------------------------------------- detail */
+
+static bool attached_detail_probe(const struct attached_probe *p, const void *arg)
+{
+	(void)arg;
+	return p->probe_id >= 0 && rt_event_kind_is_detail(p->entry->event);
+}
+
+/* Whether a parked probe is still wanted: its library or callback is in use. */
+static bool in_use(const struct runtime_attach *ra, const struct attached_probe *p)
+{
+	if (p->lib)
+		return p->lib->users || p->lib->pinned;
+	for (size_t i = 0; i < ra->n_callbacks; i++)
+		if (ra->callbacks[i].probe == p)
+			return ra->callbacks[i].n_users;
+	return false;
+}
+
+size_t runtime_attach__set_detail(struct runtime_attach *ra, bool on)
+{
+	size_t n = 0;
+
+	if (ra->detail_off == !on)
+		return 0;
+	ra->detail_off = !on;
+	if (!on) {
+		for (size_t i = 0; i < ra->n_probes; i++) {
+			if (attached_detail_probe(ra->probes[i], NULL)) {
+				ra->probes[i]->parked = true;
+				n++;
+			}
+		}
+		detach_probes(ra, attached_detail_probe, NULL);
+		return n;
+	}
+	for (size_t i = 0; i < ra->n_probes; i++) {
+		struct attached_probe *p = ra->probes[i];
+
+		if (!p->parked)
+			continue;
+		p->parked = false;
+		if (in_use(ra, p) && !p->error && p->attach_path[0] &&
+		    !runtime_attach_attach_probe(ra, p, p->attach_path))
+			n++;
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------------- events */

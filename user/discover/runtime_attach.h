@@ -63,8 +63,14 @@ struct attached_probe {
 	char target[96];		/* "symbol GetPjrtApi", "slot 55", "callback" */
 	uint64_t file_offset;		/* of the function */
 	uint64_t attach_offset;		/* where the uprobe is */
+	/* The file it is attached in: the library's, or for a PJRT slot or
+	 * a callback, whichever file holds the function. */
+	char attach_path[PATH_MAX];
 	struct probe_placement placement;
 	int error;			/* attach error, -errno; 0 when fine */
+	/* A detail probe kept unattached while detail is off (sampled
+	 * mode): attached again when it comes back on. */
+	bool parked;
 };
 
 /* What acceltrace found in one process. */
@@ -111,6 +117,16 @@ void runtime_attach__free(struct runtime_attach *ra);
  */
 int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 				struct process_report *report);
+/*
+ * Detail on (the default) attaches every probe; off detaches the detail
+ * ones (rt_event_kind_is_detail: transfers, completions, callbacks, feeds,
+ * kernel launches), so that a process between sampled slices pays no
+ * uprobe trap for them, and keeps probes found meanwhile parked. On again
+ * attaches the parked probes of libraries and callbacks still in use.
+ * Returns how many probes changed.
+ */
+size_t runtime_attach__set_detail(struct runtime_attach *ra, bool on);
+
 /* A file mapping made executable, as the kernel saw it (struct ev_mapped). */
 struct runtime_mapping {
 	uint64_t start, end;		/* end 0: unknown (all fields are) */

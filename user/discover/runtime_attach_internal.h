@@ -56,6 +56,8 @@ struct runtime_attach {
 	struct callback callbacks[MAX_CALLBACKS];
 	size_t n_callbacks;
 	bool callbacks_full_warned;
+	/* Detail probes are parked (not attached) while this is set. */
+	bool detail_off;
 };
 
 /* A new probe record for entry @e (in @lib, NULL for a callback); NULL

@@ -37,6 +37,7 @@ const char *loss_kind_name(enum loss_kind kind)
 	case LOSS_FD_TABLE_FULL: return "device fd table full";
 	case LOSS_TRACED_FULL: return "traced-process table full";
 	case LOSS_RETURN_UNMATCHED: return "returns without their entry";
+	case LOSS_AGG_FULL: return "per-process aggregate table full";
 	default: return "?";
 	}
 }
@@ -427,6 +428,7 @@ int probe_session__attach_runtime(struct probe_session *ps,
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	struct runtime_probe *rp;
+	bool detail;
 	__u32 id;
 	int err;
 
@@ -446,8 +448,11 @@ int probe_session__attach_runtime(struct probe_session *ps,
 		return -errno;
 	rp = &ps->probes[id];
 	uopts.bpf_cookie = id;
-	rp->entry = bpf_program__attach_uprobe_opts(ps->skel->progs.rt_entry, pid,
-						    path, offset, &uopts);
+	/* Detail probes run the programs that ask the switch first. */
+	detail = spec->flags & RT_SPEC_DETAIL;
+	rp->entry = bpf_program__attach_uprobe_opts(detail ? ps->skel->progs.rt_entry_detail :
+							     ps->skel->progs.rt_entry,
+						    pid, path, offset, &uopts);
 	if (!rp->entry) {
 		err = -errno;
 		log_debug("uprobe %s+0x%llx: %s", path, (unsigned long long)offset,
@@ -456,7 +461,8 @@ int probe_session__attach_runtime(struct probe_session *ps,
 	}
 	if (spec->flags & RT_SPEC_RETURN) {
 		uopts.retprobe = true;
-		rp->ret = bpf_program__attach_uprobe_opts(ps->skel->progs.rt_return,
+		rp->ret = bpf_program__attach_uprobe_opts(detail ? ps->skel->progs.rt_return_detail :
+								   ps->skel->progs.rt_return,
 							  pid, path, offset, &uopts);
 		if (!rp->ret) {
 			err = -errno;
@@ -564,6 +570,49 @@ int probe_session__poll(struct probe_session *ps, int timeout_ms)
 int probe_session__drain(struct probe_session *ps)
 {
 	return ring_buffer__consume(ps->rb);
+}
+
+void probe_session__set_detail(struct probe_session *ps, bool on)
+{
+	/* The .bss is mapped: the next probe hit sees it. */
+	ps->skel->bss->detail_off = !on;
+}
+
+bool probe_session__detail(const struct probe_session *ps)
+{
+	return !ps->skel->bss->detail_off;
+}
+
+int probe_session__proc_aggregates(const struct probe_session *ps, uint32_t pid,
+				   uint64_t out[AGG_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct at_proc_agg *per_cpu;
+	int err = 0;
+
+	memset(out, 0, AGG_MAX * sizeof(out[0]));
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(ps->skel->maps.proc_aggs), &pid, per_cpu)) {
+		err = -errno;
+		goto out;
+	}
+	for (int c = 0; c < ncpus; c++)
+		for (int i = 0; i < AGG_MAX; i++)
+			out[i] += per_cpu[c].v[i];
+out:
+	free(per_cpu);
+	return err;
+}
+
+int probe_session__forget_pid_aggregates(struct probe_session *ps, uint32_t pid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(ps->skel->maps.proc_aggs), &pid))
+		return errno == ENOENT ? 0 : -errno;
+	return 1;
 }
 
 void probe_session__losses(const struct probe_session *ps,

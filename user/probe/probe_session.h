@@ -103,6 +103,23 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid);
 void probe_session__calls_in_hash(const struct probe_session *ps, uint64_t *rt,
 				  uint64_t *sys);
 
+/*
+ * The detail switch: on (the default) records everything; off turns the
+ * detail probes away at their first test (RT_SPEC_DETAIL uprobes, reads
+ * and ioctls, sched, irqs) while core probes and the per-process
+ * aggregates go on. Takes effect at the next probe hit.
+ */
+void probe_session__set_detail(struct probe_session *ps, bool on);
+bool probe_session__detail(const struct probe_session *ps);
+/*
+ * A traced process's aggregates (enum agg_counter), summed over CPUs:
+ * 0, or -ENOENT when it has none (yet), or -errno.
+ */
+int probe_session__proc_aggregates(const struct probe_session *ps, uint32_t pid,
+				   uint64_t out[AGG_MAX]);
+/* Drops a dead process's aggregates: 1 if it had some, 0, or -errno. */
+int probe_session__forget_pid_aggregates(struct probe_session *ps, uint32_t pid);
+
 /* Loss counters and per-type totals from the BPF side. */
 void probe_session__losses(const struct probe_session *ps,
 			   uint64_t losses[LOSS_KIND_MAX]);

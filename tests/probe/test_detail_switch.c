@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The detail switch (the daemon's sampled mode) in the kernel: with it off,
+ * a detail uprobe and file reads record nothing while a core uprobe still
+ * records (marked RT_F_NO_DETAIL), and the per-process aggregates count
+ * the reads, their bytes and the turned-away hits; on again, everything
+ * records. Probes fire from this process, traced by pid.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "lib/log.h"
+#include "probe/probe_session.h"
+
+#define CALLS 50
+#define READ_LEN 100
+
+__attribute__((noinline)) int detail_call(int x)
+{
+	asm volatile("" ::: "memory");
+	return x + 1;
+}
+
+__attribute__((noinline)) int core_call(int x)
+{
+	asm volatile("" ::: "memory");
+	return x + 2;
+}
+
+struct seen {
+	int detail_id, core_id, fd;
+	int detail_calls, core_calls, core_no_detail, reads;
+};
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	const struct ev_header *h = data;
+	struct seen *s = ctx;
+
+	if (size < sizeof(*h) || h->pid != (uint32_t)getpid())
+		return 0;
+	if (h->type == EV_RT_CALL && size >= sizeof(struct ev_rt_call)) {
+		const struct ev_rt_call *r = data;
+
+		if ((int)r->probe_id == s->detail_id) {
+			s->detail_calls++;
+		} else if ((int)r->probe_id == s->core_id) {
+			s->core_calls++;
+			if (r->flags & RT_F_NO_DETAIL)
+				s->core_no_detail++;
+		}
+	} else if (h->type == EV_SYSCALL && size >= sizeof(struct ev_syscall)) {
+		const struct ev_syscall *sc = data;
+
+		if (sc->sc == SC_PREAD64 && (int)sc->fd == s->fd)
+			s->reads++;
+	}
+	return 0;
+}
+
+/* File offset of @fn in /proc/self/exe, from /proc/self/maps. */
+static uint64_t self_file_offset(void *fn)
+{
+	uint64_t addr = (uint64_t)fn, start, end, off;
+	char line[512], perms[8];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
+		    addr >= start && addr < end) {
+			fclose(f);
+			return addr - start + off;
+		}
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+static void exercise(struct probe_session *ps, struct seen *s)
+{
+	char buf[READ_LEN];
+
+	s->detail_calls = s->core_calls = s->core_no_detail = s->reads = 0;
+	for (int i = 0; i < CALLS; i++) {
+		detail_call(i);
+		core_call(i);
+		ASSERT_EQ(pread(s->fd, buf, sizeof(buf), 0), READ_LEN, "pread");
+	}
+	probe_session__drain(ps);
+}
+
+static void aggregates(struct probe_session *ps, uint64_t v[AGG_MAX])
+{
+	ASSERT_OK(probe_session__proc_aggregates(ps, getpid(), v), "aggregates");
+}
+
+int main(void)
+{
+	struct probe_session_opts opts = { .sz = sizeof(opts) };
+	struct rt_probe_spec spec = { .flags = RT_SPEC_RETURN };
+	char path[] = "/tmp/at-detail-XXXXXX", buf[4096] = {};
+	uint64_t a0[AGG_MAX], a1[AGG_MAX], a2[AGG_MAX], losses[LOSS_KIND_MAX];
+	struct probe_session *ps = NULL;
+	struct seen s = { .detail_id = -1, .core_id = -1, .fd = -1 };
+	struct features f;
+	char missing[512];
+
+	test_require_root("loads BPF programs");
+	log_route_libbpf();
+	features__probe(&f);
+	if (!features__can_run(&f, missing, sizeof(missing))) {
+		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+		return TEST_SKIP;
+	}
+	s.fd = mkstemp(path);
+	if (!ASSERT_GE(s.fd, 0, "temp file"))
+		return test_exit();
+	unlink(path);
+	ASSERT_EQ(write(s.fd, buf, sizeof(buf)), sizeof(buf), "file content");
+
+	opts.features = &f;
+	opts.ring_bytes = 1 << 20;
+	ps = probe_session__open(&opts, on_record, &s);
+	if (!ASSERT_OK_PTR(ps, "open and load"))
+		goto out;
+	if (!ASSERT_OK(probe_session__attach_kernel(ps), "attach kernel programs"))
+		goto out;
+	ASSERT_OK(probe_session__trace_pid(ps, getpid(), TRACED_TARGET), "trace self");
+	s.core_id = probe_session__attach_runtime(ps, &spec, "/proc/self/exe",
+						  self_file_offset(core_call), -1);
+	spec.flags |= RT_SPEC_DETAIL;
+	s.detail_id = probe_session__attach_runtime(ps, &spec, "/proc/self/exe",
+						    self_file_offset(detail_call), -1);
+	if (!ASSERT_GE(s.core_id, 0, "core probe") || !ASSERT_GE(s.detail_id, 0, "detail probe"))
+		goto out;
+
+	ASSERT_TRUE(probe_session__detail(ps), "detail is on by default");
+	exercise(ps, &s);
+	ASSERT_EQ(s.detail_calls, CALLS, "detail on: every detail call recorded");
+	ASSERT_EQ(s.core_calls, CALLS, "detail on: every core call recorded");
+	ASSERT_EQ(s.core_no_detail, 0, "detail on: no call marked without detail");
+	ASSERT_EQ(s.reads, CALLS, "detail on: every pread recorded");
+	aggregates(ps, a0);
+	ASSERT_GE(a0[AGG_READ_CALLS], CALLS, "reads counted in the kernel");
+	ASSERT_GE(a0[AGG_READ_BYTES], CALLS * READ_LEN, "their bytes counted");
+	ASSERT_EQ(a0[AGG_DETAIL_SKIPPED], 0, "nothing turned away");
+
+	probe_session__set_detail(ps, false);
+	ASSERT_FALSE(probe_session__detail(ps), "detail off");
+	exercise(ps, &s);
+	ASSERT_EQ(s.detail_calls, 0, "detail off: no detail call recorded");
+	ASSERT_EQ(s.core_calls, CALLS, "detail off: core calls still recorded");
+	ASSERT_EQ(s.core_no_detail, CALLS, "detail off: each marked RT_F_NO_DETAIL");
+	ASSERT_EQ(s.reads, 0, "detail off: no pread recorded");
+	aggregates(ps, a1);
+	/* The test's own other reads (none expected) may add: at least. */
+	ASSERT_GE(a1[AGG_READ_CALLS] - a0[AGG_READ_CALLS], CALLS, "reads still counted");
+	ASSERT_GE(a1[AGG_READ_BYTES] - a0[AGG_READ_BYTES], CALLS * READ_LEN,
+		  "bytes still counted");
+	ASSERT_EQ(a1[AGG_DETAIL_SKIPPED], CALLS, "each detail entry turned away, counted");
+	probe_session__losses(ps, losses);
+	ASSERT_EQ(losses[LOSS_RETURN_UNMATCHED], 0,
+		  "a detail return without its entry is no loss");
+
+	probe_session__set_detail(ps, true);
+	exercise(ps, &s);
+	ASSERT_EQ(s.detail_calls, CALLS, "on again: detail calls recorded");
+	ASSERT_EQ(s.reads, CALLS, "on again: preads recorded");
+	aggregates(ps, a2);
+	ASSERT_EQ(a2[AGG_DETAIL_SKIPPED], CALLS, "nothing more turned away");
+
+	ASSERT_EQ(probe_session__forget_pid_aggregates(ps, getpid()), 1, "forget");
+	ASSERT_EQ(probe_session__proc_aggregates(ps, getpid(), a2) == -ENOENT ||
+		  a2[AGG_DETAIL_SKIPPED] == 0, true, "forgotten (or begun afresh)");
+out:
+	probe_session__free(ps);
+	if (s.fd >= 0)
+		close(s.fd);
+	return test_exit();
+}
