@@ -3,8 +3,9 @@
 # submissions per second (docs/simulator.md, "10,000 executions/s"), run for
 # a fixed time with nothing attached, under acceltrace (default probes, and
 # every probe: --sched), under acceltrace daemon (its default settings,
-# watching the whole host) and under bpftrace attaching the equivalent
-# probes.
+# watching the whole host: core probes, detail in slices; and, for
+# reference, --detail full: what a slice costs while it lasts) and under
+# bpftrace attaching the equivalent probes.
 # Steps per second come from the trainer's own last line
 # ("done steps=N reason=duration"), never from the tracer.
 #
@@ -14,7 +15,8 @@
 # BENCH_REPS (default 5), BENCH_TRAINER_S (seconds per run, default 8),
 # BENCH_TRAINER_STEP_TIME (default 100us: 10k steps/s) and BENCH_TRAINER_NAME
 # (the rows' prefix, default trainer: run_bench.sh also runs trainer1k, 1 ms),
-# BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched daemon bpftrace").
+# BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched daemon
+# daemon_full bpftrace").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -51,7 +53,7 @@ steps_per_s() {
 	awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.1f", n / s }'
 }
 
-read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched daemon bpftrace}"
+read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched daemon daemon_full bpftrace}"
 
 # The probes bpftrace attaches, as a bpftrace program in $work/trainer.bt.
 bpftrace_program() {
@@ -129,13 +131,16 @@ run_acceltrace() {
 }
 
 # The daemon attached before the trainer starts (it finds it as it would
-# any new process), stopped once the trainer is done.
+# any new process), stopped once the trainer is done. Arguments: more
+# daemon flags (--detail full). With its defaults the run holds the start
+# of one 1-s detail slice (the first one, at the daemon's start); the rest
+# is the time between slices.
 run_daemon() {
 	local d t
 	rm -rf "$work/dlogs"
 	: >"$work/t.log"
 	"$acceltrace" daemon --listen off --socket "$work/d.sock" --logdir "$work/dlogs" \
-		--rule-crash false 2>"$work/d.log" &
+		--rule-crash false "$@" 2>"$work/d.log" &
 	d=$!
 	for _ in $(seq 300); do
 		grep -q 'watching every' "$work/d.log" 2>/dev/null && break
@@ -170,6 +175,7 @@ for ((r = 0; r < reps; r++)); do
 		acceltrace) run_acceltrace ;;
 		acceltrace_sched) run_acceltrace --sched ;;
 		daemon) run_daemon ;;
+		daemon_full) run_daemon --detail full ;;
 		bpftrace) run_bpftrace ;;
 		esac
 		v=$(steps_per_s "$work/t.log")

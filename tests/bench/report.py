@@ -228,8 +228,10 @@ def build(t):
               slowdown("trainer.acceltrace", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
     t.row("simulated trainer: acceltrace, every probe (--sched)",
           slowdown("trainer.acceltrace_sched", "trainer.off"), "%", 1, 3, "<=", "≤ 3 %")
-    t.row("simulated trainer: acceltrace daemon, default settings (whole host)",
+    t.row("simulated trainer: acceltrace daemon, default settings (whole host; detail sampled)",
           slowdown("trainer.daemon", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
+    t.row("simulated trainer: acceltrace daemon, --detail full (what a slice costs while on)",
+          slowdown("trainer.daemon_full", "trainer.off"), "%", 1)
     b = t.row("simulated trainer: bpftrace, the same probes counted",
               slowdown("trainer.bpftrace", "trainer.off"), "%", 1)
     compare(t, "simulated trainer: acceltrace default vs bpftrace", a, b, "bpftrace")
@@ -237,12 +239,16 @@ def build(t):
           get("trainer.acceltrace.tracer_cpu"), "%", 1)
     t.row("simulated trainer: acceltrace --sched, own CPU", get("trainer.acceltrace_sched.tracer_cpu"), "%", 1)
     t.row("simulated trainer: acceltrace daemon, own CPU", get("trainer.daemon.tracer_cpu"), "%", 1)
+    t.row("simulated trainer: acceltrace daemon --detail full, own CPU",
+          get("trainer.daemon_full.tracer_cpu"), "%", 1)
     t.row("simulated trainer at 1k steps/s, nothing attached (steps/s)", get("trainer1k.off"),
           "steps/s")
     t.row("simulated trainer at 1k steps/s: acceltrace, default probes",
           slowdown("trainer1k.acceltrace", "trainer1k.off"), "%", 1)
     t.row("simulated trainer at 1k steps/s: acceltrace daemon, default settings",
           slowdown("trainer1k.daemon", "trainer1k.off"), "%", 1, 1, "<=", "≤ 1 %")
+    t.row("simulated trainer at 1k steps/s: acceltrace daemon, --detail full",
+          slowdown("trainer1k.daemon_full", "trainer1k.off"), "%", 1)
     t.row("simulated trainer at 1k steps/s: bpftrace",
           slowdown("trainer1k.bpftrace", "trainer1k.off"), "%", 1)
     t.row("simulated trainer: bpftrace's own CPU", get("trainer.bpftrace.tracer_cpu"), "%", 1)

@@ -75,7 +75,7 @@ for b in $only; do
 		step trainer "$here/bench_trainer.sh" "$out"
 		# The same at 1k steps/s (the daemon's other target rate).
 		step trainer1k env BENCH_TRAINER_NAME=trainer1k BENCH_TRAINER_STEP_TIME=1ms \
-			BENCH_TRAINER_CONFIGS="off acceltrace daemon bpftrace" \
+			BENCH_TRAINER_CONFIGS="off acceltrace daemon daemon_full bpftrace" \
 			"$here/bench_trainer.sh" "$out" ;;
 	torch) step torch "$here/bench_torch.sh" "$out" ;;
 	esac
