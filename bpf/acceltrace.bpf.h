@@ -116,34 +116,35 @@ struct {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Adds @n to @pid's aggregate @counter, making its entry on first use. */
-static __always_inline void agg_add(__u32 pid, __u32 counter, __u64 n)
-{
-	struct at_proc_agg *a;
-
-	if (counter >= AGG_MAX)
-		return;
-	a = bpf_map_lookup_elem(&proc_aggs, &pid);
-	if (!a) {
-		struct at_proc_agg zero = {};
-
-		/* BPF_NOEXIST: another CPU may have made it meanwhile. */
-		if (bpf_map_update_elem(&proc_aggs, &pid, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&proc_aggs, &pid)) {
-			__sync_fetch_and_add(&losses[LOSS_AGG_FULL], 1);
-			return;
-		}
-		a = bpf_map_lookup_elem(&proc_aggs, &pid);
-		if (!a)
-			return;
-	}
-	a->v[counter] += n;	/* this CPU's copy: no atomics */
-}
-
 static __always_inline void count_loss(enum loss_kind kind)
 {
 	if (kind < LOSS_KIND_MAX)
 		__sync_fetch_and_add(&losses[kind], 1);
+}
+
+/* @pid's aggregates (this CPU's copy), made on first use; NULL and a
+ * counted loss when the table is full. */
+static __always_inline struct at_proc_agg *agg_of(__u32 pid)
+{
+	struct at_proc_agg *a = bpf_map_lookup_elem(&proc_aggs, &pid), zero = {};
+
+	if (a)
+		return a;
+	/* BPF_NOEXIST: another CPU may have made it meanwhile (-EEXIST). */
+	bpf_map_update_elem(&proc_aggs, &pid, &zero, BPF_NOEXIST);
+	a = bpf_map_lookup_elem(&proc_aggs, &pid);
+	if (!a)
+		count_loss(LOSS_AGG_FULL);
+	return a;
+}
+
+/* Adds @n to @pid's aggregate @counter: this CPU's copy, no atomics. */
+static __always_inline void agg_add(__u32 pid, __u32 counter, __u64 n)
+{
+	struct at_proc_agg *a = agg_of(pid);
+
+	if (a && counter < AGG_MAX)
+		a->v[counter] += n;
 }
 
 /* @pid's byte in the traced-process table, or NULL past its end. */

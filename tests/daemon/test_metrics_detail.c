@@ -57,7 +57,7 @@ int main(void)
 	struct capture *c = capture__new(&copts);
 	struct metrics *m = metrics__new(&mo);
 	struct rules *r = rules__new(&rc);
-	uint64_t count, sum, agg[METRICS_AGGREGATES] = { 7, 700, 3, 11 };
+	uint64_t count, sum, agg[AGG_MAX] = { 7, 700, 3, 11 };
 	int est, traced, host;
 	char why[256], *text;
 

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "test.h"
+#include "self_offset.h"
 #include "probe/fetch_plan.h"
 #include "lib/log.h"
 #include "probe/probe_session.h"
@@ -75,25 +76,6 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* File offset of @fn in /proc/self/exe, from /proc/self/maps. */
-static uint64_t self_file_offset(void *fn)
-{
-	uint64_t addr = (uint64_t)fn, start, end, off;
-	char line[512], perms[8];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
-		    addr >= start && addr < end) {
-			fclose(f);
-			return addr - start + off;
-		}
-	}
-	if (f)
-		fclose(f);
-	return 0;
 }
 
 struct seen {

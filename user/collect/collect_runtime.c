@@ -94,14 +94,20 @@ static void device_execution(struct collector *c, struct owner *o,
 
 /* ---------------------------------------------------------------- owners */
 
-/* Removes @o from the maps, where they still point at it (pointers are
- * reused: a newer owner may have taken the key). */
+/* Removes @o's callback argument key, where it still points at @o
+ * (pointers are reused: a newer owner may have taken the key). */
+static void owner_unlink_user_arg(struct collector *c, struct owner *o)
+{
+	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
+		hashmap__remove(c->user_args, o->pid, o->user_arg);
+}
+
+/* Removes @o from the maps, where they still point at it. */
 static void owner_unlink(struct collector *c, struct owner *o)
 {
 	if (hashmap__get(c->owners, o->pid, o->event) == o)
 		hashmap__remove(c->owners, o->pid, o->event);
-	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
-		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	owner_unlink_user_arg(c, o);
 }
 
 /* Frees @o, and its launch with the last of the launch's devices. */
@@ -129,9 +135,8 @@ static void set_user_arg(struct collector *c, struct owner *o, uint64_t ua)
 	struct owner *prev = NULL;
 
 	/* One registration per owner: drop an older one's key. */
-	if (o->user_arg && o->user_arg != ua &&
-	    hashmap__get(c->user_args, o->pid, o->user_arg) == o)
-		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	if (o->user_arg != ua)
+		owner_unlink_user_arg(c, o);
 	if (collect_put(c, c->user_args, o->pid, ua, o, (void **)&prev)) {
 		/* Its callback cannot be matched; an Await still can. */
 		o->user_arg = 0;
@@ -639,8 +644,7 @@ static int close_exited_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 	(void)ev;
 	if (pid != x->pid)
 		return 0;
-	if (o->user_arg && hashmap__get(x->c->user_args, o->pid, o->user_arg) == o)
-		hashmap__remove(x->c->user_args, o->pid, o->user_arg);
+	owner_unlink_user_arg(x->c, o);
 	if (o->kind == OWN_EXEC)
 		device_execution(x->c, o, x->ts, SPAN_F_TARGET_EXITED);
 	collect_free_owner(o);
@@ -654,8 +658,7 @@ static int drop_undetailed_owner(uint64_t pid, uint64_t ev, void *value, void *c
 
 	(void)pid;
 	(void)ev;
-	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
-		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	owner_unlink_user_arg(c, o);
 	c->st.completions_without_detail++;
 	collect_free_owner(o);
 	return 1;

@@ -288,8 +288,7 @@ void metrics__detail(struct metrics *m, bool on, uint64_t now_ns)
 	}
 }
 
-void metrics__set_aggregates(struct metrics *m, uint32_t pid,
-			     const uint64_t v[METRICS_AGGREGATES])
+void metrics__set_aggregates(struct metrics *m, uint32_t pid, const uint64_t v[AGG_MAX])
 {
 	int i = find(m, pid);
 

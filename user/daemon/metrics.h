@@ -20,6 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <linux/types.h>
+
+#include "acceltrace/events.h"
 
 struct capture;
 struct capture_span;
@@ -27,8 +30,6 @@ struct metrics;
 
 /* The gauges' ratios are over this many recent seconds. */
 #define METRICS_RATIO_SECONDS 10
-/* The kernel's per-process aggregates (enum agg_counter in events.h). */
-#define METRICS_AGGREGATES 4
 
 struct metrics_opts {
 	size_t sz;
@@ -88,8 +89,7 @@ size_t metrics__prune(struct metrics *m, uint64_t now_ns);
  */
 void metrics__detail(struct metrics *m, bool on, uint64_t now_ns);
 /* The kernel's aggregates of a process (enum agg_counter), as just read. */
-void metrics__set_aggregates(struct metrics *m, uint32_t pid,
-			     const uint64_t v[METRICS_AGGREGATES]);
+void metrics__set_aggregates(struct metrics *m, uint32_t pid, const uint64_t v[AGG_MAX]);
 
 size_t metrics__num_processes(const struct metrics *m);
 /* The i-th process's activity; false past the end. */

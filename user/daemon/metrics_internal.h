@@ -63,7 +63,7 @@ struct proc_metrics {
 	struct core_metrics cores[METRICS_MAX_CORES];
 	/* The kernel's aggregates (enum agg_counter), as last read. */
 	bool has_aggregates;
-	uint64_t aggregates[METRICS_AGGREGATES];
+	uint64_t aggregates[AGG_MAX];
 };
 
 struct metrics {

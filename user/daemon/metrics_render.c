@@ -8,12 +8,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#include <linux/types.h>
 
-#include "acceltrace/events.h"
 #include "daemon/metrics_internal.h"
-
-_Static_assert(METRICS_AGGREGATES == AGG_MAX, "one sample family per aggregate");
 
 static void escaped(FILE *out, const char *s)
 {

@@ -202,13 +202,13 @@ const char *rt_event_kind_name(enum rt_event_kind kind);
 /* True for the CUDA runtime's kinds (RT_EV_CUDART_*), false for the rest. */
 bool rt_event_kind_is_cudart(enum rt_event_kind kind);
 /* True for the CUDA driver's kinds (RT_EV_CUDA_*). */
+bool rt_event_kind_is_cuda_driver(enum rt_event_kind kind);
 /*
  * Detail, not core: high-rate calls (per buffer, kernel or element) that
  * the daemon's sampled mode records only in its detail slices. Core kinds
  * (Execute, Compile, GetPjrtApi, graph launches) are recorded always.
  */
 bool rt_event_kind_is_detail(enum rt_event_kind kind);
-bool rt_event_kind_is_cuda_driver(enum rt_event_kind kind);
 
 /* Bytes per element of a PJRT_Buffer_Type; 0 when unknown. */
 unsigned int pjrt_buffer_type_size(unsigned int type);

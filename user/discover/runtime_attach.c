@@ -81,9 +81,9 @@ int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe
 		return 0;
 	if (path != p->attach_path)
 		snprintf(p->attach_path, sizeof(p->attach_path), "%s", path);
-	p->parked = ra->detail_off && rt_event_kind_is_detail(p->entry->event);
-	if (p->parked)
-		return 0;	/* attached when detail comes back on */
+	/* A detail probe waits for detail to come back on (set_detail). */
+	if (ra->detail_off && rt_event_kind_is_detail(p->entry->event))
+		return 0;
 	rt_pack_entry__spec(p->entry, &spec);
 	id = probe_session__attach_runtime(ra->ps, &spec, path, p->attach_offset, -1);
 	if (id < 0) {
@@ -207,8 +207,7 @@ static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 			/* In the file it was attached in: a slot's function
 			 * may lie in another library than the table. */
 			if (p->lib == &lib->pub && p->probe_id < 0 && !p->error &&
-			    !runtime_attach_attach_probe(ra, p, p->attach_path[0] ?
-							 p->attach_path : lib->pub.path))
+			    !runtime_attach_attach_probe(ra, p, p->attach_path))
 				lib->pub.n_probes++;
 		}
 	}
@@ -479,10 +478,10 @@ examine:
 	return n < 0 ? (int)n : 1;
 }
 
-/* Detaches every probe @match selects, all at once. */
-static void detach_probes(struct runtime_attach *ra,
-			  bool (*match)(const struct attached_probe *p, const void *arg),
-			  const void *arg)
+/* Detaches every probe @match selects, all at once: how many were attached. */
+static size_t detach_probes(struct runtime_attach *ra,
+			    bool (*match)(const struct attached_probe *p, const void *arg),
+			    const void *arg)
 {
 	int *ids = calloc(ra->n_probes + 1, sizeof(*ids));
 	size_t n = 0;
@@ -493,6 +492,7 @@ static void detach_probes(struct runtime_attach *ra,
 		if (!match(p, arg))
 			continue;
 		if (!ids) {
+			n += p->probe_id >= 0;
 			detach_probe(ra, p);
 			continue;
 		}
@@ -506,6 +506,7 @@ static void detach_probes(struct runtime_attach *ra,
 		probe_session__detach_runtime_many(ra->ps, ids, n);
 	log_debug("detached %zu runtime probes", n);
 	free(ids);
+	return n;
 }
 
 static bool probe_of_library(const struct attached_probe *p, const void *lib)
@@ -583,23 +584,15 @@ size_t runtime_attach__set_detail(struct runtime_attach *ra, bool on)
 	if (ra->detail_off == !on)
 		return 0;
 	ra->detail_off = !on;
-	if (!on) {
-		for (size_t i = 0; i < ra->n_probes; i++) {
-			if (attached_detail_probe(ra->probes[i], NULL)) {
-				ra->probes[i]->parked = true;
-				n++;
-			}
-		}
-		detach_probes(ra, attached_detail_probe, NULL);
-		return n;
-	}
+	if (!on)
+		return detach_probes(ra, attached_detail_probe, NULL);
+	/* Parked: a detail probe not attached, without an error, whose
+	 * library or callback is still in use. */
 	for (size_t i = 0; i < ra->n_probes; i++) {
 		struct attached_probe *p = ra->probes[i];
 
-		if (!p->parked)
-			continue;
-		p->parked = false;
-		if (in_use(ra, p) && !p->error && p->attach_path[0] &&
+		if (p->probe_id < 0 && !p->error && p->attach_path[0] &&
+		    rt_event_kind_is_detail(p->entry->event) && in_use(ra, p) &&
 		    !runtime_attach_attach_probe(ra, p, p->attach_path))
 			n++;
 	}

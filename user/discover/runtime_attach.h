@@ -68,9 +68,6 @@ struct attached_probe {
 	char attach_path[PATH_MAX];
 	struct probe_placement placement;
 	int error;			/* attach error, -errno; 0 when fine */
-	/* A detail probe kept unattached while detail is off (sampled
-	 * mode): attached again when it comes back on. */
-	bool parked;
 };
 
 /* What acceltrace found in one process. */
