@@ -362,20 +362,17 @@ static void prog_stats(int fd, uint64_t *ns, uint64_t *cnt)
 	}
 }
 
-/* ns per run of @prog_name over @calls calls of @fn with @cfg attached. */
+/*
+ * ns per run of the programs @cfg runs, over @calls calls with it attached:
+ * the benchmark's own by name, acceltrace's as the probe session says (a
+ * detail probe runs the switch-first programs).
+ */
 static void stats_pass(struct rt_ctx *rc, enum config cfg, const char *path,
 		       uint64_t off, long calls)
 {
-	static const char *const progs[][2] = {
-		[C_FLOOR] = { "floor_entry", NULL },
-		[C_CALLBACK] = { "rt_entry", NULL },
-		[C_ONREADY] = { "rt_entry", NULL },
-		[C_EXECUTE] = { "rt_entry", "rt_return" },
-		[C_OPS0] = { "rt_entry", NULL },
-		[C_DEREF8] = { "rt_entry", NULL },
-		[C_UNTRACED] = { "rt_entry", NULL },
-		[C_UNTRACED_RET] = { "rt_entry", "rt_return" },
-		[C_PIECE_RING] = { "piece_ringbuf", NULL },
+	static const char *const own_progs[] = {
+		[C_FLOOR] = "floor_entry",
+		[C_PIECE_RING] = "piece_ringbuf",
 	};
 	struct bpf_link *links[2] = {};
 	uint64_t ns0[2], cnt0[2], ns1, cnt1;
@@ -385,11 +382,17 @@ static void stats_pass(struct rt_ctx *rc, enum config cfg, const char *path,
 		detach(rc, links, id);
 		return;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (progs[cfg][i])
-			fds[i] = own_prog_fd(progs[cfg][i]);
-		prog_stats(fds[i], &ns0[i], &cnt0[i]);
+	if (cfg == C_FLOOR || cfg == C_PIECE_RING) {
+		fds[0] = own_prog_fd(own_progs[cfg]);
+	} else {
+		__u32 flags = rc->specs[cfg].flags;
+
+		fds[0] = probe_session__runtime_prog_fd(rc->ps, flags, false);
+		if (flags & RT_SPEC_RETURN)
+			fds[1] = probe_session__runtime_prog_fd(rc->ps, flags, true);
 	}
+	for (int i = 0; i < 2; i++)
+		prog_stats(fds[i], &ns0[i], &cnt0[i]);
 	time_calls(bench_fn_push, calls);
 	for (int i = 0; i < 2; i++) {
 		if (fds[i] < 0)

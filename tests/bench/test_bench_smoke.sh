@@ -57,11 +57,15 @@ fi
 echo "benchmarks ran in ${SECONDS} s"
 
 # Every metric present, every sample a finite number; costs and rates > 0.
+# stats.*: the kernel's run time of the program each probe really runs
+# (a detail probe runs rt_entry_detail, not rt_entry).
 for m in up.push.none up.push.floor up.push.callback up.push.execute \
 	up.endbr64.floor up.cet.callback tp.pread64.none tp.pread64.traced \
 	tp.pread64.untraced col.collector.max_rate col.collector.hold_rate \
 	wr.xspace.100000.rate wr.xspace.400000.writer_peak dt.read.uring dt.read.pread \
 	dt.read.lost trainer.off \
+	stats.callback.entry stats.onready.entry stats.untraced.entry \
+	stats.execute.entry stats.execute.return \
 	trainer.acceltrace $torch_metrics; do
 	line=$(grep "^BENCH $m " "$res")
 	if [[ -z $line ]]; then

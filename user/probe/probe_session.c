@@ -422,13 +422,30 @@ int probe_session__trace_irq(struct probe_session *ps, uint32_t irq, uint32_t id
 	return 0;
 }
 
+/* The program a runtime probe runs: detail probes run the ones that ask
+ * the switch first. */
+static struct bpf_program *runtime_prog(const struct probe_session *ps, __u32 spec_flags,
+					bool at_return)
+{
+	bool detail = spec_flags & RT_SPEC_DETAIL;
+
+	if (at_return)
+		return detail ? ps->skel->progs.rt_return_detail : ps->skel->progs.rt_return;
+	return detail ? ps->skel->progs.rt_entry_detail : ps->skel->progs.rt_entry;
+}
+
+int probe_session__runtime_prog_fd(const struct probe_session *ps, uint32_t spec_flags,
+				   bool at_return)
+{
+	return bpf_program__fd(runtime_prog(ps, spec_flags, at_return));
+}
+
 int probe_session__attach_runtime(struct probe_session *ps,
 				  const struct rt_probe_spec *spec,
 				  const char *path, uint64_t offset, int pid)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	struct runtime_probe *rp;
-	bool detail;
 	__u32 id;
 	int err;
 
@@ -448,10 +465,7 @@ int probe_session__attach_runtime(struct probe_session *ps,
 		return -errno;
 	rp = &ps->probes[id];
 	uopts.bpf_cookie = id;
-	/* Detail probes run the programs that ask the switch first. */
-	detail = spec->flags & RT_SPEC_DETAIL;
-	rp->entry = bpf_program__attach_uprobe_opts(detail ? ps->skel->progs.rt_entry_detail :
-							     ps->skel->progs.rt_entry,
+	rp->entry = bpf_program__attach_uprobe_opts(runtime_prog(ps, spec->flags, false),
 						    pid, path, offset, &uopts);
 	if (!rp->entry) {
 		err = -errno;
@@ -461,8 +475,7 @@ int probe_session__attach_runtime(struct probe_session *ps,
 	}
 	if (spec->flags & RT_SPEC_RETURN) {
 		uopts.retprobe = true;
-		rp->ret = bpf_program__attach_uprobe_opts(detail ? ps->skel->progs.rt_return_detail :
-								   ps->skel->progs.rt_return,
+		rp->ret = bpf_program__attach_uprobe_opts(runtime_prog(ps, spec->flags, true),
 							  pid, path, offset, &uopts);
 		if (!rp->ret) {
 			err = -errno;

@@ -74,6 +74,10 @@ int probe_session__attach_runtime(struct probe_session *ps,
 				  const struct rt_probe_spec *spec,
 				  const char *path, uint64_t offset, int pid);
 int probe_session__detach_runtime(struct probe_session *ps, int probe_id);
+/* The fd of the program a runtime probe with @spec_flags runs at entry or
+ * at return (RT_SPEC_DETAIL picks the switch-first ones): for statistics. */
+int probe_session__runtime_prog_fd(const struct probe_session *ps, uint32_t spec_flags,
+				   bool at_return);
 /* Detaches several at once (their kernel grace periods overlap). */
 void probe_session__detach_runtime_many(struct probe_session *ps,
 					const int *probe_ids, size_t n);
