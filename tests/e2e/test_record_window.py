@@ -144,13 +144,18 @@ def interrupted():
 def target_killed():
     work = tmpdir()
     tp = os.path.join(work, "truth.jsonl")
-    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "5ms", truth=tp)
+    # Device work is surely in flight at the kill: a one-minute op from step
+    # 200 (about 1 s in). Between ordinary 5 ms steps the device can be idle,
+    # waiting for the host, and a kill landing there has nothing to end.
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "5ms",
+                        "--long-device-op", "60s", "--long-device-op-step", "200", truth=tp)
     if not t:
         return
     p = subprocess.Popen([ACCELTRACE, "record", "-j", "--pid", str(t.pid), "--logdir",
                           os.path.join(work, "logs")], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     time.sleep(4)
+    killed = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     t.stop(sig=signal.SIGKILL)
     out, err = p.communicate(timeout=60)
     check(p.returncode == 0, "target killed: exit 0 (%d): %s" % (p.returncode, err))
@@ -159,9 +164,15 @@ def target_killed():
     s = xspace.record_summary(out)
     check(s["processes"][0]["exited"], "target killed: the process is marked exited")
     cap = capture_of(s)
-    exited = [e for e in cap.on_plane_prefix("/device:TPU")
+    exited = [e for e in cap.line_events("/device:TPU", "XLA Modules")
               if e.stats.get("acceltrace.target_exited") == 1]
-    check(exited, "target killed: device work in flight ended at the exit, marked")
+    cores = {e.plane for e in cap.line_events("/device:TPU", "XLA Modules")}
+    check(cores and {e.plane for e in exited if e.name == LONG} == cores,
+          "target killed: the long execution in flight ended at the exit on every core, "
+          "marked (%s on %d cores)" % ([(e.plane, e.name) for e in exited], len(cores)))
+    check(all(killed <= e.end <= killed + 5 * 10**9 for e in exited),
+          "target killed: it ends at the exit, not before the kill (%d, %s)"
+          % (killed, [e.end for e in exited]))
     check(protoc_decodes(s["path"]), "target killed: the capture decodes")
 
 
