@@ -10,6 +10,10 @@
  * (its own pair alone would be 100 us off). Checked: the lines each span
  * lands on, converted times within 10 us, op stats, the open op kept with
  * its true start and marked, the module's correlation (the launch id).
+ *
+ * A planned stop (the daemon's trigger) before launch 5, with the records
+ * read before the close: launch 5 is the next window's, whole, and the
+ * first window holds none of it.
  */
 #include <fcntl.h>
 #include <linux/types.h>
@@ -152,26 +156,15 @@ static bool has_arg(const struct capture *cap, const struct capture_span *s, con
 	return false;
 }
 
-int main(void)
+static void test_one_window(void)
 {
 	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "t", .session = "t" };
 	struct collector_opts o = { .sz = sizeof(o) };
 	const struct capture_span *s;
 	struct collector *col = NULL;
 	struct capture *cap = NULL;
-	int fd, fd2;
+	int fd;
 
-	fd_out = mkstemp(path);
-	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
-		return test_exit();
-	write_buffer();
-	fd2 = fd_out;
-	fd_out = mkstemp(path2);
-	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
-		return test_exit();
-	write_second_core();
-	close(fd_out);
-	fd_out = fd2;
 	cap = capture__new(&copts);
 	o.capture = cap;
 	col = collector__new(&o);
@@ -230,6 +223,78 @@ int main(void)
 out:
 	collector__free(col);
 	capture__free(cap);
+}
+
+static void test_planned_stop(void)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "t", .session = "t" };
+	struct collector_opts o = { .sz = sizeof(o) };
+	const struct capture_span *s;
+	struct capture *cap = NULL, *next = NULL;
+	struct collector *col = NULL;
+	const uint64_t stop = 9 * MS + MS / 2;
+
+	cap = capture__new(&copts);
+	next = capture__new(&copts);
+	o.capture = cap;
+	col = collector__new(&o);
+	if (!ASSERT_OK_PTR(cap, "capture") || !ASSERT_OK_PTR(next, "next") ||
+	    !ASSERT_OK_PTR(col, "collector"))
+		goto out;
+	capture__set_probes_attached(cap, 5 * MS);
+	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path), 0, "add");
+	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
+	collector__plan_stop(col, stop);
+	/* The whole buffer is read before the close, as in the daemon's loop
+	 * turn between a trigger's stop and its capture. */
+	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
+	collector__begin_close(col, stop);
+	ASSERT_OK(collector__finish(col), "finish");
+	if (!ASSERT_OK(capture__finalize(cap), "finalize"))
+		goto out;
+	ASSERT_EQ(capture__span_count(cap, SPAN_DEVICE_MODULE) +
+		  capture__span_count(cap, SPAN_DEVICE_OP), 0, "nothing past the stop in the first");
+
+	if (!ASSERT_OK(collector__set_capture(col, next), "set capture"))
+		goto out;
+	ASSERT_OK(collector__open_window(col, stop), "the next window opens at the stop");
+	collector__begin_close(col, STOP);
+	ASSERT_OK(collector__finish(col), "finish next");
+	if (!ASSERT_OK(capture__finalize(next), "finalize next"))
+		goto out;
+	s = find(next, "fusion.1", SPAN_DEVICE_OP);
+	ASSERT_TRUE(s && near(s->start_ns, 13 * MS) && near(s->end_ns, 14 * MS),
+		    "an op wholly between the stop and the close is the next window's");
+	s = find(next, "train_step", SPAN_DEVICE_MODULE);
+	ASSERT_TRUE(s && s->correlation_id == 5 && near(s->start_ns, 10 * MS),
+		    "launch 5's module, whole");
+	s = find(next, "convolution.3", SPAN_DEVICE_OP);
+	ASSERT_TRUE(s && near(s->start_ns, 15 * MS) && (s->flags & SPAN_F_OPEN_AT_STOP),
+		    "the op running at the next stop, open there");
+	ASSERT_EQ(capture__span_count(next, SPAN_DEVICE_OP), 4, "ops: 2 + wait + open one");
+out:
+	collector__free(col);
+	capture__free(cap);
+	capture__free(next);
+}
+
+int main(void)
+{
+	int fd;
+
+	fd_out = mkstemp(path);
+	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
+		return test_exit();
+	write_buffer();
+	fd = fd_out;
+	fd_out = mkstemp(path2);
+	if (!ASSERT_GE(fd_out, 0, "mkstemp"))
+		return test_exit();
+	write_second_core();
+	close(fd_out);
+	fd_out = fd;
+	test_one_window();
+	test_planned_stop();
 	close(fd_out);
 	unlink(path);
 	unlink(path2);

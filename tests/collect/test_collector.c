@@ -19,6 +19,8 @@
  *   thread with activity has one track, named by its latest name.
  * - allocation failures, injected one at a time: never a crash, and any
  *   difference from the run without failures is counted, never silent.
+ * - a planned stop (the daemon's trigger): an execution read after the stop
+ *   but before the close is the next window's, whole, not lost to both.
  */
 #include <linux/types.h>
 
@@ -721,6 +723,49 @@ out:
 	rig_close(&r);
 }
 
+static void test_planned_stop(void)
+{
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "testhost", .session = "s2" };
+	const struct capture_span *s;
+	struct capture *next = NULL;
+	struct rig r;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	rt_call(&r, P_COMPILE, 1 * MS, 2 * MS, compile, V_COMPILE_EXECUTABLE + 1,
+		"HloModule jit_step");
+	ASSERT_OK(collector__open_window(r.col, 2 * MS), "open window");
+	collector__plan_stop(r.col, 30 * MS);
+	execution(&r, 1, 10 * MS, true);
+	/* Read in the loop turn between the stop and the close. */
+	execution(&r, 2, 35 * MS, true);
+	collector__begin_close(r.col, 30 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+	ASSERT_EQ(count_kind(r.cap, SPAN_EXECUTE), 1, "the first window: launch 1 only");
+	ASSERT_EQ(count_kind(r.cap, SPAN_DEVICE_MODULE), 2, "and its device work");
+
+	next = capture__new(&copts);
+	if (!ASSERT_OK_PTR(next, "next capture") ||
+	    !ASSERT_OK(collector__set_capture(r.col, next), "set capture"))
+		goto out;
+	ASSERT_OK(collector__open_window(r.col, 30 * MS), "the next window opens at the stop");
+	collector__begin_close(r.col, 100 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish next");
+	if (!ASSERT_OK(capture__finalize(next), "finalize next"))
+		goto out;
+	s = first_of(next, SPAN_EXECUTE);
+	ASSERT_TRUE(s && s->start_ns == 35 * MS && count_kind(next, SPAN_EXECUTE) == 1,
+		    "the next window holds launch 2, read before the close");
+	ASSERT_EQ(count_kind(next, SPAN_DEVICE_MODULE), 2, "with its device work, completed");
+	ASSERT_EQ(capture__span_count(next, SPAN_CALLBACK), 2, "and its callbacks");
+out:
+	rig_close(&r);
+	capture__free(next);
+}
+
 /* What the allocation-failure runs are compared on. */
 struct outcome {
 	uint64_t modules, steps, callbacks;
@@ -1015,6 +1060,7 @@ int main(void)
 	test_process_lifecycle();
 	test_bad_records();
 	test_thread_renames();
+	test_planned_stop();
 	test_allocation_failures();
 	return test_exit();
 }

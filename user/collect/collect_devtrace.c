@@ -51,6 +51,8 @@
 #define LONG_EXECUTION_NS (1000 * 1000000ull)
 /* A converted time whose bound exceeds this is warned about. */
 #define CLOCK_BOUND_WARN_NS 10000.0
+/* Records past a planned stop, kept for the next window, at most (16 MB). */
+#define MAX_CARRIED_RECORDS 262144
 
 struct dt_open {
 	bool active;
@@ -79,6 +81,15 @@ struct dt_core {
 	 */
 	uint64_t prev_end_ts[3], prev_end_ns[3];
 	uint64_t wait_start_ns;
+	/* A record past the planned stop was carried: so are all after it,
+	 * so that the next window sees this core's records in order. */
+	bool carrying;
+};
+
+/* A record read past a planned stop, for the next window. */
+struct dt_carried {
+	int buf;
+	struct devtrace_record r;
 };
 
 struct dt_clock {
@@ -101,6 +112,10 @@ struct collect_devtrace {
 	/* What earlier windows' captures already stated. */
 	struct devtrace_buffer_stats said;
 	uint64_t said_unmatched_ends;
+	struct dt_carried *carried;
+	size_t n_carried, cap_carried;
+	uint64_t carried_dropped, said_carried_dropped;
+	bool replaying;
 	struct collector *c;
 };
 
@@ -128,6 +143,20 @@ static int clock_of(struct collect_devtrace *d, const struct devtrace_header *h)
 	return (int)d->nclocks++;
 }
 
+static void drop_carried_of(struct collect_devtrace *d, int buf)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < d->n_carried; i++) {
+		if (d->carried[i].buf == buf) {
+			d->carried_dropped++;
+			continue;
+		}
+		d->carried[w++] = d->carried[i];
+	}
+	d->n_carried = w;
+}
+
 static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 {
 	struct collect_devtrace *d = ctx;
@@ -137,6 +166,10 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 		collect_out_of_memory(d->c);
 		return;
 	}
+	/* A new run (the owner restarted): what was carried of the old one
+	 * would be read with the new clock. */
+	if (k->carrying)
+		drop_carried_of(d, buf);
 	memset(k, 0, sizeof(*k));
 	k->known = true;
 	k->pid = h->owner_pid;
@@ -301,6 +334,40 @@ static void open_span(struct dt_open *o, const struct devtrace_record *r)
 	o->step = r->step;
 }
 
+/*
+ * With the window's stop planned (the next opening there), a record past
+ * it is the next window's: kept as read and replayed when that opens, like
+ * the ring buffers' records (collector.c, carry()). Spans running at the
+ * stop are drawn to it, open, and go on in the next window.
+ */
+static bool carry(struct collect_devtrace *d, int buf, struct dt_core *k,
+		  const struct devtrace_record *r)
+{
+	struct collector *c = d->c;
+	uint64_t t;
+
+	if (d->replaying || !c->stop_planned)
+		return false;
+	if (!k->carrying) {
+		t = host_ns(d, k, r->ts);
+		if (!t || t <= c->stop_ns)
+			return false;
+		k->carrying = true;
+	}
+	if (d->n_carried >= MAX_CARRIED_RECORDS) {
+		d->carried_dropped++;
+		return true;
+	}
+	if (ARRAY_GROW(d->carried, d->cap_carried, d->n_carried + 1)) {
+		d->carried_dropped++;
+		collect_out_of_memory(c);
+		return true;
+	}
+	d->carried[d->n_carried].buf = buf;
+	d->carried[d->n_carried++].r = *r;
+	return true;
+}
+
 static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 {
 	struct collect_devtrace *d = ctx;
@@ -308,6 +375,8 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 	const char *name;
 
 	if (!k || !k->known || k->clock < 0)
+		return 0;
+	if (carry(d, buf, k, r))
 		return 0;
 	switch (r->kind) {
 	case DEVTRACE_CLOCK_SYNC:
@@ -618,6 +687,21 @@ void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t t
 			end_open_spans(d, i, ts, SPAN_F_TARGET_EXITED, false);
 }
 
+void collect_devtrace_replay_carried(struct collector *c)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d)
+		return;
+	d->replaying = true;
+	for (size_t i = 0; i < d->n_carried; i++)
+		on_record(d, d->carried[i].buf, &d->carried[i].r);
+	d->replaying = false;
+	d->n_carried = 0;
+	for (size_t i = 0; i < d->ncores; i++)
+		d->cores[i].carrying = false;
+}
+
 void collect_devtrace_finish(struct collector *c)
 {
 	struct collect_devtrace *d = c->devtrace;
@@ -636,6 +720,10 @@ void collect_devtrace_finish(struct collector *c)
 	if (t.bad + t.unknown > d->said.bad + d->said.unknown)
 		capture__count_loss(c->cap, "devtrace records skipped (bad or unknown kind)",
 				    t.bad + t.unknown - d->said.bad - d->said.unknown);
+	if (d->carried_dropped > d->said_carried_dropped)
+		capture__count_loss(c->cap, "devtrace records past a window's stop not kept for the next",
+				    d->carried_dropped - d->said_carried_dropped);
+	d->said_carried_dropped = d->carried_dropped;
 	if (d->unmatched_ends > d->said_unmatched_ends)
 		capture__count_loss(c->cap, "device spans whose begin was lost",
 				    d->unmatched_ends - d->said_unmatched_ends);
@@ -683,6 +771,7 @@ void collect_devtrace_free(struct collector *c)
 		devtrace_clock__free(d->clocks[i].clock);
 	free(d->clocks);
 	free(d->cores);
+	free(d->carried);
 	free(d);
 	c->devtrace = NULL;
 }

@@ -128,7 +128,7 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	c->start_ns = start_ns;
 	c->window_open = true;
 	smallest_k__reset(&c->step_starts, c->steps ? c->steps + 1 : 0);
-	c->closing = false;
+	c->closing = c->stop_planned = false;
 	/* Spans held before the window: keep those that reach into it, and
 	 * count the executions among them as the window's steps. */
 	for (size_t i = 0; i < c->prearm_len; i++) {
@@ -143,6 +143,7 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	err = capture__set_window(c->cap, start_ns, start_ns);
 	/* What the last window read past its stop is this one's. */
 	collect_replay_carried(c);
+	collect_devtrace_replay_carried(c);
 	return err;
 }
 
@@ -150,6 +151,14 @@ void collector__begin_close(struct collector *c, uint64_t stop_ns)
 {
 	c->stop_ns = stop_ns;
 	c->closing = true;
+}
+
+void collector__plan_stop(struct collector *c, uint64_t stop_ns)
+{
+	if (!c->window_open || c->closing)
+		return;
+	c->stop_planned = stop_ns != 0;
+	c->stop_ns = stop_ns;
 }
 
 uint64_t collector__forget_before(struct collector *c, uint64_t start_ns)

@@ -188,10 +188,10 @@ int collect_replay_open_call(struct collector *c, const void *data, size_t size,
 }
 
 /*
- * A window closing at its stop reads the ring buffers past it: records of
- * work that began after the stop belong to the next window, which opens at
- * that stop (the daemon's flight recorder, record --windows), not to this
- * one. They are kept as they came (a span would hold the old capture's
+ * A window closing at its stop reads the ring buffers past it, and one whose
+ * stop is planned reads past it before it closes: records of work that
+ * began after the stop belong to the next window, which opens at that stop
+ * (the daemon's flight recorder, record --windows), not to this one. They are kept as they came (a span would hold the old capture's
  * string and track ids) and replayed when the next window opens. Task,
  * device-open and mapping records act at once: they change what is probed.
  */
@@ -200,7 +200,7 @@ static bool carry(struct collector *c, const void *data, size_t size)
 	const struct ev_header *h = data;
 	struct carried *r;
 
-	if (!c->closing || h->start_ns <= c->stop_ns || c->replaying ||
+	if (!(c->closing || c->stop_planned) || h->start_ns <= c->stop_ns || c->replaying ||
 	    h->type == EV_TASK || h->type == EV_DEV_OPEN || h->type == EV_MAPPED)
 		return false;
 	if (c->n_carried >= MAX_CARRIED) {

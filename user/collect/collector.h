@@ -150,6 +150,14 @@ uint64_t collector__window_steps_end(const struct collector *c);
 int collector__set_capture(struct collector *c, struct capture *capture);
 int collector__open_window(struct collector *c, uint64_t start_ns);
 void collector__begin_close(struct collector *c, uint64_t stop_ns);
+/*
+ * The open window will stop at @stop_ns and the next open there (the
+ * daemon's flight recorder, whose trigger says when). Records past it that
+ * are read before the close, and device records too, are kept for the next
+ * window rather than drawn in this one and dropped at its close. 0: none
+ * planned any more.
+ */
+void collector__plan_stop(struct collector *c, uint64_t stop_ns);
 /* True when nothing acceltrace saw begin is still open (grace may end). */
 bool collector__all_closed(struct collector *c);
 int collector__finish(struct collector *c);

@@ -114,6 +114,9 @@ struct collector {
 
 	/* window */
 	bool window_open, closing;
+	/* The stop is known ahead (collector__plan_stop): the next window
+	 * opens there, and records past it are carried from now on. */
+	bool stop_planned;
 	uint64_t start_ns, stop_ns;
 	struct capture_span *prearm;	/* ring of spans before the window */
 	size_t prearm_head, prearm_len;
@@ -147,8 +150,8 @@ struct collector {
 	struct hashmap *off_cpu;	/* (pid, tid) -> off_cpu */
 	struct hashmap *exited;		/* (pid, 0) -> exit marker */
 	/* The window's device executions: the candidates for steps. */
-	/* Records past a closing window's stop, for the next window
-	 * (collector.c, carry()). */
+	/* Records past a closing (or planned) window's stop, for the next
+	 * window (collector.c, carry()). */
 	struct carried {
 		size_t size;
 		char data[];
@@ -228,6 +231,8 @@ bool collect_devtrace_long_execution(struct collector *c);
 void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
 /* At finish: a last read, what runs at stop drawn to it, losses counted. */
 void collect_devtrace_finish(struct collector *c);
+/* Replays the device records read past the last window's planned stop. */
+void collect_devtrace_replay_carried(struct collector *c);
 void collect_devtrace_free(struct collector *c);
 
 /* ---- collect_cuda.c --------------------------------------------------- */

@@ -578,6 +578,11 @@ uint64_t recorder__forget_before(struct recorder *r, uint64_t start_ns)
 	return collector__forget_before(r->col, start_ns);
 }
 
+void recorder__plan_stop(struct recorder *r, uint64_t stop_ns)
+{
+	collector__plan_stop(r->col, stop_ns);
+}
+
 int recorder__close(struct recorder *r, uint64_t stop_ns)
 {
 	return close_window(r, stop_ns);

@@ -127,11 +127,15 @@ bool recorder__done(const struct recorder *r);
  * at @stop_ns (spans ending within --grace keep their true end), drains,
  * finishes and finalizes the capture. renew: a fresh capture named
  * @session (NULL: local time) replaces the finalized one; open it again.
+ * plan_stop: the window will close at @stop_ns and the next open there, so
+ * what is read past it before the close waits for that next window
+ * (collector__plan_stop).
  */
 int recorder__poll(struct recorder *r);
 int recorder__open(struct recorder *r, uint64_t start_ns);
 uint64_t recorder__forget_before(struct recorder *r, uint64_t start_ns);
 int recorder__close(struct recorder *r, uint64_t stop_ns);
+void recorder__plan_stop(struct recorder *r, uint64_t stop_ns);
 int recorder__renew(struct recorder *r, const char *session);
 
 /* The current window's capture, finalized once run_window returned 0. */

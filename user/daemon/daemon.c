@@ -175,7 +175,7 @@ static void trigger(struct daemon *d, const struct control_request *rq, int clie
 				p->session, sizeof(p->session));
 	snprintf(p->why, sizeof(p->why), "%s", why);
 	p->from_ns = at > d->cfg.flight_recorder_ns ? at - d->cfg.flight_recorder_ns : 1;
-	flight_recorder__hold(d->fr, p->from_ns);
+	flight_recorder__hold(d->fr, p->from_ns, p->stop_ns);
 	/* Full detail through the window after the trigger. */
 	if (p->stop_ns > p->at_ns)
 		detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
@@ -436,7 +436,7 @@ static void stop_pending(struct daemon *d)
 	}
 	answer_waiters(d, "error the daemon stopped before the trigger's time");
 	d->pending.active = false;
-	flight_recorder__hold(d->fr, 0);
+	flight_recorder__hold(d->fr, 0, 0);
 }
 
 static int loop(struct daemon *d)

@@ -95,9 +95,10 @@ int flight_recorder__poll(struct flight_recorder *fr)
 	return 0;
 }
 
-void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns)
+void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns)
 {
 	fr->hold_ns = from_ns;
+	recorder__plan_stop(fr->rec, stop_ns);
 }
 
 void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns)

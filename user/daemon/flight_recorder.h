@@ -38,9 +38,10 @@ struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts
 /* One tick of the recorder; moves the start forward now and then. */
 int flight_recorder__poll(struct flight_recorder *fr);
 void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns);
-/* A capture from @from_ns is pending: the start does not move past it
- * (0: it may again); capture ends the hold. */
-void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns);
+/* A capture of [from_ns, stop_ns] is pending: the start does not move past
+ * @from_ns, and what is read past @stop_ns is kept for the next window,
+ * which opens there (0, 0: none pending any more); capture ends the hold. */
+void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns);
 /*
  * Writes [from_ns, stop_ns] (CLOCK_MONOTONIC; from_ns no earlier than the
  * recorder reaches) to <logdir>/plugins/profile/<session>/<host>.xplane.pb,
