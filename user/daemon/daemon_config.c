@@ -58,8 +58,8 @@ void daemon_config__defaults(struct daemon_config *c)
 	c->textfile_interval_ns = 15 * NS_PER_SEC;
 	c->flight_recorder_ns = DAEMON_DEFAULT_FLIGHT_NS;
 	c->max_events = 1000000;
-	/* Spans after a stop read during the grace are lost to the next
-	 * window: none by default (open spans are closed at the stop, marked). */
+	/* None by default: calls open at a stop are drawn to it, marked, and
+	 * go on in the next window (which opens at that stop). */
 	c->grace_ns = 0;
 	c->max_trigger_ns = 600 * NS_PER_SEC;
 	c->rule_duration_ns = 0;
