@@ -48,17 +48,56 @@ void devtrace_clock__free(struct devtrace_clock *c)
 	free(c);
 }
 
-static int cmp_double(const void *a, const void *b)
+static void swap(double *a, double *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double t = *a;
 
-	return (x > y) - (x < y);
+	*a = *b;
+	*b = t;
+}
+
+/* The k-th smallest of v[0..n) (reordering v), by quickselect: a fit
+ * takes the medians of ~500 slopes at every clock pair, and sorting them
+ * was most of a reader's time. */
+static double kth(double *v, size_t n, size_t k)
+{
+	long lo = 0, hi = (long)n - 1, want = (long)k;
+
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		long i = lo, j = hi;
+
+		/* Hoare: v[lo..j] <= pivot <= v[i..hi], and j < i. */
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j)
+				swap(&v[i++], &v[j--]);
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;		/* between: equal to the pivot */
+	}
+	return v[want];
 }
 
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double upper = kth(v, n, n / 2), lower = upper;
+
+	/* Even: the largest of the lower half, which select left below. */
+	if (n % 2 == 0) {
+		lower = v[0];
+		for (size_t i = 1; i < n / 2; i++)
+			if (v[i] > lower)
+				lower = v[i];
+	}
+	return (lower + upper) / 2;
 }
 
 static void refit(struct devtrace_clock *c)
