@@ -14,6 +14,9 @@
  * A planned stop (the daemon's trigger) before launch 5, with the records
  * read before the close: launch 5 is the next window's, whole, and the
  * first window holds none of it.
+ *
+ * The window's start moved past launch 5 (the daemon's flight recorder):
+ * what it says of unmatched executions agrees with what it still holds.
  */
 #include <fcntl.h>
 #include <linux/types.h>
@@ -278,6 +281,48 @@ out:
 	capture__free(next);
 }
 
+static bool has_warning(const struct capture *cap, const char *text)
+{
+	for (size_t i = 0; i < capture__num_warnings(cap); i++)
+		if (strstr(capture__warning(cap, i), text))
+			return true;
+	return false;
+}
+
+/* The window moved past launch 5 (the daemon's): the capture holds none of
+ * it, and its execution is not among those it warns of either. */
+static void test_forget_before(void)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "t", .session = "t" };
+	struct collector_opts o = { .sz = sizeof(o) };
+	struct collector *col = NULL;
+	struct capture *cap = NULL;
+
+	cap = capture__new(&copts);
+	o.capture = cap;
+	col = collector__new(&o);
+	if (!ASSERT_OK_PTR(cap, "capture") || !ASSERT_OK_PTR(col, "collector"))
+		goto out;
+	capture__set_probes_attached(cap, 5 * MS);
+	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path), 0, "add");
+	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
+	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
+	collector__forget_before(col, 14 * MS + MS / 2);
+	collector__begin_close(col, STOP);
+	ASSERT_OK(collector__finish(col), "finish");
+	if (!ASSERT_OK(capture__finalize(cap), "finalize"))
+		goto out;
+	ASSERT_FALSE(find(cap, "fusion.1", SPAN_DEVICE_OP), "launch 5 forgotten");
+	ASSERT_TRUE(find(cap, "convolution.3", SPAN_DEVICE_OP), "launch 6 kept");
+	/* No host Executes here: each execution kept is unmatched, launch 6's
+	 * only. */
+	ASSERT_TRUE(has_warning(cap, "1 device executions (per core) without their host Execute"),
+		    "the forgotten execution is not counted unmatched");
+out:
+	collector__free(col);
+	capture__free(cap);
+}
+
 int main(void)
 {
 	int fd;
@@ -295,6 +340,7 @@ int main(void)
 	fd_out = fd;
 	test_one_window();
 	test_planned_stop();
+	test_forget_before();
 	close(fd_out);
 	unlink(path);
 	unlink(path2);

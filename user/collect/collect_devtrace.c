@@ -106,8 +106,12 @@ struct collect_devtrace {
 	size_t nclocks, clocks_cap;
 	double worst_bound_ns;
 	uint64_t spans, unmatched_ends, no_clock;
-	/* The window's executions, both sides: (pid, launch id) -> cores seen
-	 * (a bit per core) on the device side; a marker on the host side. */
+	/*
+	 * The window's executions, both sides, each to the end of its span:
+	 * (pid | core << 32, launch id) on the device side, (pid, launch id)
+	 * on the host side. The window forgets a span that ended before its
+	 * start, and these forget it with it (a daemon's window stays open).
+	 */
 	struct hashmap *dev_launches, *host_launches;
 	/* What earlier windows' captures already stated. */
 	struct devtrace_buffer_stats said;
@@ -541,12 +545,17 @@ bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t o
 	return false;
 }
 
+/* A span's end, as a value the launch maps can hold (never NULL). */
+static void *end_value(const struct capture_span *s)
+{
+	return (void *)(uintptr_t)(s->end_ns ? s->end_ns : 1);
+}
+
 void collect_devtrace_note_span(struct collector *c, const struct capture_span *s)
 {
 	struct collect_devtrace *d = c->devtrace;
 	const struct capture_track *t;
 	const struct capture_device *dev;
-	uintptr_t bits;
 
 	if (!d || !s->correlation_id || !d->dev_launches || !d->host_launches)
 		return;
@@ -554,17 +563,33 @@ void collect_devtrace_note_span(struct collector *c, const struct capture_span *
 	if (!t)
 		return;
 	if (s->kind == SPAN_EXECUTE) {
-		if (hashmap__put(d->host_launches, t->pid, s->correlation_id, (void *)1, NULL))
+		if (hashmap__put(d->host_launches, t->pid, s->correlation_id, end_value(s), NULL))
 			collect_out_of_memory(c);
 	} else if (s->kind == SPAN_DEVICE_MODULE && !(s->flags & SPAN_F_ESTIMATED)) {
 		dev = capture__device_info(c->cap, t->device);
 		if (!dev || dev->core >= 64)
 			return;
-		bits = (uintptr_t)hashmap__get(d->dev_launches, t->pid, s->correlation_id);
-		bits |= (uintptr_t)1 << dev->core;
-		if (hashmap__put(d->dev_launches, t->pid, s->correlation_id, (void *)bits, NULL))
+		if (hashmap__put(d->dev_launches, t->pid | (uint64_t)dev->core << 32,
+				 s->correlation_id, end_value(s), NULL))
 			collect_out_of_memory(c);
 	}
+}
+
+static int ended_before(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+	(void)a;
+	(void)b;
+	return (uintptr_t)value < *(const uint64_t *)ctx;
+}
+
+void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d || !d->dev_launches || !d->host_launches)
+		return;
+	hashmap__filter(d->dev_launches, ended_before, &start_ns);
+	hashmap__filter(d->host_launches, ended_before, &start_ns);
 }
 
 /* Cores (a bit each) of @pid that have a devtrace buffer. */
@@ -583,15 +608,15 @@ struct match_ctx {
 	uint64_t unmatched_device, unmatched_host, matched;
 };
 
-static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+static int count_device_side(uint64_t pid_core, uint64_t launch, void *value, void *ctx)
 {
 	struct match_ctx *m = ctx;
-	int cores = __builtin_popcountll((uintptr_t)value);
 
-	if (hashmap__get(m->d->host_launches, pid, launch))
-		m->matched += cores;
+	(void)value;
+	if (hashmap__get(m->d->host_launches, (uint32_t)pid_core, launch))
+		m->matched++;
 	else
-		m->unmatched_device += cores;
+		m->unmatched_device++;
 	return 0;
 }
 
@@ -599,9 +624,14 @@ static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx
 {
 	struct match_ctx *m = ctx;
 	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
-	uintptr_t have = (uintptr_t)hashmap__get(m->d->dev_launches, pid, launch);
 
-	m->unmatched_host += __builtin_popcountll(want & ~have);
+	(void)value;
+	for (; want; want &= want - 1) {
+		uint64_t core = __builtin_ctzll(want);
+
+		if (!hashmap__get(m->d->dev_launches, pid | core << 32, launch))
+			m->unmatched_host++;
+	}
 	return 0;
 }
 

@@ -177,6 +177,7 @@ uint64_t collector__forget_before(struct collector *c, uint64_t start_ns)
 		w++;
 	}
 	c->n_execs = w;
+	collect_devtrace_forget_before(c, start_ns);
 	return capture__drop_before(c->cap, start_ns);
 }
 

@@ -224,6 +224,8 @@ bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t o
 /* A span the window kept: host Executes and device modules are joined by
  * launch id at finish. */
 void collect_devtrace_note_span(struct collector *c, const struct capture_span *s);
+/* The window now begins at @start_ns: what ended before it is forgotten. */
+void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns);
 /* A device execution has been running for over a second (a long op the
  * probes attached to mid-way): the device is busy without new launches. */
 bool collect_devtrace_long_execution(struct collector *c);
