@@ -17,7 +17,11 @@
  *
  * The window's start moved past launch 5 (the daemon's flight recorder):
  * what it says of unmatched executions agrees with what it still holds.
+ *
+ * The owner's exit: the buffer is let go once the window is past it, and
+ * found and read afresh after.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/types.h>
 
@@ -25,6 +29,7 @@
 #include "acceltrace/devtrace.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
+#include "discover/devtrace_buffers.h"
 
 #define MS 1000000ull
 #define RATE 1000000000ull
@@ -175,12 +180,12 @@ static void test_one_window(void)
 		goto out;
 	capture__set_probes_attached(cap, 12 * MS);
 	fd = open(path, O_RDONLY);
-	ASSERT_EQ(collector__add_devtrace(col, fd, path), 0, "add");
+	ASSERT_EQ(collector__add_devtrace(col, fd, path, NULL), 0, "add");
 	ASSERT_OK(collector__open_window(col, 12 * MS), "open window");
 	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
 	/* The second core's buffer joins later; the first's pairs serve it. */
 	fd = open(path2, O_RDONLY);
-	ASSERT_EQ(collector__add_devtrace(col, fd, path2), 1, "add while reading");
+	ASSERT_EQ(collector__add_devtrace(col, fd, path2, NULL), 1, "add while reading");
 	ASSERT_EQ(collector__poll_devtrace(col), 4, "second core's records");
 	collector__begin_close(col, STOP);
 	ASSERT_OK(collector__finish(col), "finish");
@@ -245,7 +250,7 @@ static void test_planned_stop(void)
 	    !ASSERT_OK_PTR(col, "collector"))
 		goto out;
 	capture__set_probes_attached(cap, 5 * MS);
-	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path), 0, "add");
+	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path, NULL), 0, "add");
 	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
 	collector__plan_stop(col, stop);
 	/* The whole buffer is read before the close, as in the daemon's loop
@@ -304,7 +309,7 @@ static void test_forget_before(void)
 	if (!ASSERT_OK_PTR(cap, "capture") || !ASSERT_OK_PTR(col, "collector"))
 		goto out;
 	capture__set_probes_attached(cap, 5 * MS);
-	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path), 0, "add");
+	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path, NULL), 0, "add");
 	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
 	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
 	collector__forget_before(col, 14 * MS + MS / 2);
@@ -321,6 +326,76 @@ static void test_forget_before(void)
 out:
 	collector__free(col);
 	capture__free(cap);
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* The buffer's owner (pid 4242) exits at 20 ms: once the window has moved
+ * past the exit, the buffer found in it is closed and forgotten where it
+ * was found, and is found afresh (a new process mapping the same file). */
+static void test_owner_exit(void)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "t", .session = "t" };
+	struct collector_opts o = { .sz = sizeof(o) };
+	struct ev_task exit_rec = {
+		.h = { .type = EV_TASK, .pid = 4242, .tid = 4242, .start_ns = 20 * MS,
+		       .end_ns = 20 * MS },
+		.event = TASK_PROC_EXIT,
+	};
+	struct devtrace_seen *seen = devtrace_seen__new();
+	const struct capture_span *s;
+	struct collector *col = NULL;
+	struct capture *cap = NULL;
+	int fd, fds;
+
+	cap = capture__new(&copts);
+	o.capture = cap;
+	col = collector__new(&o);
+	if (!ASSERT_OK_PTR(cap, "capture") || !ASSERT_OK_PTR(col, "collector") ||
+	    !ASSERT_OK_PTR(seen, "seen"))
+		goto out;
+	capture__set_probes_attached(cap, 5 * MS);
+	fd = devtrace_buffer_open(seen, path);
+	if (!ASSERT_GE(fd, 0, "found"))
+		goto out;
+	ASSERT_EQ(devtrace_buffer_open(seen, path), -EEXIST, "found once");
+	ASSERT_EQ(collector__add_devtrace(col, fd, path, seen), 0, "add");
+	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
+	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
+	fds = open_fds();
+	collector__record(col, &exit_rec, sizeof(exit_rec));
+	collector__forget_before(col, 19 * MS);
+	ASSERT_EQ(open_fds(), fds, "kept while the window reaches the exit");
+	ASSERT_EQ(devtrace_buffer_open(seen, path), -EEXIST, "still seen");
+	collector__forget_before(col, 21 * MS);
+	ASSERT_EQ(open_fds(), fds - 1, "closed once the window is past the exit");
+	fd = devtrace_buffer_open(seen, path);
+	if (!ASSERT_GE(fd, 0, "forgotten where it was found: found again"))
+		goto out;
+	ASSERT_EQ(collector__add_devtrace(col, fd, path, seen), 0, "its index again");
+	ASSERT_EQ(collector__poll_devtrace(col), 16, "read afresh");
+	collector__begin_close(col, STOP);
+	ASSERT_OK(collector__finish(col), "finish");
+	if (!ASSERT_OK(capture__finalize(cap), "finalize"))
+		goto out;
+	/* Read afresh, launch 6 is open again: this pid's exit was before. */
+	s = find(cap, "convolution.3", SPAN_DEVICE_OP);
+	ASSERT_TRUE(s && near(s->start_ns, 15 * MS), "the buffer's records, read again");
+out:
+	collector__free(col);
+	capture__free(cap);
+	devtrace_seen__free(seen);
 }
 
 int main(void)
@@ -341,6 +416,7 @@ int main(void)
 	test_one_window();
 	test_planned_stop();
 	test_forget_before();
+	test_owner_exit();
 	close(fd_out);
 	unlink(path);
 	unlink(path2);

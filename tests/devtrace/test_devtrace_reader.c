@@ -3,12 +3,14 @@
  * The devtrace reader against buffers written by the simulator's writer
  * (tests/sim/devtrace_writer.c, a second implementation of the format):
  * delivery and names, exact loss when the ring overran the reader, a run_id
- * change, buffers added while the reader is open, batching across buffers
+ * change, buffers added while the reader is open and removed (closed, their
+ * counts kept, their index reused), batching across buffers
  * (a poll's submissions do not grow with the number of buffers), a racing
  * writer that never yields a torn record, and corrupted buffers: bad
  * records skipped and counted, bad headers refused, no crash. Every case
  * runs with io_uring and with the pread engine.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -24,6 +26,7 @@ static int force_pread;
 
 struct seen {
 	uint64_t n, bad_content, out_of_order, runs;
+	uint64_t stop_at;	/* stop the poll at the n-th record (0: never) */
 	uint64_t last_seq[16];
 	struct devtrace_reader *r;
 	char first_name[64];
@@ -75,7 +78,7 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *rec)
 	name = devtrace_reader__name(s->r, buf, rec->name_id, NULL);
 	if (name && !s->first_name[0])
 		snprintf(s->first_name, sizeof(s->first_name), "%s", name);
-	return 0;
+	return s->n == s->stop_at;
 }
 
 static struct devtrace_reader *reader(struct seen *s, size_t max_batch)
@@ -186,6 +189,56 @@ out:
 	devtrace_reader__free(r);
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Of @r's eight caught-up buffers, one removed (its owner gone): closed,
+ * not read on, its counts kept in the totals, its index given to the next
+ * buffer added. */
+static void test_remove(struct devtrace_reader *r, struct seen *s, struct devtrace_writer **w)
+{
+	struct devtrace_buffer_stats before, after, st;
+	int fds = open_fds();
+
+	devtrace_reader__totals(r, &before);
+	ASSERT_TRUE(devtrace_reader__caught_up(r, 3), "caught up");
+	emit_n(w[3], 151, 10, DEVTRACE_NO_NAME);
+	ASSERT_EQ(devtrace_reader__poll(r, 1), 10, "read");
+	emit_n(w[3], 161, 5, DEVTRACE_NO_NAME);
+	s->stop_at = s->n + 2;
+	ASSERT_EQ(devtrace_reader__poll(r, 0), 2, "stopped after 2");
+	ASSERT_FALSE(devtrace_reader__caught_up(r, 3), "3 published, not read");
+	s->stop_at = 0;
+	ASSERT_EQ(devtrace_reader__poll(r, 0), 3, "read");
+	ASSERT_TRUE(devtrace_reader__caught_up(r, 3), "caught up again");
+	devtrace_reader__totals(r, &before);
+	devtrace_reader__remove(r, 3);
+	ASSERT_EQ(open_fds(), fds - 1, "its fd closed");
+	emit_n(w[3], 166, 10, DEVTRACE_NO_NAME);
+	emit_n(w[4], 151, 10, DEVTRACE_NO_NAME);
+	ASSERT_EQ(devtrace_reader__poll(r, 0), 10, "the removed one not read");
+	devtrace_reader__totals(r, &after);
+	ASSERT_EQ(after.delivered, before.delivered + 10, "its counts kept in the totals");
+	devtrace_reader__stats(r, 3, &st);
+	ASSERT_EQ(st.state, DEVTRACE_BUF_REMOVED, "removed");
+	ASSERT_EQ(add(r, "core3.devtrace"), 3, "its index reused");
+	ASSERT_EQ(devtrace_reader__count(r), 8, "no new index");
+	ASSERT_EQ(devtrace_reader__poll(r, 0), 175, "read afresh: all the ring holds");
+	devtrace_reader__remove(r, 3);
+	devtrace_reader__remove(r, 3);	/* twice: nothing more */
+	ASSERT_EQ(open_fds(), fds - 1, "closed once");
+}
+
 /* Buffers added while open, and one batch of reads serving all of them. */
 static void test_many_buffers(void)
 {
@@ -219,6 +272,7 @@ static void test_many_buffers(void)
 		/* headers, records, headers again: batched, not per buffer */
 		ASSERT_LE(devtrace_reader__submits(r) - before, 4, "submits per poll");
 	ASSERT_EQ(s.bad_content + s.out_of_order, 0, "contents");
+	test_remove(r, &s, w);
 out:
 	for (int i = 0; i < 8; i++)
 		devtrace_writer__free(w[i]);

@@ -23,12 +23,20 @@
  * attached) and marked open at stop. Devices with a devtrace buffer get
  * their modules and steps from it only: the runtime's estimate of them is
  * not added (collect_devtrace_covers).
+ *
+ * A buffer found in a process (not named by the user) is let go once its
+ * owner has exited, it was read to the end and the window no longer
+ * reaches back to the exit: closed, and forgotten where it was found, so
+ * that a daemon's buffers and their staging room do not grow with every
+ * process the host ever ran, and a later process mapping the same file is
+ * read afresh.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +45,7 @@
 #include "devtrace/devtrace_clock.h"
 #include "devtrace/devtrace_format.h"
 #include "devtrace/devtrace_reader.h"
+#include "discover/devtrace_buffers.h"
 #include "lib/array.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
@@ -62,7 +71,15 @@ struct dt_open {
 	uint64_t corr, step;
 };
 
+/* Where a buffer was found: forgotten there when it is let go. */
+struct dt_found {
+	struct devtrace_seen *seen;	/* NULL: named by the user, kept */
+	dev_t dev;
+	ino_t ino;
+};
+
 struct dt_core {
+	struct dt_found found;	/* the buffer's, kept across its runs */
 	bool known;
 	uint32_t pid, ordinal, device_id;
 	uint64_t run_id;
@@ -84,6 +101,7 @@ struct dt_core {
 	/* A record past the planned stop was carried: so are all after it,
 	 * so that the next window sees this core's records in order. */
 	bool carrying;
+	uint64_t exited_ns;	/* when this run's owner exited (0: running) */
 };
 
 /* A record read past a planned stop, for the next window. */
@@ -132,19 +150,41 @@ static struct dt_core *core_of(struct collect_devtrace *d, int buf)
 	return &d->cores[buf];
 }
 
+/* The fit of @h's (device, run); a new one, in a let-go one's slot if
+ * any, for a run not seen yet. The index, or -errno. */
 static int clock_of(struct collect_devtrace *d, const struct devtrace_header *h)
 {
-	for (size_t i = 0; i < d->nclocks; i++)
-		if (d->clocks[i].device_id == h->device_id && d->clocks[i].run_id == h->run_id)
+	size_t i, slot = d->nclocks;
+
+	for (i = 0; i < d->nclocks; i++) {
+		if (!d->clocks[i].clock)
+			slot = slot < d->nclocks ? slot : i;
+		else if (d->clocks[i].device_id == h->device_id &&
+			 d->clocks[i].run_id == h->run_id)
 			return (int)i;
-	if (ARRAY_GROW(d->clocks, d->clocks_cap, d->nclocks + 1))
+	}
+	if (slot == d->nclocks && ARRAY_GROW(d->clocks, d->clocks_cap, d->nclocks + 1))
 		return -ENOMEM;
-	d->clocks[d->nclocks].clock = devtrace_clock__new(h->clock_rate_hz);
-	if (!d->clocks[d->nclocks].clock)
+	d->clocks[slot].clock = devtrace_clock__new(h->clock_rate_hz);
+	if (!d->clocks[slot].clock)
 		return -errno;
-	d->clocks[d->nclocks].device_id = h->device_id;
-	d->clocks[d->nclocks].run_id = h->run_id;
-	return (int)d->nclocks++;
+	d->clocks[slot].device_id = h->device_id;
+	d->clocks[slot].run_id = h->run_id;
+	if (slot == d->nclocks)
+		d->nclocks++;
+	return (int)slot;
+}
+
+/* Frees fit @i once no core's run uses it. */
+static void release_clock(struct collect_devtrace *d, int i)
+{
+	if (i < 0)
+		return;
+	for (size_t j = 0; j < d->ncores; j++)
+		if (d->cores[j].known && d->cores[j].clock == i)
+			return;
+	devtrace_clock__free(d->clocks[i].clock);
+	d->clocks[i].clock = NULL;
 }
 
 static void drop_carried_of(struct collect_devtrace *d, int buf)
@@ -165,6 +205,8 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 {
 	struct collect_devtrace *d = ctx;
 	struct dt_core *k = core_of(d, buf);
+	struct dt_found found;
+	int old_clock;
 
 	if (!k) {
 		collect_out_of_memory(d->c);
@@ -174,7 +216,11 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 	 * would be read with the new clock. */
 	if (k->carrying)
 		drop_carried_of(d, buf);
+	found = k->found;
+	old_clock = k->known ? k->clock : -1;
 	memset(k, 0, sizeof(*k));
+	k->found = found;
+	release_clock(d, old_clock);
 	k->known = true;
 	k->pid = h->owner_pid;
 	k->device_id = h->device_id;
@@ -431,9 +477,14 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 	return 0;
 }
 
-int collector__add_devtrace(struct collector *c, int fd, const char *label)
+int collector__add_devtrace(struct collector *c, int fd, const char *label,
+			    struct devtrace_seen *seen)
 {
 	struct collect_devtrace *d = c->devtrace;
+	struct dt_found found = { .seen = seen };
+	struct dt_core *k;
+	struct stat st;
+	int i;
 
 	if (!d) {
 		struct devtrace_reader_ops ops = { .on_run = on_run, .on_record = on_record };
@@ -461,7 +512,27 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label)
 			  devtrace_io__engine_name(devtrace_reader__engine(d->reader)));
 		c->devtrace = d;
 	}
-	return devtrace_reader__add(d->reader, fd, label);
+	if (seen) {
+		if (fstat(fd, &st)) {
+			i = -errno;
+			close(fd);
+			return i;
+		}
+		found.dev = st.st_dev;
+		found.ino = st.st_ino;
+	}
+	i = devtrace_reader__add(d->reader, fd, label);
+	if (i < 0)
+		return i;
+	/* A let-go buffer's index may come back: its core starts afresh. */
+	k = core_of(d, i);
+	if (!k) {
+		devtrace_reader__remove(d->reader, i);
+		return -ENOMEM;
+	}
+	memset(k, 0, sizeof(*k));
+	k->found = found;
+	return i;
 }
 
 /*
@@ -573,23 +644,6 @@ void collect_devtrace_note_span(struct collector *c, const struct capture_span *
 				 s->correlation_id, end_value(s), NULL))
 			collect_out_of_memory(c);
 	}
-}
-
-static int ended_before(uint64_t a, uint64_t b, void *value, void *ctx)
-{
-	(void)a;
-	(void)b;
-	return (uintptr_t)value < *(const uint64_t *)ctx;
-}
-
-void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns)
-{
-	struct collect_devtrace *d = c->devtrace;
-
-	if (!d || !d->dev_launches || !d->host_launches)
-		return;
-	hashmap__filter(d->dev_launches, ended_before, &start_ns);
-	hashmap__filter(d->host_launches, ended_before, &start_ns);
 }
 
 /* Cores (a bit each) of @pid that have a devtrace buffer. */
@@ -712,9 +766,53 @@ void collect_devtrace_process_exit(struct collector *c, uint32_t pid, uint64_t t
 	if (!d)
 		return;
 	poll_batches(c, CATCH_UP_BATCHES, 1);
-	for (size_t i = 0; i < d->ncores; i++)
-		if (d->cores[i].pid == pid)
-			end_open_spans(d, i, ts, SPAN_F_TARGET_EXITED, false);
+	for (size_t i = 0; i < d->ncores; i++) {
+		if (!d->cores[i].known || d->cores[i].pid != pid)
+			continue;
+		end_open_spans(d, i, ts, SPAN_F_TARGET_EXITED, false);
+		d->cores[i].exited_ns = ts ? ts : 1;
+	}
+}
+
+/*
+ * Lets go of the found buffers whose owner exited before @before_ns (the
+ * window holds nothing of theirs then: the exit ended all their spans) and
+ * that were read to the end. Their fit goes with the last core using it.
+ */
+static void release_exited(struct collect_devtrace *d, uint64_t before_ns)
+{
+	for (size_t i = 0; i < d->ncores; i++) {
+		struct dt_core *k = &d->cores[i];
+		int clock = k->clock;
+
+		if (!k->known || !k->found.seen || !k->exited_ns || k->exited_ns >= before_ns ||
+		    k->carrying || !devtrace_reader__caught_up(d->reader, (int)i))
+			continue;
+		log_debug("%s: pid %u exited: closed", devtrace_reader__label(d->reader, (int)i),
+			  k->pid);
+		devtrace_seen__forget(k->found.seen, k->found.dev, k->found.ino);
+		devtrace_reader__remove(d->reader, (int)i);
+		memset(k, 0, sizeof(*k));
+		release_clock(d, clock);
+	}
+}
+
+static int ended_before(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+	(void)a;
+	(void)b;
+	return (uintptr_t)value < *(const uint64_t *)ctx;
+}
+
+void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d || !d->dev_launches || !d->host_launches)
+		return;
+	hashmap__filter(d->dev_launches, ended_before, &start_ns);
+	hashmap__filter(d->host_launches, ended_before, &start_ns);
+	release_exited(d, start_ns);
 }
 
 void collect_devtrace_replay_carried(struct collector *c)
@@ -773,6 +871,8 @@ void collect_devtrace_finish(struct collector *c)
 	for (size_t i = 0; i < d->nclocks; i++) {
 		struct devtrace_clock_fit f;
 
+		if (!d->clocks[i].clock)
+			continue;
 		devtrace_clock__fit(d->clocks[i].clock, &f);
 		log_info("device %u clock: %.3f ppm, bound %.0f ns over %u pairs, %llu rejected",
 			 d->clocks[i].device_id, f.drift_ppm, f.bound_ns, f.pairs,
@@ -786,6 +886,8 @@ void collect_devtrace_finish(struct collector *c)
 		capture__warn(c->cap, "device times converted to host time within %.0f us only",
 			      d->worst_bound_ns / 1000);
 	d->worst_bound_ns = 0;
+	/* The next window opens at the stop. */
+	release_exited(d, c->stop_ns);
 }
 
 void collect_devtrace_free(struct collector *c)

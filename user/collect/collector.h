@@ -27,6 +27,7 @@ struct capture;
 struct capture_span;
 struct collector;
 struct control_ops;
+struct devtrace_seen;
 struct probe_session;
 
 /*
@@ -114,10 +115,14 @@ void collector__free(struct collector *c);
 /*
  * A devtrace buffer (docs/devtrace.md) to read from now on: the collector
  * owns @fd, also on failure; @label (its path) names it in messages. Its
- * records become the device planes' Steps, XLA Modules and XLA Ops. The
- * buffer's index, or -errno.
+ * records become the device planes' Steps, XLA Modules and XLA Ops. @seen:
+ * where a buffer found in a process was recorded; once its owner has
+ * exited, the buffer read to the end and the window past the exit, it is
+ * closed and forgotten there. NULL (a path the user named): read to the
+ * end of the session. The buffer's index, or -errno.
  */
-int collector__add_devtrace(struct collector *c, int fd, const char *label);
+int collector__add_devtrace(struct collector *c, int fd, const char *label,
+			    struct devtrace_seen *seen);
 /* Reads some of what the devtrace buffers hold that is new (a bounded
  * amount, for one tick of the record loop; finish reads the rest): records
  * read, or -errno. */

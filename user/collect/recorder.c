@@ -68,15 +68,23 @@ static int interrupts(const struct recorder *r)
 	return r->o.interrupts ? *r->o.interrupts : 0;
 }
 
-static int add_devtrace(void *ctx, int fd, const char *path)
+/* @seen: where a found buffer is recorded (NULL: one the user named). */
+static void add_devtrace(struct recorder *r, int fd, const char *path,
+			 struct devtrace_seen *seen)
 {
-	struct recorder *r = ctx;
-	int err = collector__add_devtrace(r->col, fd, path);
+	int err = collector__add_devtrace(r->col, fd, path, seen);
 
 	if (err < 0)
 		log_warn("devtrace buffer %s: %s", path, strerror(-err));
 	else
 		log_info("reading devtrace buffer %s", path);
+}
+
+static int add_found_devtrace(void *ctx, int fd, const char *path)
+{
+	struct recorder *r = ctx;
+
+	add_devtrace(r, fd, path, r->devtrace_seen);
 	return 0;
 }
 
@@ -87,7 +95,7 @@ static void find_devtrace(struct recorder *r)
 		const struct process_report *p = targets__report(r->targets, i);
 
 		if (p)
-			devtrace_buffers_find(p->pid, r->devtrace_seen, add_devtrace, r);
+			devtrace_buffers_find(p->pid, r->devtrace_seen, add_found_devtrace, r);
 	}
 }
 
@@ -105,7 +113,7 @@ static int open_devtrace_paths(struct recorder *r)
 				"not a devtrace buffer (no DVTRACE1 magic)" : strerror(-fd));
 			return fd == -ENOTSUP ? -EINVAL : fd;
 		}
-		add_devtrace(r, fd, path);
+		add_devtrace(r, fd, path, NULL);
 	}
 	return 0;
 }

@@ -70,6 +70,7 @@ struct devtrace_reader {
 	size_t read_buf_cap;
 	long delivered;
 	bool stop;
+	struct devtrace_buffer_stats removed;	/* removed buffers' counts */
 };
 
 struct devtrace_reader *devtrace_reader__new(const struct devtrace_reader_opts *opts,
@@ -102,7 +103,8 @@ void devtrace_reader__free(struct devtrace_reader *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nbufs; i++) {
-		close(r->bufs[i].fd);
+		if (r->bufs[i].fd >= 0)
+			close(r->bufs[i].fd);
 		free(r->bufs[i].label);
 		free(r->bufs[i].names);
 	}
@@ -113,34 +115,83 @@ void devtrace_reader__free(struct devtrace_reader *r)
 	free(r);
 }
 
-int devtrace_reader__add(struct devtrace_reader *r, int fd, const char *label)
+/* A removed buffer's index, or a new one: -errno when none can be had. */
+static int free_index(struct devtrace_reader *r)
 {
-	struct dt_buffer *b;
 	size_t hdr_bytes = (r->nbufs + 1) * HDR_SLOT;
 
+	for (size_t i = 0; i < r->nbufs; i++)
+		if (r->bufs[i].st.state == DEVTRACE_BUF_REMOVED)
+			return (int)i;
 	/* Every buffer needs its header slot, at least one record's room in
 	 * the copy area and one name entry in the names reserve: past that,
 	 * the shares planned per poll would overrun the staging area. */
 	if (hdr_bytes + NAMES_RESERVE + (r->nbufs + 1) * DEVTRACE_RECORD_SIZE >
 	    devtrace_io__staging_bytes(r->io) ||
-	    r->nbufs + 1 > NAMES_RESERVE / DEVTRACE_NAME_SIZE) {
-		close(fd);
+	    r->nbufs + 1 > NAMES_RESERVE / DEVTRACE_NAME_SIZE)
 		return -ENOSPC;	/* the staging area holds no more buffers */
-	}
-	if (ARRAY_GROW(r->bufs, r->bufs_cap, r->nbufs + 1)) {
-		close(fd);
+	if (ARRAY_GROW(r->bufs, r->bufs_cap, r->nbufs + 1))
 		return -ENOMEM;
+	return (int)r->nbufs++;
+}
+
+int devtrace_reader__add(struct devtrace_reader *r, int fd, const char *label)
+{
+	char *copy = strdup(label ? label : "?");
+	int i = copy ? free_index(r) : -ENOMEM;
+	struct dt_buffer *b;
+
+	if (i < 0) {
+		free(copy);
+		close(fd);
+		return i;
 	}
-	b = &r->bufs[r->nbufs];
+	b = &r->bufs[i];
 	memset(b, 0, sizeof(*b));
 	b->fd = fd;
-	b->label = strdup(label ? label : "?");
-	if (!b->label) {
-		close(fd);
-		return -ENOMEM;
-	}
+	b->label = copy;
 	b->st.state = DEVTRACE_BUF_WAITING;
-	return (int)r->nbufs++;
+	return i;
+}
+
+static void add_counts(struct devtrace_buffer_stats *to, const struct devtrace_buffer_stats *s)
+{
+	to->delivered += s->delivered;
+	to->lost += s->lost;
+	to->before += s->before;
+	to->torn += s->torn;
+	to->bad += s->bad;
+	to->unknown += s->unknown;
+	to->empty += s->empty;
+	to->runs += s->runs;
+	to->read_errors += s->read_errors;
+	to->names += s->names;
+}
+
+void devtrace_reader__remove(struct devtrace_reader *r, int buf)
+{
+	struct dt_buffer *b;
+
+	if (buf < 0 || (size_t)buf >= r->nbufs || r->bufs[buf].st.state == DEVTRACE_BUF_REMOVED)
+		return;
+	b = &r->bufs[buf];
+	add_counts(&r->removed, &b->st);
+	close(b->fd);
+	free(b->label);
+	free(b->names);
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->st.state = DEVTRACE_BUF_REMOVED;
+}
+
+bool devtrace_reader__caught_up(const struct devtrace_reader *r, int buf)
+{
+	const struct dt_buffer *b;
+
+	if (buf < 0 || (size_t)buf >= r->nbufs)
+		return true;
+	b = &r->bufs[buf];
+	return b->st.state != DEVTRACE_BUF_ACTIVE || b->next > b->hdr.write_seq;
 }
 
 int devtrace_reader__count(const struct devtrace_reader *r)
@@ -267,7 +318,8 @@ static int queue_headers(struct devtrace_reader *r, const bool *want, size_t *n)
 	for (size_t i = 0; i < r->nbufs; i++) {
 		struct dt_buffer *b = &r->bufs[i];
 
-		if (!want[i] || b->st.state == DEVTRACE_BUF_FAILED)
+		if (!want[i] || b->st.state == DEVTRACE_BUF_FAILED ||
+		    b->st.state == DEVTRACE_BUF_REMOVED)
 			continue;
 		b->raw = (struct devtrace_header *)(staging + i * HDR_SLOT);
 		if (!add_read(r, n, i, 0, b->raw, DEVTRACE_HEADER_READ))
@@ -566,20 +618,9 @@ void devtrace_reader__stats(const struct devtrace_reader *r, int buf,
 void devtrace_reader__totals(const struct devtrace_reader *r, struct devtrace_buffer_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < r->nbufs; i++) {
-		const struct devtrace_buffer_stats *s = &r->bufs[i].st;
-
-		out->delivered += s->delivered;
-		out->lost += s->lost;
-		out->before += s->before;
-		out->torn += s->torn;
-		out->bad += s->bad;
-		out->unknown += s->unknown;
-		out->empty += s->empty;
-		out->runs += s->runs;
-		out->read_errors += s->read_errors;
-		out->names += s->names;
-	}
+	add_counts(out, &r->removed);
+	for (size_t i = 0; i < r->nbufs; i++)
+		add_counts(out, &r->bufs[i].st);
 }
 
 const char *devtrace_reader__name(const struct devtrace_reader *r, int buf, __u32 id,

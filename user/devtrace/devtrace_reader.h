@@ -30,6 +30,7 @@ enum devtrace_buffer_state {
 	DEVTRACE_BUF_WAITING,	/* no magic yet: the writer is creating it */
 	DEVTRACE_BUF_ACTIVE,
 	DEVTRACE_BUF_FAILED,	/* header invalid or unreadable; see error */
+	DEVTRACE_BUF_REMOVED,	/* closed (devtrace_reader__remove) */
 };
 
 struct devtrace_buffer_stats {
@@ -75,6 +76,13 @@ void devtrace_reader__free(struct devtrace_reader *r);
 /* Adds an open buffer (the reader owns @fd from now on, also on failure);
  * @label names it in messages (its path). The buffer's index, or -errno. */
 int devtrace_reader__add(struct devtrace_reader *r, int fd, const char *label);
+/* Stops reading @buf and closes it. Its counts stay in the totals; its
+ * index may be given to a buffer added later. */
+void devtrace_reader__remove(struct devtrace_reader *r, int buf);
+/* Whether @buf holds nothing published (as of its last header read) that
+ * was not delivered or counted lost; true when it cannot be read on. */
+bool devtrace_reader__caught_up(const struct devtrace_reader *r, int buf);
+/* Buffer indexes in use are below this (removed ones among them). */
 int devtrace_reader__count(const struct devtrace_reader *r);
 const char *devtrace_reader__label(const struct devtrace_reader *r, int buf);
 /* Reads what every buffer has that is new, batch after batch until caught
@@ -83,7 +91,7 @@ const char *devtrace_reader__label(const struct devtrace_reader *r, int buf);
 long devtrace_reader__poll(struct devtrace_reader *r, int max_batches);
 void devtrace_reader__stats(const struct devtrace_reader *r, int buf,
 			    struct devtrace_buffer_stats *out);
-/* Sums over every buffer (state and header from none). */
+/* Sums over every buffer, removed ones too (state and header from none). */
 void devtrace_reader__totals(const struct devtrace_reader *r, struct devtrace_buffer_stats *out);
 /* Name @id of buffer @buf's current run, NUL-terminated, or NULL. */
 const char *devtrace_reader__name(const struct devtrace_reader *r, int buf, __u32 id,

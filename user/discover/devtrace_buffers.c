@@ -46,6 +46,12 @@ void devtrace_seen__free(struct devtrace_seen *s)
 	free(s);
 }
 
+void devtrace_seen__forget(struct devtrace_seen *s, dev_t dev, ino_t ino)
+{
+	if (s)
+		hashmap__remove(s->files, dev, ino);
+}
+
 static int check_open(struct devtrace_seen *seen, const char *open_path)
 {
 	__u64 magic = 0;

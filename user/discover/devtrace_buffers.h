@@ -18,6 +18,9 @@ struct devtrace_seen;
 /* Files already handed over, by (dev, ino), so rescans add each once. */
 struct devtrace_seen *devtrace_seen__new(void);
 void devtrace_seen__free(struct devtrace_seen *s);
+/* The file (@dev, @ino) was let go: a later rescan may hand it over again
+ * (a new process mapping it). */
+void devtrace_seen__forget(struct devtrace_seen *s, dev_t dev, ino_t ino);
 
 /*
  * Opens @path (read only) if it is a devtrace buffer not seen yet: the fd,

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""acceltrace daemon and the devtrace buffers of trainers that come and go.
+
+- While a trainer runs, the daemon reads its buffers (it has them open).
+- Once the trainer has exited and the flight recorder's window has moved
+  past the exit, the daemon has let go of them: no fd of its names them
+  (a daemon would otherwise hold every buffer of every process the host
+  ever ran, and read their headers at every tick).
+- A second trainer writing the same files afresh (the same trace directory:
+  the same inodes, truncated) is found again, and a trigger's capture
+  holds its device executions, every one of the truth's inside the window.
+"""
+import collections
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+from e2e import (capture_of, check, check_bounds, finish, require_root, running_trainer,
+                 tmpdir, truth, truth_split)
+from daemon import Daemon
+
+KEEP_S = 3
+
+
+def buffers_open(pid, data):
+    """The daemon's fds on files under the trainers' trace directory."""
+    out = []
+    fd_dir = "/proc/%d/fd" % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if target.startswith(data + os.sep):
+            out.append(target)
+    return out
+
+
+def wait_for(cond, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.2)
+    return cond()
+
+
+def plane_pids(cap):
+    pids = {}
+    for p in cap.space.planes:
+        smeta = {k: v.name for k, v in p.stat_metadata.items()}
+        for st in p.stats:
+            if smeta.get(st.metadata_id) == "acceltrace.pid":
+                pids[p.name] = st.int64_value
+            if smeta.get(st.metadata_id) == "acceltrace.core":
+                pids.setdefault(("core", p.name), st.int64_value)
+    return pids
+
+
+def main():
+    work = tmpdir()
+    data = os.path.join(work, "data")
+    d = Daemon(work, "--flight-recorder", "%ds" % KEEP_S)
+    if not d.wait_ready():
+        d.stop()
+        return
+    t = running_trainer("--steps", "0", "--duration", "30s", "--step-time", "2ms",
+                        "--no-truth-ops", "--trace-dir", data)
+    if not t:
+        d.stop()
+        return
+    t0 = time.time()
+    check(wait_for(lambda: buffers_open(d.pid, data), 10),
+          "the daemon reads the running trainer's devtrace buffers (%.1f s)" % (time.time() - t0))
+    t.stop()
+    # Let go once the window (3 s, moved every 1 s at least) is past the exit.
+    check(wait_for(lambda: not buffers_open(d.pid, data), KEEP_S + 5),
+          "the exited trainer's buffers are let go: %s" % buffers_open(d.pid, data))
+
+    # The same files, written afresh by a new trainer.
+    tp = os.path.join(work, "truth.jsonl")
+    t2 = running_trainer("--steps", "0", "--duration", "30s", "--step-time", "2ms",
+                         "--no-truth-ops", "--trace-dir", data, truth=tp)
+    if not t2:
+        d.stop()
+        return
+    check(wait_for(lambda: buffers_open(d.pid, data), 5),
+          "the new trainer's buffers (the same files) are found again")
+    time.sleep(KEEP_S + 1)
+    rc, s, err = d.trigger("--duration", "1s")
+    t2.stop()
+    rc_d = d.stop()
+    check(rc_d == 0, "the daemon exits cleanly on SIGTERM (exit %s)" % rc_d)
+    if not check(rc == 0 and s, "trigger: exit %d: %s" % (rc, err)):
+        return
+    cap = capture_of(s)
+    pids = plane_pids(cap)
+    mods = [e for e in cap.line_events("/device:TPU", "XLA Modules")
+            if pids.get(e.plane) == t2.pid]
+    execs = [r for r in truth(tp, t2.pid) if r["type"] == "device_execution"]
+    key = lambda r: (r["core"], r["launch_id"])
+    inside, over = truth_split(execs, "t_start", "t_end", s, key)
+    got = collections.Counter((pids.get(("core", e.plane)), e.stats.get("correlation_id"))
+                              for e in mods)
+    check(mods, "the capture holds the new trainer's device executions (%d)" % len(mods))
+    check_bounds("device executions of the new trainer, per core", got, inside, over)
+
+
+if __name__ == "__main__":
+    require_root()
+    main()
+    finish()
