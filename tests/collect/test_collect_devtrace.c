@@ -21,7 +21,6 @@
  * The owner's exit: the buffer is let go once the window is past it, and
  * found and read afresh after.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/types.h>
 
@@ -328,19 +327,6 @@ out:
 	capture__free(cap);
 }
 
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* The buffer's owner (pid 4242) exits at 20 ms: once the window has moved
  * past the exit, the buffer found in it is closed and forgotten where it
  * was found, and is found afresh (a new process mapping the same file). */
@@ -373,13 +359,13 @@ static void test_owner_exit(void)
 	ASSERT_EQ(collector__add_devtrace(col, fd, path, seen), 0, "add");
 	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
 	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
-	fds = open_fds();
+	fds = test_open_fds();
 	collector__record(col, &exit_rec, sizeof(exit_rec));
 	collector__forget_before(col, 19 * MS);
-	ASSERT_EQ(open_fds(), fds, "kept while the window reaches the exit");
+	ASSERT_EQ(test_open_fds(), fds, "kept while the window reaches the exit");
 	ASSERT_EQ(devtrace_buffer_open(seen, path), -EEXIST, "still seen");
 	collector__forget_before(col, 21 * MS);
-	ASSERT_EQ(open_fds(), fds - 1, "closed once the window is past the exit");
+	ASSERT_EQ(test_open_fds(), fds - 1, "closed once the window is past the exit");
 	fd = devtrace_buffer_open(seen, path);
 	if (!ASSERT_GE(fd, 0, "forgotten where it was found: found again"))
 		goto out;

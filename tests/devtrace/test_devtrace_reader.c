@@ -10,7 +10,6 @@
  * records skipped and counted, bad headers refused, no crash. Every case
  * runs with io_uring and with the pread engine.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -189,26 +188,13 @@ out:
 	devtrace_reader__free(r);
 }
 
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* Of @r's eight caught-up buffers, one removed (its owner gone): closed,
  * not read on, its counts kept in the totals, its index given to the next
  * buffer added. */
 static void test_remove(struct devtrace_reader *r, struct seen *s, struct devtrace_writer **w)
 {
 	struct devtrace_buffer_stats before, after, st;
-	int fds = open_fds();
+	int fds = test_open_fds();
 
 	devtrace_reader__totals(r, &before);
 	ASSERT_TRUE(devtrace_reader__caught_up(r, 3), "caught up");
@@ -223,7 +209,7 @@ static void test_remove(struct devtrace_reader *r, struct seen *s, struct devtra
 	ASSERT_TRUE(devtrace_reader__caught_up(r, 3), "caught up again");
 	devtrace_reader__totals(r, &before);
 	devtrace_reader__remove(r, 3);
-	ASSERT_EQ(open_fds(), fds - 1, "its fd closed");
+	ASSERT_EQ(test_open_fds(), fds - 1, "its fd closed");
 	emit_n(w[3], 166, 10, DEVTRACE_NO_NAME);
 	emit_n(w[4], 151, 10, DEVTRACE_NO_NAME);
 	ASSERT_EQ(devtrace_reader__poll(r, 0), 10, "the removed one not read");
@@ -236,7 +222,7 @@ static void test_remove(struct devtrace_reader *r, struct seen *s, struct devtra
 	ASSERT_EQ(devtrace_reader__poll(r, 0), 175, "read afresh: all the ring holds");
 	devtrace_reader__remove(r, 3);
 	devtrace_reader__remove(r, 3);	/* twice: nothing more */
-	ASSERT_EQ(open_fds(), fds - 1, "closed once");
+	ASSERT_EQ(test_open_fds(), fds - 1, "closed once");
 }
 
 /* Buffers added while open, and one batch of reads serving all of them. */

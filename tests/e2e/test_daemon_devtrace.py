@@ -47,18 +47,6 @@ def wait_for(cond, timeout):
     return cond()
 
 
-def plane_pids(cap):
-    pids = {}
-    for p in cap.space.planes:
-        smeta = {k: v.name for k, v in p.stat_metadata.items()}
-        for st in p.stats:
-            if smeta.get(st.metadata_id) == "acceltrace.pid":
-                pids[p.name] = st.int64_value
-            if smeta.get(st.metadata_id) == "acceltrace.core":
-                pids.setdefault(("core", p.name), st.int64_value)
-    return pids
-
-
 def main():
     work = tmpdir()
     data = os.path.join(work, "data")
@@ -96,13 +84,14 @@ def main():
     if not check(rc == 0 and s, "trigger: exit %d: %s" % (rc, err)):
         return
     cap = capture_of(s)
-    pids = plane_pids(cap)
+    pids = cap.plane_stat("acceltrace.pid")
+    cores = cap.plane_stat("acceltrace.core")
     mods = [e for e in cap.line_events("/device:TPU", "XLA Modules")
             if pids.get(e.plane) == t2.pid]
     execs = [r for r in truth(tp, t2.pid) if r["type"] == "device_execution"]
     key = lambda r: (r["core"], r["launch_id"])
     inside, over = truth_split(execs, "t_start", "t_end", s, key)
-    got = collections.Counter((pids.get(("core", e.plane)), e.stats.get("correlation_id"))
+    got = collections.Counter((cores.get(e.plane), e.stats.get("correlation_id"))
                               for e in mods)
     check(mods, "the capture holds the new trainer's device executions (%d)" % len(mods))
     check_bounds("device executions of the new trainer, per core", got, inside, over)

@@ -30,17 +30,6 @@ import xspace  # noqa: E402
 US = 1000
 
 
-def core_of_plane(cap):
-    """Plane name -> the core its acceltrace.core stat names."""
-    out = {}
-    for p in cap.space.planes:
-        smeta = {k: v.name for k, v in p.stat_metadata.items()}
-        for st in p.stats:
-            if smeta.get(st.metadata_id) == "acceltrace.core":
-                out[p.name] = st.int64_value
-    return out
-
-
 def device_ops(cap):
     return [e for e in cap.line_events("/device:TPU", "XLA Ops")
             if "acceltrace.infeed_wait" not in e.stats]
@@ -64,7 +53,7 @@ def ops_clock_and_links():
     check(protoc_decodes(s["path"]), "%s: protoc decodes the capture" % what)
     cap = capture_of(s)
     T = truth(tp)
-    cores = core_of_plane(cap)
+    cores = cap.plane_stat("acceltrace.core")
     ops = device_ops(cap)
     # Every op of the truth inside the window is captured, per core.
     key = lambda r: (r["core"], r["launch_id"], r["name"])
@@ -141,7 +130,7 @@ def overrun():
           "%s: the loss is counted and stated: %s" % (what, list(cap.space.warnings)))
     # What was read is real: every captured op is one of the truth's.
     T = truth(tp)
-    cores = core_of_plane(cap)
+    cores = cap.plane_stat("acceltrace.core")
     real = {(r["core"], r["launch_id"], r["name"]) for r in T if r["type"] == "op"}
     fake = [e for e in device_ops(cap)
             if (cores.get(e.plane), e.stats.get("launch_id"), e.name) not in real]
@@ -165,7 +154,7 @@ def long_op_attached_late():
         return
     cap = capture_of(s)
     T = truth(tp)
-    cores = core_of_plane(cap)
+    cores = cap.plane_stat("acceltrace.core")
     long_ops = {r["core"]: r for r in T if r["type"] == "op" and r["module"] == "long_step"}
     check(long_ops and all(r["t_start"] < attach for r in long_ops.values()),
           "%s: began before record attached in the truth" % what)
@@ -247,12 +236,7 @@ def whole_host_late_process():
         return
     s = xspace.record_summary(out)
     cap = capture_of(s)
-    pids = {}
-    for p in cap.space.planes:
-        smeta = {k: v.name for k, v in p.stat_metadata.items()}
-        for st in p.stats:
-            if smeta.get(st.metadata_id) == "acceltrace.pid":
-                pids[p.name] = st.int64_value
+    pids = cap.plane_stat("acceltrace.pid")
     ops = [e for e in device_ops(cap) if pids.get(e.plane) == t.pid]
     check(ops and s["spans"].get("device_op", 0) >= len(ops),
           "%s: its device ops are in the capture (%d)" % (what, len(ops)))

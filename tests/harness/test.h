@@ -10,6 +10,7 @@
 #ifndef ACCELTRACE_TEST_H
 #define ACCELTRACE_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -93,6 +94,21 @@ static inline void test_require_root(const char *why)
 		printf("SKIP: needs root (%s)\n", why);
 		exit(TEST_SKIP);
 	}
+}
+
+/* The fds this process has open (-1 when /proc cannot say): a test of
+ * code that must close what it let go counts them before and after. */
+static inline int test_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
 static inline int test_exit(void)

@@ -91,6 +91,17 @@ class Capture:
         return [e for e in self.events if e.plane.startswith(plane_prefix)
                 and e.line.name == line_name]
 
+    def plane_stat(self, name):
+        """Plane name -> the value of its plane-level stat @name (planes
+        without it left out): acceltrace.pid, acceltrace.core..."""
+        out = {}
+        for p in self.space.planes:
+            smeta = {k: v.name for k, v in p.stat_metadata.items()}
+            for st in p.stats:
+                if smeta.get(st.metadata_id) == name:
+                    out[p.name] = _stat_value(st, smeta)
+        return out
+
 
 def _stat_value(st, smeta):
     which = st.WhichOneof("value")
