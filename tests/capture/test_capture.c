@@ -3,7 +3,8 @@
  * The capture model: options (session per window), interning, tracks,
  * devices (unknown type), threads and their name histories, the lifecycle
  * (-EBUSY after finalize, -EAGAIN before), sorting, the span budget (which
- * kinds go, and the warning that says so), warnings and loss counters.
+ * kinds go, and the warning that says so), warnings and loss counters,
+ * the walk over every span held.
  */
 #include <time.h>
 
@@ -527,6 +528,43 @@ static void test_drop_before(void)
 	capture__free(c);
 }
 
+static int sum_starts(const struct capture_span *s, void *ctx)
+{
+	uint64_t *sum = ctx;
+
+	*sum += s->start_ns;
+	return s->start_ns == 777 ? 7 : 0;
+}
+
+/* Every span held is walked, before finalize too; a nonzero stops it. */
+static void test_for_each_span(void)
+{
+	struct capture *c = new_capture(0);
+	uint64_t sum = 0;
+	int t, u;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t = capture__host_track(c, 1, 1);
+	u = capture__host_track(c, 1, 2);
+	add(c, t, SPAN_EXECUTE, 100, 200);
+	add(c, u, SPAN_EXECUTE, 300, 400);
+	add(c, t, SPAN_EXECUTE, 10, 20);	/* dropped below: not walked */
+	capture__drop_before(c, 50);
+	ASSERT_EQ(capture__for_each_span(c, sum_starts, &sum), 0, "walked to the end");
+	ASSERT_EQ(sum, 400, "every span held, once");
+	add(c, u, SPAN_EXECUTE, 777, 800);
+	add(c, u, SPAN_EXECUTE, 900, 1000);
+	sum = 0;
+	ASSERT_EQ(capture__for_each_span(c, sum_starts, &sum), 7, "stopped, its value returned");
+	ASSERT_EQ(sum, 100 + 300 + 777, "nothing after the stop");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	sum = 0;
+	capture__for_each_span(c, sum_starts, &sum);
+	ASSERT_EQ(sum, 100 + 300 + 777, "after finalize too (sorted)");
+	capture__free(c);
+}
+
 /* A long window keeps its memory bounded: the budget applies while spans
  * are added (never more than 1.5x held), with one warning at the end. */
 static void test_budget_online(void)
@@ -730,6 +768,7 @@ int main(void)
 	test_window_default();
 	test_drop_after();
 	test_drop_before();
+	test_for_each_span();
 	test_thread_names();
 	return test_exit();
 }

@@ -333,6 +333,13 @@ const struct capture_track *capture__track(const struct capture *c, uint32_t id)
  */
 const struct capture_span *capture__track_spans(const struct capture *c,
 						uint32_t track, size_t *n);
+/*
+ * Calls @fn with every span held, before finalize too (then unsorted, in
+ * the order kept), track by track; @fn returning nonzero stops the walk
+ * and is returned. @fn must not add or drop spans.
+ */
+int capture__for_each_span(const struct capture *c,
+			   int (*fn)(const struct capture_span *s, void *ctx), void *ctx);
 
 size_t capture__num_devices(const struct capture *c);
 const struct capture_device *capture__device_info(const struct capture *c,

@@ -50,6 +50,22 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 	return 0;
 }
 
+int capture__for_each_span(const struct capture *c,
+			   int (*fn)(const struct capture_span *s, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < c->ntracks; i++) {
+		const struct track_store *ts = &c->tracks[i];
+
+		for (size_t j = 0; j < ts->n; j++) {
+			int err = fn(&ts->spans[j], ctx);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* Removes the spans @drop says go; returns how many went. */
 static uint64_t drop_where(struct capture *c, bool (*drop)(const struct capture_span *s,
 							  uint64_t t), uint64_t t)

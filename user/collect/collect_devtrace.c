@@ -124,13 +124,6 @@ struct collect_devtrace {
 	size_t nclocks, clocks_cap;
 	double worst_bound_ns;
 	uint64_t spans, unmatched_ends, no_clock;
-	/*
-	 * The window's executions, both sides, each to the end of its span:
-	 * (pid | core << 32, launch id) on the device side, (pid, launch id)
-	 * on the host side. The window forgets a span that ended before its
-	 * start, and these forget it with it (a daemon's window stays open).
-	 */
-	struct hashmap *dev_launches, *host_launches;
 	/* What earlier windows' captures already stated. */
 	struct devtrace_buffer_stats said;
 	uint64_t said_unmatched_ends;
@@ -498,8 +491,6 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label,
 		}
 		d->c = c;
 		ops.ctx = d;
-		d->dev_launches = hashmap__new();
-		d->host_launches = hashmap__new();
 		d->reader = devtrace_reader__new(&ropts, &ops);
 		if (!d->reader) {
 			int err = -errno;
@@ -616,36 +607,6 @@ bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t o
 	return false;
 }
 
-/* A span's end, as a value the launch maps can hold (never NULL). */
-static void *end_value(const struct capture_span *s)
-{
-	return (void *)(uintptr_t)(s->end_ns ? s->end_ns : 1);
-}
-
-void collect_devtrace_note_span(struct collector *c, const struct capture_span *s)
-{
-	struct collect_devtrace *d = c->devtrace;
-	const struct capture_track *t;
-	const struct capture_device *dev;
-
-	if (!d || !s->correlation_id || !d->dev_launches || !d->host_launches)
-		return;
-	t = capture__track(c->cap, s->track);
-	if (!t)
-		return;
-	if (s->kind == SPAN_EXECUTE) {
-		if (hashmap__put(d->host_launches, t->pid, s->correlation_id, end_value(s), NULL))
-			collect_out_of_memory(c);
-	} else if (s->kind == SPAN_DEVICE_MODULE && !(s->flags & SPAN_F_ESTIMATED)) {
-		dev = capture__device_info(c->cap, t->device);
-		if (!dev || dev->core >= 64)
-			return;
-		if (hashmap__put(d->dev_launches, t->pid | (uint64_t)dev->core << 32,
-				 s->correlation_id, end_value(s), NULL))
-			collect_out_of_memory(c);
-	}
-}
-
 /* Cores (a bit each) of @pid that have a devtrace buffer. */
 static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
 {
@@ -659,18 +620,52 @@ static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
 
 struct match_ctx {
 	struct collect_devtrace *d;
+	/* The capture's executions, both sides: (pid, launch id) -> cores
+	 * seen (a bit per core) on the device side; a marker on the host. */
+	struct hashmap *dev, *host;
 	uint64_t unmatched_device, unmatched_host, matched;
+	bool out_of_memory;
 };
 
-static int count_device_side(uint64_t pid_core, uint64_t launch, void *value, void *ctx)
+static int note_launch(const struct capture_span *s, void *ctx)
 {
 	struct match_ctx *m = ctx;
+	const struct capture *cap = m->d->c->cap;
+	const struct capture_track *t;
+	const struct capture_device *dev;
+	uintptr_t bits;
 
-	(void)value;
-	if (hashmap__get(m->d->host_launches, (uint32_t)pid_core, launch))
-		m->matched++;
+	if (!s->correlation_id ||
+	    (s->kind != SPAN_EXECUTE &&
+	     (s->kind != SPAN_DEVICE_MODULE || (s->flags & SPAN_F_ESTIMATED))))
+		return 0;
+	t = capture__track(cap, s->track);
+	if (!t)
+		return 0;
+	if (s->kind == SPAN_EXECUTE) {
+		m->out_of_memory |= hashmap__put(m->host, t->pid, s->correlation_id,
+						 (void *)1, NULL) != 0;
+		return 0;
+	}
+	dev = capture__device_info(cap, t->device);
+	if (!dev || dev->core >= 64)
+		return 0;
+	bits = (uintptr_t)hashmap__get(m->dev, t->pid, s->correlation_id);
+	bits |= (uintptr_t)1 << dev->core;
+	m->out_of_memory |= hashmap__put(m->dev, t->pid, s->correlation_id, (void *)bits,
+					 NULL) != 0;
+	return 0;
+}
+
+static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	int cores = __builtin_popcountll((uintptr_t)value);
+
+	if (hashmap__get(m->host, pid, launch))
+		m->matched += cores;
 	else
-		m->unmatched_device++;
+		m->unmatched_device += cores;
 	return 0;
 }
 
@@ -678,27 +673,33 @@ static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx
 {
 	struct match_ctx *m = ctx;
 	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
+	uintptr_t have = (uintptr_t)hashmap__get(m->dev, pid, launch);
 
 	(void)value;
-	for (; want; want &= want - 1) {
-		uint64_t core = __builtin_ctzll(want);
-
-		if (!hashmap__get(m->d->dev_launches, pid | core << 32, launch))
-			m->unmatched_host++;
-	}
+	m->unmatched_host += __builtin_popcountll(want & ~have);
 	return 0;
 }
 
-/* Device executions joined to their host Execute, per core; the unmatched
- * counted on both sides (at the window's edges some are expected). */
+/*
+ * Device executions joined to their host Execute, per core, among the
+ * spans the capture holds (so what it says agrees with what it shows,
+ * however its start moved); the unmatched counted on both sides (at the
+ * window's edges some are expected). Done once, at finish: nothing is
+ * kept per execution while the window is open.
+ */
 static void report_matching(struct collect_devtrace *d)
 {
-	struct match_ctx m = { .d = d };
+	struct match_ctx m = { .d = d, .dev = hashmap__new(), .host = hashmap__new() };
 
-	if (!d->dev_launches || !d->host_launches)
-		return;
-	hashmap__filter(d->dev_launches, count_device_side, &m);
-	hashmap__filter(d->host_launches, count_host_side, &m);
+	if (!m.dev || !m.host)
+		goto out;
+	capture__for_each_span(d->c->cap, note_launch, &m);
+	if (m.out_of_memory) {
+		collect_out_of_memory(d->c);
+		goto out;
+	}
+	hashmap__filter(m.dev, count_device_side, &m);
+	hashmap__filter(m.host, count_host_side, &m);
 	log_info("device executions joined to their host Execute: %llu; without one: %llu; "
 		 "Execute x core without a device execution: %llu",
 		 (unsigned long long)m.matched, (unsigned long long)m.unmatched_device,
@@ -709,10 +710,9 @@ static void report_matching(struct collect_devtrace *d)
 	if (m.unmatched_host)
 		capture__warn(d->c->cap, "%llu host Executes (per core) without their device execution in the capture",
 			      (unsigned long long)m.unmatched_host);
-	hashmap__free(d->dev_launches, NULL);
-	hashmap__free(d->host_launches, NULL);
-	d->dev_launches = hashmap__new();
-	d->host_launches = hashmap__new();
+out:
+	hashmap__free(m.dev, NULL);
+	hashmap__free(m.host, NULL);
 }
 
 /*
@@ -797,22 +797,10 @@ static void release_exited(struct collect_devtrace *d, uint64_t before_ns)
 	}
 }
 
-static int ended_before(uint64_t a, uint64_t b, void *value, void *ctx)
-{
-	(void)a;
-	(void)b;
-	return (uintptr_t)value < *(const uint64_t *)ctx;
-}
-
 void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns)
 {
-	struct collect_devtrace *d = c->devtrace;
-
-	if (!d || !d->dev_launches || !d->host_launches)
-		return;
-	hashmap__filter(d->dev_launches, ended_before, &start_ns);
-	hashmap__filter(d->host_launches, ended_before, &start_ns);
-	release_exited(d, start_ns);
+	if (c->devtrace)
+		release_exited(c->devtrace, start_ns);
 }
 
 void collect_devtrace_replay_carried(struct collector *c)
@@ -897,8 +885,6 @@ void collect_devtrace_free(struct collector *c)
 	if (!d)
 		return;
 	devtrace_reader__free(d->reader);
-	hashmap__free(d->dev_launches, NULL);
-	hashmap__free(d->host_launches, NULL);
 	for (size_t i = 0; i < d->nclocks; i++)
 		devtrace_clock__free(d->clocks[i].clock);
 	free(d->clocks);

@@ -147,7 +147,6 @@ void collect_keep_span(struct collector *c, struct capture_span *s)
 		log_debug("span refused by the capture: %s", strerror(-err));
 		return;
 	}
-	collect_devtrace_note_span(c, s);
 	/* Device work in the window: the candidates for steps. */
 	if (s->kind == SPAN_DEVICE_MODULE) {
 		collect_remember_execution(c, s);

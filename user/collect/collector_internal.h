@@ -221,10 +221,8 @@ void collect_count_window_execution(struct collector *c, uint64_t start_ns);
 /* Whether device @ordinal of @pid has a devtrace buffer: its modules and
  * steps then come from there, not from the runtime's view. */
 bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t ordinal);
-/* A span the window kept: host Executes and device modules are joined by
- * launch id at finish. */
-void collect_devtrace_note_span(struct collector *c, const struct capture_span *s);
-/* The window now begins at @start_ns: what ended before it is forgotten. */
+/* The window now begins at @start_ns: buffers of owners that exited
+ * before it are let go. */
 void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns);
 /* A device execution has been running for over a second (a long op the
  * probes attached to mid-way): the device is busy without new launches. */
