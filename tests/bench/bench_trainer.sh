@@ -16,7 +16,7 @@
 # BENCH_TRAINER_STEP_TIME (default 100us: 10k steps/s) and BENCH_TRAINER_NAME
 # (the rows' prefix, default trainer: run_bench.sh also runs trainer1k, 1 ms),
 # BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched daemon
-# daemon_full bpftrace").
+# daemon_paused daemon_full bpftrace").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -53,7 +53,7 @@ steps_per_s() {
 	awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.1f", n / s }'
 }
 
-read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched daemon daemon_full bpftrace}"
+read -r -a configs <<<"${BENCH_TRAINER_CONFIGS:-off acceltrace acceltrace_sched daemon daemon_paused daemon_full bpftrace}"
 
 # The probes bpftrace attaches, as a bpftrace program in $work/trainer.bt.
 bpftrace_program() {
@@ -135,8 +135,18 @@ run_acceltrace() {
 # daemon flags (--detail full). With its defaults the run holds the start
 # of one 1-s detail slice (the first one, at the daemon's start); the rest
 # is the time between slices.
+#
+# With "paused" first, the daemon is stopped (SIGSTOP) 2 s into the run,
+# once it has attached to the trainer: the probes go on firing in the
+# trainer (the ring buffers fill, then turn records away) while the daemon
+# takes no CPU. That row is what the probes alone cost the trainer; the
+# daemon's row minus it, what the daemon's own reading costs it.
 run_daemon() {
-	local d t
+	local d t paused=
+	if [[ ${1:-} == paused ]]; then
+		paused=1
+		shift
+	fi
 	rm -rf "$work/dlogs"
 	: >"$work/t.log"
 	"$acceltrace" daemon --listen off --socket "$work/d.sock" --logdir "$work/dlogs" \
@@ -148,7 +158,10 @@ run_daemon() {
 	done
 	"$trainer" "${load[@]}" 2>"$work/t.log" &
 	t=$!
-	(wait_gone "$t"; kill -TERM "$d" 2>/dev/null) &
+	if [[ -n $paused ]]; then
+		(sleep 2; kill -STOP "$d") &
+	fi
+	(wait_gone "$t"; kill -CONT "$d" 2>/dev/null; kill -TERM "$d" 2>/dev/null) &
 	tracer_cpu "$d" "$work/t.log" >"$work/cpu"
 	wait "$t" 2>/dev/null || true
 }
@@ -176,6 +189,7 @@ for ((r = 0; r < reps; r++)); do
 		acceltrace_sched) run_acceltrace --sched ;;
 		daemon) run_daemon ;;
 		daemon_full) run_daemon --detail full ;;
+		daemon_paused) run_daemon paused ;;
 		bpftrace) run_bpftrace ;;
 		esac
 		v=$(steps_per_s "$work/t.log")

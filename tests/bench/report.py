@@ -232,6 +232,9 @@ def build(t):
           slowdown("trainer.daemon", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
     t.row("simulated trainer: acceltrace daemon, --detail full (what a slice costs while on)",
           slowdown("trainer.daemon_full", "trainer.off"), "%", 1)
+    t.row("simulated trainer: acceltrace daemon, default, SIGSTOPped once attached "
+          "(the probes' cost alone)",
+          slowdown("trainer.daemon_paused", "trainer.off"), "%", 1)
     b = t.row("simulated trainer: bpftrace, the same probes counted",
               slowdown("trainer.bpftrace", "trainer.off"), "%", 1)
     compare(t, "simulated trainer: acceltrace default vs bpftrace", a, b, "bpftrace")
