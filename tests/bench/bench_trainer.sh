@@ -158,10 +158,16 @@ run_daemon() {
 	done
 	"$trainer" "${load[@]}" 2>"$work/t.log" &
 	t=$!
-	if [[ -n $paused ]]; then
-		(sleep 2; kill -STOP "$d") &
-	fi
-	(wait_gone "$t"; kill -CONT "$d" 2>/dev/null; kill -TERM "$d" 2>/dev/null) &
+	# One waiter, so that the stop never comes after the continue.
+	(
+		if [[ -n $paused ]]; then
+			sleep 2
+			kill -0 "$t" 2>/dev/null && kill -STOP "$d" 2>/dev/null
+		fi
+		wait_gone "$t"
+		kill -CONT "$d" 2>/dev/null
+		kill -TERM "$d" 2>/dev/null
+	) &
 	tracer_cpu "$d" "$work/t.log" >"$work/cpu"
 	wait "$t" 2>/dev/null || true
 }

@@ -44,7 +44,7 @@ run collector env BENCH_COLLECTOR_REPS=1 BENCH_TRIAL_MS=100 BENCH_HOLD_S=1 \
 run writer env BENCH_REPS=1 BENCH_WRITER_SIZES=100000,400000 BENCH_LINE_SPANS=50000 \
 	"$out/bench/bench_writer"
 run devtrace env BENCH_REPS=1 BENCH_DEVTRACE_RECORDS=200000 "$out/bench/bench_devtrace"
-run trainer env BENCH_REPS=1 BENCH_TRAINER_S=1 BENCH_TRAINER_CONFIGS="off acceltrace" \
+run trainer env BENCH_REPS=1 BENCH_TRAINER_S=1 BENCH_TRAINER_CONFIGS="off acceltrace daemon" \
 	"$here/bench_trainer.sh" "$out"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	run torch env BENCH_REPS=1 BENCH_TORCH_STEPS=10 BENCH_TORCH_CONFIGS=off \
@@ -66,7 +66,7 @@ for m in up.push.none up.push.floor up.push.callback up.push.execute \
 	dt.read.lost trainer.off \
 	stats.callback.entry stats.onready.entry stats.untraced.entry \
 	stats.execute.entry stats.execute.return \
-	trainer.acceltrace $torch_metrics; do
+	trainer.acceltrace trainer.daemon $torch_metrics; do
 	line=$(grep "^BENCH $m " "$res")
 	if [[ -z $line ]]; then
 		echo "FAIL: no figure for $m"

@@ -4,8 +4,9 @@
  * devices (unknown type), threads and their name histories, the lifecycle
  * (-EBUSY after finalize, -EAGAIN before), sorting, the span budget (which
  * kinds go, and the warning that says so), warnings and loss counters,
- * the walk over every span held.
+ * the walk over every span held, and the memory dropped spans give back.
  */
+#include <malloc.h>
 #include <time.h>
 
 #include "test.h"
@@ -528,6 +529,39 @@ static void test_drop_before(void)
 	capture__free(c);
 }
 
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* Spans dropped give their memory back: a track emptied (an exited
+ * thread's, once the daemon's window moved past it) holds none. */
+static void test_drop_frees(void)
+{
+	struct capture *c = new_capture(10000000);
+	size_t before, full;
+	int t, u;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t = capture__host_track(c, 1, 1);
+	u = capture__host_track(c, 1, 2);
+	before = heap_bytes();
+	for (uint64_t i = 0; i < 200000; i++)
+		add(c, t, SPAN_EXECUTE, 1000 + i * 10, 1005 + i * 10);
+	add(c, u, SPAN_EXECUTE, 5000000, 5000010);
+	full = heap_bytes();
+	ASSERT_GE(full - before, 200000 * sizeof(struct capture_span), "200,000 spans held");
+	ASSERT_EQ(capture__drop_before(c, 3000000), 200000, "the first track's spans dropped");
+	ASSERT_LE(heap_bytes() - before, (full - before) / 8, "their memory given back");
+	ASSERT_EQ(capture__spans_kept(c), 1, "the other track's span kept");
+	add(c, t, SPAN_EXECUTE, 6000000, 6000010);
+	ASSERT_OK(capture__finalize(c), "finalize");
+	capture__free(c);
+}
+
 static int sum_starts(const struct capture_span *s, void *ctx)
 {
 	uint64_t *sum = ctx;
@@ -769,6 +803,7 @@ int main(void)
 	test_drop_after();
 	test_drop_before();
 	test_for_each_span();
+	test_drop_frees();
 	test_thread_names();
 	return test_exit();
 }

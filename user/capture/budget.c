@@ -165,14 +165,7 @@ int capture_budget_apply(struct capture *c, bool final)
 			w++;
 		}
 		ts->n = w;
-		if (w < ts->cap / 2) {
-			struct capture_span *p = realloc(ts->spans, (w ? w : 1) * sizeof(*p));
-
-			if (p) {
-				ts->spans = p;
-				ts->cap = w ? w : 1;
-			}
-		}
+		capture_track_shrink(ts);
 	}
 
 	for (int i = 0; i < SPAN_KIND__COUNT; i++) {

@@ -108,6 +108,9 @@ static inline uint64_t span_dur(const struct capture_span *s)
 int capture_budget_apply(struct capture *c, bool final);
 /* spans.c: sorts a track's spans (start asc, end desc), stable. */
 int capture_sort_track(struct track_store *t);
+/* After spans were removed from @t: gives back what its array holds far
+ * beyond them (all of it once empty). */
+void capture_track_shrink(struct track_store *t);
 /* capture.c: keeps a warning once; out of memory, counts it suppressed. */
 void capture_add_warning(struct capture *c, const char *msg);
 

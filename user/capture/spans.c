@@ -92,8 +92,35 @@ static uint64_t drop_where(struct capture *c, bool (*drop)(const struct capture_
 			w++;
 		}
 		ts->n = w;
+		capture_track_shrink(ts);
 	}
 	return gone;
+}
+
+/*
+ * A track whose spans mostly went keeps its memory otherwise: in the
+ * daemon, whose window moves on past an exited thread, its track would
+ * hold its peak until the next capture (tens of MB for a trainer's
+ * Execute line at 10k steps/s). Shrunk to twice what is left, so a track
+ * that keeps getting spans is not reallocated at every drop.
+ */
+void capture_track_shrink(struct track_store *ts)
+{
+	struct capture_span *p;
+
+	if (ts->n >= ts->cap / 4)
+		return;
+	if (!ts->n) {
+		free(ts->spans);
+		ts->spans = NULL;
+		ts->cap = 0;
+		return;
+	}
+	p = realloc(ts->spans, ts->n * 2 * sizeof(*p));
+	if (p) {
+		ts->spans = p;
+		ts->cap = ts->n * 2;
+	}
 }
 
 static bool begins_after(const struct capture_span *s, uint64_t stop_ns)
