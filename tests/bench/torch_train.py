@@ -94,7 +94,7 @@ def main():
         step()
     print("torch_train: running", file=sys.stderr, flush=True)
     if args.profiler:
-        with torch.profiler.profile():
+        with torch.profiler.profile() as prof:
             t0 = time.monotonic()
             for _ in range(args.steps):
                 step()
