@@ -42,12 +42,12 @@
 
 #define LOG_CONTEXT "devtrace"
 #include "collect/collector_internal.h"
+#include "collect/collect_devtrace_internal.h"
 #include "devtrace/devtrace_clock.h"
 #include "devtrace/devtrace_format.h"
 #include "devtrace/devtrace_reader.h"
 #include "discover/devtrace_buffers.h"
 #include "lib/array.h"
-#include "lib/hashmap.h"
 #include "lib/log.h"
 
 /* Per record-loop tick: batches of at most this many records a buffer. */
@@ -62,77 +62,6 @@
 #define CLOCK_BOUND_WARN_NS 10000.0
 /* Records past a planned stop, kept for the next window, at most (16 MB). */
 #define MAX_CARRIED_RECORDS 262144
-
-struct dt_open {
-	bool active;
-	uint64_t ts;
-	uint32_t name_id;
-	uint8_t category;
-	uint64_t corr, step;
-};
-
-/* Where a buffer was found: forgotten there when it is let go. */
-struct dt_found {
-	struct devtrace_seen *seen;	/* NULL: named by the user, kept */
-	dev_t dev;
-	ino_t ino;
-};
-
-struct dt_core {
-	struct dt_found found;	/* the buffer's, kept across its runs */
-	bool known;
-	uint32_t pid, ordinal, device_id;
-	uint64_t run_id;
-	int clock;		/* index into collect_devtrace.clocks */
-	char kind[32];
-	char module[DEVTRACE_NAME_MAX + 1];
-	struct dt_open module_open, op_open, wait_open;
-	/*
-	 * The last span made per kind (module, op, wait): its end, in device
-	 * ticks and host ns, and for a wait its start. A span's ends are
-	 * converted when it ends, with the fit of that moment, so one tick
-	 * converts to host times a nanosecond or so apart across a refit;
-	 * spans that touch on the device must touch in the capture, not
-	 * overlap (an overlap puts one on a line of its own), and a wait
-	 * must stay inside its op.
-	 */
-	uint64_t prev_end_ts[3], prev_end_ns[3];
-	uint64_t wait_start_ns;
-	/* A record past the planned stop was carried: so are all after it,
-	 * so that the next window sees this core's records in order. */
-	bool carrying;
-	uint64_t exited_ns;	/* when this run's owner exited (0: running) */
-};
-
-/* A record read past a planned stop, for the next window. */
-struct dt_carried {
-	int buf;
-	struct devtrace_record r;
-};
-
-struct dt_clock {
-	uint32_t device_id;
-	uint64_t run_id;
-	struct devtrace_clock *clock;
-};
-
-struct collect_devtrace {
-	struct devtrace_reader *reader;
-	struct dt_core *cores;
-	size_t ncores, cores_cap;
-	struct dt_clock *clocks;
-	size_t nclocks, clocks_cap;
-	double worst_bound_ns;
-	uint64_t spans, unmatched_ends, no_clock;
-	/* What earlier windows' captures already stated. */
-	struct devtrace_buffer_stats said;
-	uint64_t said_unmatched_ends;
-	struct dt_carried *carried;
-	size_t n_carried, cap_carried;
-	uint64_t carried_dropped, said_carried_dropped;
-	bool replaying;
-	struct collector *c;
-};
 
 static struct dt_core *core_of(struct collect_devtrace *d, int buf)
 {
@@ -607,114 +536,6 @@ bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t o
 	return false;
 }
 
-/* Cores (a bit each) of @pid that have a devtrace buffer. */
-static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
-{
-	uintptr_t bits = 0;
-
-	for (size_t i = 0; i < d->ncores; i++)
-		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal < 64)
-			bits |= (uintptr_t)1 << d->cores[i].ordinal;
-	return bits;
-}
-
-struct match_ctx {
-	struct collect_devtrace *d;
-	/* The capture's executions, both sides: (pid, launch id) -> cores
-	 * seen (a bit per core) on the device side; a marker on the host. */
-	struct hashmap *dev, *host;
-	uint64_t unmatched_device, unmatched_host, matched;
-	bool out_of_memory;
-};
-
-static int note_launch(const struct capture_span *s, void *ctx)
-{
-	struct match_ctx *m = ctx;
-	const struct capture *cap = m->d->c->cap;
-	const struct capture_track *t;
-	const struct capture_device *dev;
-	uintptr_t bits;
-
-	if (!s->correlation_id ||
-	    (s->kind != SPAN_EXECUTE &&
-	     (s->kind != SPAN_DEVICE_MODULE || (s->flags & SPAN_F_ESTIMATED))))
-		return 0;
-	t = capture__track(cap, s->track);
-	if (!t)
-		return 0;
-	if (s->kind == SPAN_EXECUTE) {
-		m->out_of_memory |= hashmap__put(m->host, t->pid, s->correlation_id,
-						 (void *)1, NULL) != 0;
-		return 0;
-	}
-	dev = capture__device_info(cap, t->device);
-	if (!dev || dev->core >= 64)
-		return 0;
-	bits = (uintptr_t)hashmap__get(m->dev, t->pid, s->correlation_id);
-	bits |= (uintptr_t)1 << dev->core;
-	m->out_of_memory |= hashmap__put(m->dev, t->pid, s->correlation_id, (void *)bits,
-					 NULL) != 0;
-	return 0;
-}
-
-static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
-{
-	struct match_ctx *m = ctx;
-	int cores = __builtin_popcountll((uintptr_t)value);
-
-	if (hashmap__get(m->host, pid, launch))
-		m->matched += cores;
-	else
-		m->unmatched_device += cores;
-	return 0;
-}
-
-static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
-{
-	struct match_ctx *m = ctx;
-	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
-	uintptr_t have = (uintptr_t)hashmap__get(m->dev, pid, launch);
-
-	(void)value;
-	m->unmatched_host += __builtin_popcountll(want & ~have);
-	return 0;
-}
-
-/*
- * Device executions joined to their host Execute, per core, among the
- * spans the capture holds (so what it says agrees with what it shows,
- * however its start moved); the unmatched counted on both sides (at the
- * window's edges some are expected). Done once, at finish: nothing is
- * kept per execution while the window is open.
- */
-static void report_matching(struct collect_devtrace *d)
-{
-	struct match_ctx m = { .d = d, .dev = hashmap__new(), .host = hashmap__new() };
-
-	if (!m.dev || !m.host)
-		goto out;
-	capture__for_each_span(d->c->cap, note_launch, &m);
-	if (m.out_of_memory) {
-		collect_out_of_memory(d->c);
-		goto out;
-	}
-	hashmap__filter(m.dev, count_device_side, &m);
-	hashmap__filter(m.host, count_host_side, &m);
-	log_info("device executions joined to their host Execute: %llu; without one: %llu; "
-		 "Execute x core without a device execution: %llu",
-		 (unsigned long long)m.matched, (unsigned long long)m.unmatched_device,
-		 (unsigned long long)m.unmatched_host);
-	if (m.unmatched_device)
-		capture__warn(d->c->cap, "%llu device executions (per core) without their host Execute in the capture",
-			      (unsigned long long)m.unmatched_device);
-	if (m.unmatched_host)
-		capture__warn(d->c->cap, "%llu host Executes (per core) without their device execution in the capture",
-			      (unsigned long long)m.unmatched_host);
-out:
-	hashmap__free(m.dev, NULL);
-	hashmap__free(m.host, NULL);
-}
-
 /*
  * Ends core @i's open spans at host time @end (those begun by then), with
  * @flags; @keep: they still run (a later window draws them again).
@@ -827,7 +648,7 @@ void collect_devtrace_finish(struct collector *c)
 		return;
 	poll_batches(c, CATCH_UP_BATCHES, CATCH_UP_POLLS);
 	close_open(d);
-	report_matching(d);
+	collect_devtrace_report_matching(d);
 	/* Each window's capture states what was lost since the last one. */
 	devtrace_reader__totals(d->reader, &t);
 	if (t.lost > d->said.lost)

@@ -8,6 +8,7 @@
  *   collect_tasks.c     threads and processes, scheduling, interrupts
  *   collect_window.c    the window: open, close, open spans at stop, finish
  *   collect_devtrace.c  the device's own timeline from its devtrace buffers
+ *   collect_devtrace_match.c  its executions joined to the host's Executes
  */
 #ifndef ACCELTRACE_COLLECTOR_INTERNAL_H
 #define ACCELTRACE_COLLECTOR_INTERNAL_H

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The state collect_devtrace.c keeps per devtrace buffer (a core's run),
+ * per clock fit and for the whole reader, shared with
+ * collect_devtrace_match.c, which joins the device's executions to their
+ * host Execute at a window's finish.
+ */
+#ifndef ACCELTRACE_COLLECT_DEVTRACE_INTERNAL_H
+#define ACCELTRACE_COLLECT_DEVTRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "acceltrace/devtrace.h"
+#include "devtrace/devtrace_reader.h"
+
+struct collector;
+struct devtrace_clock;
+struct devtrace_seen;
+
+/* A span begun and not ended yet. */
+struct dt_open {
+	bool active;
+	uint64_t ts;
+	uint32_t name_id;
+	uint8_t category;
+	uint64_t corr, step;
+};
+
+/* Where a buffer was found: forgotten there when it is let go. */
+struct dt_found {
+	struct devtrace_seen *seen;	/* NULL: named by the user, kept */
+	dev_t dev;
+	ino_t ino;
+};
+
+struct dt_core {
+	struct dt_found found;	/* the buffer's, kept across its runs */
+	bool known;
+	uint32_t pid, ordinal, device_id;
+	uint64_t run_id;
+	int clock;		/* index into collect_devtrace.clocks */
+	char kind[32];
+	char module[DEVTRACE_NAME_MAX + 1];
+	struct dt_open module_open, op_open, wait_open;
+	/*
+	 * The last span made per kind (module, op, wait): its end, in device
+	 * ticks and host ns, and for a wait its start. A span's ends are
+	 * converted when it ends, with the fit of that moment, so one tick
+	 * converts to host times a nanosecond or so apart across a refit;
+	 * spans that touch on the device must touch in the capture, not
+	 * overlap (an overlap puts one on a line of its own), and a wait
+	 * must stay inside its op.
+	 */
+	uint64_t prev_end_ts[3], prev_end_ns[3];
+	uint64_t wait_start_ns;
+	/* A record past the planned stop was carried: so are all after it,
+	 * so that the next window sees this core's records in order. */
+	bool carrying;
+	uint64_t exited_ns;	/* when this run's owner exited (0: running) */
+};
+
+/* A record read past a planned stop, for the next window. */
+struct dt_carried {
+	int buf;
+	struct devtrace_record r;
+};
+
+struct dt_clock {
+	uint32_t device_id;
+	uint64_t run_id;
+	struct devtrace_clock *clock;
+};
+
+struct collect_devtrace {
+	struct devtrace_reader *reader;
+	struct dt_core *cores;
+	size_t ncores, cores_cap;
+	struct dt_clock *clocks;
+	size_t nclocks, clocks_cap;
+	double worst_bound_ns;
+	uint64_t spans, unmatched_ends, no_clock;
+	/* What earlier windows' captures already stated. */
+	struct devtrace_buffer_stats said;
+	uint64_t said_unmatched_ends;
+	struct dt_carried *carried;
+	size_t n_carried, cap_carried;
+	uint64_t carried_dropped, said_carried_dropped;
+	bool replaying;
+	struct collector *c;
+};
+
+/* At finish: each device execution joined to its host Execute, per core,
+ * among the capture's spans; the unmatched warned of. */
+void collect_devtrace_report_matching(struct collect_devtrace *d);
+
+#endif /* ACCELTRACE_COLLECT_DEVTRACE_INTERNAL_H */

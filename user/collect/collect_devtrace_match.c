@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Device executions joined to their host Execute by launch id, per core,
+ * once a window finishes: over the spans its capture holds, so that what
+ * the capture warns of agrees with what it shows, however its start moved
+ * or its budget pruned it, and nothing is kept per execution while a
+ * window is open (a daemon's stays open for days).
+ */
+#include <stdint.h>
+
+#define LOG_CONTEXT "devtrace"
+#include "collect/collect_devtrace_internal.h"
+#include "collect/collector_internal.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+
+/* Cores (a bit each) of @pid that have a devtrace buffer. */
+static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
+{
+	uintptr_t bits = 0;
+
+	for (size_t i = 0; i < d->ncores; i++)
+		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal < 64)
+			bits |= (uintptr_t)1 << d->cores[i].ordinal;
+	return bits;
+}
+
+struct match_ctx {
+	struct collect_devtrace *d;
+	/* The capture's executions, both sides: (pid, launch id) -> cores
+	 * seen (a bit per core) on the device side; a marker on the host. */
+	struct hashmap *dev, *host;
+	uint64_t unmatched_device, unmatched_host, matched;
+	bool out_of_memory;
+};
+
+static int note_launch(const struct capture_span *s, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	const struct capture *cap = m->d->c->cap;
+	const struct capture_track *t;
+	const struct capture_device *dev;
+	uintptr_t bits;
+
+	if (!s->correlation_id ||
+	    (s->kind != SPAN_EXECUTE &&
+	     (s->kind != SPAN_DEVICE_MODULE || (s->flags & SPAN_F_ESTIMATED))))
+		return 0;
+	t = capture__track(cap, s->track);
+	if (!t)
+		return 0;
+	if (s->kind == SPAN_EXECUTE) {
+		m->out_of_memory |= hashmap__put(m->host, t->pid, s->correlation_id,
+						 (void *)1, NULL) != 0;
+		return 0;
+	}
+	dev = capture__device_info(cap, t->device);
+	if (!dev || dev->core >= 64)
+		return 0;
+	bits = (uintptr_t)hashmap__get(m->dev, t->pid, s->correlation_id);
+	bits |= (uintptr_t)1 << dev->core;
+	m->out_of_memory |= hashmap__put(m->dev, t->pid, s->correlation_id, (void *)bits,
+					 NULL) != 0;
+	return 0;
+}
+
+static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	int cores = __builtin_popcountll((uintptr_t)value);
+
+	if (hashmap__get(m->host, pid, launch))
+		m->matched += cores;
+	else
+		m->unmatched_device += cores;
+	return 0;
+}
+
+static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
+	uintptr_t have = (uintptr_t)hashmap__get(m->dev, pid, launch);
+
+	(void)value;
+	m->unmatched_host += __builtin_popcountll(want & ~have);
+	return 0;
+}
+
+/* The unmatched are counted on both sides (at the window's edges some
+ * are expected). */
+void collect_devtrace_report_matching(struct collect_devtrace *d)
+{
+	struct match_ctx m = { .d = d, .dev = hashmap__new(), .host = hashmap__new() };
+
+	if (!m.dev || !m.host)
+		goto out;
+	capture__for_each_span(d->c->cap, note_launch, &m);
+	if (m.out_of_memory) {
+		collect_out_of_memory(d->c);
+		goto out;
+	}
+	hashmap__filter(m.dev, count_device_side, &m);
+	hashmap__filter(m.host, count_host_side, &m);
+	log_info("device executions joined to their host Execute: %llu; without one: %llu; "
+		 "Execute x core without a device execution: %llu",
+		 (unsigned long long)m.matched, (unsigned long long)m.unmatched_device,
+		 (unsigned long long)m.unmatched_host);
+	if (m.unmatched_device)
+		capture__warn(d->c->cap, "%llu device executions (per core) without their host Execute in the capture",
+			      (unsigned long long)m.unmatched_device);
+	if (m.unmatched_host)
+		capture__warn(d->c->cap, "%llu host Executes (per core) without their device execution in the capture",
+			      (unsigned long long)m.unmatched_host);
+out:
+	hashmap__free(m.dev, NULL);
+	hashmap__free(m.host, NULL);
+}
