@@ -34,6 +34,7 @@ static void test_defaults(void)
 	ASSERT_FALSE(c.detail_full, "sampled detail by default");
 	ASSERT_EQ(c.detail_interval_ns, 30000000000ull, "a slice every 30 s");
 	ASSERT_EQ(c.detail_slice_ns, 1000000000ull, "of 1 s");
+	ASSERT_TRUE(c.cpu_idle, "cpu-priority idle by default");
 }
 
 static void test_file_and_flags(void)
@@ -55,7 +56,8 @@ static void test_file_and_flags(void)
 			  "listen = [::1]:9000\n"
 			  "detail = full\n"
 			  "detail-interval = 10s\n"
-			  "detail-slice = 0\n");
+			  "detail-slice = 0\n"
+			  "cpu-priority = normal\n");
 	if (!ASSERT_OK_PTR(path, "config file"))
 		return;
 	ASSERT_OK(daemon_config__load(path, &flags, &c, err, sizeof(err)), err);
@@ -68,6 +70,7 @@ static void test_file_and_flags(void)
 	ASSERT_TRUE(c.detail_full, "detail full");
 	ASSERT_EQ(c.detail_interval_ns, 10000000000ull, "detail interval");
 	ASSERT_EQ(c.detail_slice_ns, 0, "no slices");
+	ASSERT_FALSE(c.cpu_idle, "cpu-priority normal");
 	unlink(path);
 }
 
@@ -103,6 +106,7 @@ static void test_bad_input(void)
 	expect_bad("logdir = /a b\n", "without spaces");
 	expect_bad("flight-recorder = 100ms\n", "at least 1s");
 	expect_bad("detail = some\n", "sampled or full");
+	expect_bad("cpu-priority = low\n", "idle or normal");
 	expect_bad("detail-interval = 500ms\n", "at least 1s");
 	daemon_config__defaults(&flags);
 	ASSERT_EQ(daemon_config__load("/nonexistent/at.conf", &flags, &c, err, sizeof(err)),

@@ -50,6 +50,9 @@ void usage_daemon(FILE *out)
 		"      --detail-interval TIME    a detail slice this often (default 30s)\n"
 		"      --detail-slice TIME       each slice this long; 0: only after\n"
 		"                                triggers (default 1s)\n"
+		"      --cpu-priority P          idle: the daemon under SCHED_IDLE while it\n"
+		"                                keeps up, normal for 30 s when starved of CPU\n"
+		"                                (needs CAP_SYS_NICE); or normal (default idle)\n"
 		"Rules (a capture without anyone asking; the first three off unless set):\n"
 		"      --rule-step-time-over TIME    a step slower than TIME\n"
 		"      --rule-step-time-factor K     a step over K x its process's recent median\n"
@@ -122,6 +125,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "detail", required_argument, NULL, OPT_KEY },
 		{ "detail-interval", required_argument, NULL, OPT_KEY },
 		{ "detail-slice", required_argument, NULL, OPT_KEY },
+		{ "cpu-priority", required_argument, NULL, OPT_KEY },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};

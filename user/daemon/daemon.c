@@ -17,6 +17,7 @@
 #include "lib/atomic_file.h"
 #include "collect/collector.h"
 #include "daemon/control.h"
+#include "daemon/cpu_priority.h"
 #include "daemon/daemon.h"
 #include "daemon/detail_sampler.h"
 #include "daemon/flight_recorder.h"
@@ -55,6 +56,7 @@ struct daemon {
 	struct collector_observer observer;
 	struct pending pending;
 	struct detail_sampler sampler;
+	struct cpu_priority cpu;
 	bool detail_on;
 	uint64_t detail_since_ns;	/* when it last came on */
 	uint64_t detail_total_ns;	/* on, before that */
@@ -284,6 +286,8 @@ static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
 	g.flight_recorder_seconds = (now - flight_recorder__start_ns(d->fr)) / 1e9;
 	g.detail_active = d->detail_on;
 	g.detail_seconds = detail_seconds(d, now);
+	g.cpu_idle = d->cpu.idle;
+	g.cpu_starved = d->cpu.starved;
 	*text = NULL;
 	*len = 0;
 	f = open_memstream(text, len);
@@ -361,6 +365,7 @@ static void reload(struct daemon *d)
 	rules__configure(d->rules, &c.rules);
 	detail_sampler__configure(&d->sampler, c.detail_full, c.detail_interval_ns,
 				  c.detail_slice_ns);
+	cpu_priority__configure(&d->cpu, c.cpu_idle, clock_ns(CLOCK_MONOTONIC));
 	log_info("configuration reloaded from %s", d->o.config_path);
 }
 
@@ -413,10 +418,13 @@ static int start(struct daemon *d)
 	else
 		snprintf(detail, sizeof(detail), "sampled, %.3g s every %.3g s",
 			 d->cfg.detail_slice_ns / 1e9, d->cfg.detail_interval_ns / 1e9);
+	/* Last: the metrics server's thread exists, and the setup ran at
+	 * normal priority. */
+	cpu_priority__init(&d->cpu, d->cfg.cpu_idle, clock_ns(CLOCK_MONOTONIC));
 	log_info("watching every accelerator user on this host; flight recorder %.0f s; "
-		 "detail %s; metrics %s%s; control socket %s", d->cfg.flight_recorder_ns / 1e9,
-		 detail, d->http ? "http://" : "", d->http ? d->cfg.listen : "off",
-		 d->cfg.socket);
+		 "detail %s; cpu priority %s; metrics %s%s; control socket %s",
+		 d->cfg.flight_recorder_ns / 1e9, detail, d->cpu.idle ? "idle" : "normal",
+		 d->http ? "http://" : "", d->http ? d->cfg.listen : "off", d->cfg.socket);
 	return 0;
 }
 
@@ -471,6 +479,7 @@ static int loop(struct daemon *d)
 		if (d->pending.active && now >= d->pending.stop_ns)
 			take_capture(d, d->pending.stop_ns);
 		steer_detail(d, now);
+		cpu_priority__poll(&d->cpu, now);
 		publish(d, now);
 	}
 	stop_pending(d);

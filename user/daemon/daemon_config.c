@@ -11,7 +11,7 @@
 
 #define NS_PER_SEC 1000000000ull
 
-enum key_type { K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL };
+enum key_type { K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL, K_PRIORITY };
 
 struct key {
 	const char *name;
@@ -45,6 +45,7 @@ static const struct key keys[] = {
 	NUM("detail", K_DETAIL, detail_full, 0),
 	NUM("detail-interval", K_DURATION, detail_interval_ns, NS_PER_SEC),
 	NUM("detail-slice", K_DURATION, detail_slice_ns, 0),
+	NUM("cpu-priority", K_PRIORITY, cpu_idle, 0),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -70,6 +71,7 @@ void daemon_config__defaults(struct daemon_config *c)
 	c->detail_full = false;
 	c->detail_interval_ns = 30 * NS_PER_SEC;
 	c->detail_slice_ns = 1 * NS_PER_SEC;
+	c->cpu_idle = true;
 }
 
 int daemon_config__split_listen(const char *listen, char *addr, size_t addr_len,
@@ -150,6 +152,14 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 			return -EINVAL;
 		}
 		*(bool *)at = !strcmp(v, "full");
+		return 0;
+	case K_PRIORITY:
+		if (strcmp(v, "idle") && strcmp(v, "normal")) {
+			snprintf(err, err_len, "%s: expected idle or normal, got '%s'",
+				 k->name, v);
+			return -EINVAL;
+		}
+		*(bool *)at = !strcmp(v, "idle");
 		return 0;
 	case K_BOOL:
 		if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))

@@ -37,6 +37,9 @@ struct daemon_config {
 	bool detail_full;
 	uint64_t detail_interval_ns;
 	uint64_t detail_slice_ns;
+	/* cpu-priority: idle (SCHED_IDLE while the daemon keeps up,
+	 * cpu_priority.h) or normal. */
+	bool cpu_idle;
 	struct rules_config rules;
 	/* Keys given as flags (bit i: the i-th key): they win over the file. */
 	uint64_t from_flags;

@@ -56,6 +56,8 @@ struct metrics_globals {
 	double flight_recorder_seconds;
 	bool detail_active;		/* acceltrace_detail_active */
 	double detail_seconds;		/* acceltrace_detail_seconds_total */
+	bool cpu_idle;			/* acceltrace_daemon_cpu_idle */
+	uint64_t cpu_starved;		/* acceltrace_daemon_cpu_starved_total */
 };
 
 /* What the stall rule needs of one process. */

@@ -227,6 +227,14 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	family(out, "acceltrace_detail_seconds_total", "counter",
 	       "Time the detail probes have recorded.");
 	fprintf(out, "acceltrace_detail_seconds_total %.3f\n", g->detail_seconds);
+	family(out, "acceltrace_daemon_cpu_idle", "gauge",
+	       "1 while the daemon runs under SCHED_IDLE (cpu-priority idle, keeping up), "
+	       "else 0.");
+	fprintf(out, "acceltrace_daemon_cpu_idle %d\n", g->cpu_idle ? 1 : 0);
+	family(out, "acceltrace_daemon_cpu_starved_total", "counter",
+	       "Times the daemon, starved of CPU under SCHED_IDLE, took normal priority "
+	       "back.");
+	fprintf(out, "acceltrace_daemon_cpu_starved_total %" PRIu64 "\n", g->cpu_starved);
 }
 
 int metrics__render(const struct metrics *m, const struct metrics_globals *g,

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The daemon's CPU priority: SCHED_IDLE while it keeps up (cpu_priority.h). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define LOG_CONTEXT "daemon"
+#include "lib/log.h"
+#include "daemon/cpu_priority.h"
+
+#define CAP_SYS_NICE_BIT 23
+
+bool cpu_priority__decide(struct cpu_priority *cp, uint64_t now_ns, uint64_t run_delay_ns)
+{
+	uint64_t span, waited;
+
+	if (!cp->want_idle || !cp->usable)
+		return false;
+	if (!cp->check_ns || run_delay_ns < cp->check_delay_ns || now_ns < cp->check_ns) {
+		/* The first look, or counters that went back: start afresh. */
+		cp->check_ns = now_ns;
+		cp->check_delay_ns = run_delay_ns;
+		return now_ns >= cp->normal_until_ns;
+	}
+	span = now_ns - cp->check_ns;
+	if (span < CPU_PRIORITY_CHECK_NS)
+		return now_ns >= cp->normal_until_ns;
+	waited = run_delay_ns - cp->check_delay_ns;
+	cp->check_ns = now_ns;
+	cp->check_delay_ns = run_delay_ns;
+	/* Runnable and not running for half the time: every CPU is busy with
+	 * work SCHED_IDLE yields to. Only a daemon running idle can be starved
+	 * that way; at normal priority it takes its share. */
+	if (now_ns >= cp->normal_until_ns && waited * 2 >= span) {
+		cp->normal_until_ns = now_ns + CPU_PRIORITY_STARVED_HOLD_NS;
+		cp->starved++;
+	}
+	return now_ns >= cp->normal_until_ns;
+}
+
+/* The main thread's run delay (ns), the second field of its schedstat. */
+static int read_run_delay(uint64_t *ns)
+{
+	unsigned long long on_cpu, delay;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu %llu", &on_cpu, &delay);
+	fclose(f);
+	if (n != 2)
+		return -EINVAL;
+	*ns = delay;
+	return 0;
+}
+
+/* Whether this process may leave SCHED_IDLE again: CAP_SYS_NICE in its
+ * effective set, or an RLIMIT_NICE that allows nice 0. */
+static bool can_leave_idle(void)
+{
+	struct rlimit rl;
+	char line[256];
+	bool cap = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long eff;
+
+			if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+				cap = eff & (1ull << CAP_SYS_NICE_BIT);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	if (cap)
+		return true;
+	return !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= 20;
+}
+
+int cpu_priority__apply(bool idle)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int policy = idle ? SCHED_IDLE : SCHED_OTHER;
+	struct dirent *de;
+	int err = 0;
+	DIR *dir;
+
+	/* The calling thread first: the one whose failure matters. */
+	if (sched_setscheduler(0, policy, &sp))
+		return -errno;
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		/* A thread that ended meanwhile is no error. */
+		if (sched_setscheduler(atoi(de->d_name), policy, &sp) && errno != ESRCH)
+			err = -errno;
+	}
+	closedir(dir);
+	return err;
+}
+
+static void set_idle(struct cpu_priority *cp, bool idle)
+{
+	int err;
+
+	if (idle == cp->idle)
+		return;
+	err = cpu_priority__apply(idle);
+	if (err && !idle) {
+		/* Stuck at SCHED_IDLE would starve the daemon: say so. */
+		log_err("cannot take normal CPU priority back: %s", strerror(-err));
+		return;
+	}
+	if (err) {
+		log_warn("cpu-priority idle: %s; running at normal priority", strerror(-err));
+		cp->usable = false;
+		return;
+	}
+	cp->idle = idle;
+}
+
+void cpu_priority__configure(struct cpu_priority *cp, bool want_idle, uint64_t now_ns)
+{
+	uint64_t delay = 0;
+	bool readable = !read_run_delay(&delay);
+
+	cp->want_idle = want_idle;
+	if (want_idle && !cp->usable) {
+		if (!readable)
+			log_warn("cpu-priority idle: /proc/self/schedstat is unreadable, so "
+				 "starvation could not be seen; running at normal priority");
+		else if (!can_leave_idle())
+			log_warn("cpu-priority idle needs CAP_SYS_NICE to take normal priority "
+				 "back when starved; running at normal priority");
+		else
+			cp->usable = true;
+	}
+	/* The check window starts now, from the delay so far. */
+	cp->check_ns = 0;
+	set_idle(cp, readable && cpu_priority__decide(cp, now_ns, delay));
+}
+
+void cpu_priority__init(struct cpu_priority *cp, bool want_idle, uint64_t now_ns)
+{
+	memset(cp, 0, sizeof(*cp));
+	cpu_priority__configure(cp, want_idle, now_ns);
+}
+
+void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
+{
+	uint64_t delay, starved = cp->starved;
+	bool due;
+
+	if (!cp->want_idle || !cp->usable)
+		return;
+	/* A check due, or a hold at normal priority that ran out. */
+	due = !cp->check_ns || now_ns - cp->check_ns >= CPU_PRIORITY_CHECK_NS ||
+	      (!cp->idle && now_ns >= cp->normal_until_ns);
+	if (!due || read_run_delay(&delay))
+		return;
+	set_idle(cp, cpu_priority__decide(cp, now_ns, delay));
+	if (cp->starved != starved)
+		log_info("starved of CPU (runnable, not running, half of the last second): "
+			 "normal priority for %.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
+}
