@@ -228,10 +228,10 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	if (!pid_traced(pid) &&
 	    (sc != SC_OPENAT || !cfg_whole_host || pid == cfg_self_pid))
 		return 0;
-	/* Reads and ioctls are detail: counted always (reads at their exit),
-	 * recorded only while the detail switch is on. Opens, closes and
-	 * mappings are core (they keep the fd table and the runtime
-	 * libraries right). */
+	/* Reads and ioctls are detail: their tracepoints are attached only
+	 * while the detail switch is on (the raw flavour's stay, and the
+	 * switch turns them away here). Opens, closes and mappings are core
+	 * (they keep the fd table and the runtime libraries right). */
 	if (sc == SC_IOCTL) {
 		ioctl_fd_kind = fd_kind_of(pid, a0);
 		if (ioctl_fd_kind == FD_DEVICE)
@@ -455,18 +455,6 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	 * mode any process's openat: the rest leave before the table lookup. */
 	if (!pid_traced(pid) && (!cfg_whole_host || (sc && sc != SC_OPENAT)))
 		return 0;
-	/* Reads and their bytes, counted whatever the switch says, with one
-	 * lookup. The raw flavour (@sc 0) cannot tell a read here: its enter
-	 * counts the calls, and bytes go uncounted. */
-	if (sc_is_read(sc)) {
-		struct at_proc_agg *a = agg_of(pid);
-
-		if (a) {
-			a->v[AGG_READ_CALLS]++;
-			if (ret > 0)
-				a->v[AGG_READ_BYTES] += ret;
-		}
-	}
 	now = bpf_ktime_get_ns();
 	slot = sys_slot_of(tid);
 	if (slot && slot->tid == tid) {
@@ -567,13 +555,6 @@ int sc_raw_enter(struct bpf_raw_tracepoint_args *ctx)
 	sc = bpf_map_lookup_elem(&sc_by_nr, &nr);
 	if (!sc || !*sc)
 		return 0;
-	/* Its exit cannot tell a read (on_sys_exit): the call counts here. */
-	if (sc_is_read(*sc)) {
-		__u32 pid = bpf_get_current_pid_tgid() >> 32;
-
-		if (pid_traced(pid))
-			agg_add(pid, AGG_READ_CALLS, 1);
-	}
 	return on_sys_enter(*sc, PT_REGS_PARM1_CORE_SYSCALL(regs),
 			    PT_REGS_PARM2_CORE_SYSCALL(regs),
 			    PT_REGS_PARM3_CORE_SYSCALL(regs),

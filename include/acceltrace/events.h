@@ -323,16 +323,16 @@ enum traced_flags {
 /* ---- per-process aggregates, kept in the kernel -------------------------- */
 
 /*
- * Counted for every traced process whatever the detail switch says, so
- * that they run on between the sampled slices of detail: one per-CPU
- * hash entry per process (struct at_proc_agg), summed by user space.
+ * Counted for every traced process by the probes that see them: one
+ * per-CPU hash entry per process (struct at_proc_agg), summed by user
+ * space. The ioctl programs are detail, attached only while the switch is
+ * on; skipped hits are counted while it is off. (Reads and their bytes need
+ * no probe: the kernel keeps them in /proc/PID/io.)
  */
 enum agg_counter {
-	AGG_READ_CALLS = 0,	/* read, pread64, readv, preadv: any fd */
-	AGG_READ_BYTES = 1,	/* what those returned, when positive */
-	AGG_DEVICE_IOCTLS = 2,	/* ioctls on the process's device nodes */
-	AGG_DETAIL_SKIPPED = 3,	/* detail probe hits the switch turned away */
-	AGG_MAX = 4,
+	AGG_DEVICE_IOCTLS = 0,	/* ioctls on the process's device nodes */
+	AGG_DETAIL_SKIPPED = 1,	/* detail probe hits the switch turned away */
+	AGG_MAX = 2,
 };
 
 struct at_proc_agg {

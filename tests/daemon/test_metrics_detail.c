@@ -57,7 +57,7 @@ int main(void)
 	struct capture *c = capture__new(&copts);
 	struct metrics *m = metrics__new(&mo);
 	struct rules *r = rules__new(&rc);
-	uint64_t count, sum, agg[AGG_MAX] = { 7, 700, 3, 11 };
+	uint64_t count, sum, agg[AGG_MAX] = { 3, 11 };
 	int est, traced, host;
 	char why[256], *text;
 
@@ -107,6 +107,7 @@ int main(void)
 	ASSERT_TRUE(rules__take(r, why, sizeof(why)), "a stall within a slice");
 
 	metrics__set_aggregates(m, 1, agg);
+	metrics__set_reads(m, 1, 7, 700);
 	text = render(m, 34 * S);
 	if (ASSERT_OK_PTR(text, "text")) {
 		ASSERT_STRCONTAINS(text, "acceltrace_read_syscalls_total{pid=\"1\",command=\"\","
@@ -118,6 +119,8 @@ int main(void)
 		ASSERT_STRCONTAINS(text, "acceltrace_detail_skipped_total{pid=\"1\",command=\"\","
 				   "container=\"\",pod=\"\"} 11\n", "skipped hits");
 		ASSERT_FALSE(strstr(text, "acceltrace_read_bytes_total{pid=\"2\""),
+			     "no reads read: no sample");
+		ASSERT_FALSE(strstr(text, "acceltrace_device_ioctls_total{pid=\"2\""),
 			     "no aggregates read: no sample");
 	}
 	free(text);

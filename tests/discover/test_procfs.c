@@ -2,7 +2,8 @@
 /*
  * discover/procfs.c on this process and its children: command names of the
  * process and of a named thread, fd targets (a file, an eventfd), the fd
- * walk, liveness of a running child, a zombie and a reaped one; and the
+ * walk, liveness of a running child, a zombie and a reaped one, the
+ * kernel's read accounting (a thread's preads counted for the process); and the
  * attach controller's refusals without a session (an unknown kind).
  */
 #include <fcntl.h>
@@ -102,6 +103,47 @@ static void test_fds(void)
 	unlink(path);
 }
 
+#define READS 20
+#define READ_LEN 512
+
+static int reads_fd;
+
+static void *reader(void *arg)
+{
+	char buf[READ_LEN];
+
+	(void)arg;
+	for (int i = 0; i < READS; i++)
+		if (pread(reads_fd, buf, sizeof(buf), 0) != READ_LEN)
+			return (void *)1;
+	return NULL;
+}
+
+/* Reads of every thread count for the process, whichever thread read. */
+static void test_io_reads(void)
+{
+	char path[] = "/tmp/at-procfs-XXXXXX", buf[READ_LEN] = {};
+	uint64_t c0, b0, c1, b1;
+	pthread_t th;
+	void *ret;
+
+	reads_fd = mkstemp(path);
+	if (!ASSERT_GE(reads_fd, 0, "temp file"))
+		return;
+	unlink(path);
+	ASSERT_EQ(write(reads_fd, buf, sizeof(buf)), READ_LEN, "content");
+	ASSERT_OK(procfs_io_reads(getpid(), &c0, &b0), "read accounting");
+	pthread_create(&th, NULL, reader, NULL);
+	pthread_join(th, &ret);
+	ASSERT_EQ(ret, NULL, "the thread's preads");
+	ASSERT_OK(procfs_io_reads(getpid(), &c1, &b1), "again");
+	/* /proc/PID/io is read with read(2) too: at least. */
+	ASSERT_GE(c1 - c0, READS, "every pread counted");
+	ASSERT_GE(b1 - b0, READS * READ_LEN, "and its bytes");
+	ASSERT_EQ(procfs_io_reads(999999999, &c1, &b1), -ENOENT, "no such process");
+	close(reads_fd);
+}
+
 static void test_alive(void)
 {
 	pid_t child = fork();
@@ -149,6 +191,7 @@ int main(void)
 	test_names();
 	test_fds();
 	test_alive();
+	test_io_reads();
 	test_controller_without_session();
 	return test_exit();
 }

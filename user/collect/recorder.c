@@ -652,7 +652,9 @@ int recorder__set_detail(struct recorder *r, bool on)
 		/* Probes first, then the switch: until it turns, the new
 		 * probes turn their calls away whole. */
 		n = runtime_attach__set_detail(r->ra, true);
-		probe_session__set_detail(r->ps, true);
+		/* A kernel program that cannot attach again is logged; the
+		 * others record, and the next slice tries it again. */
+		(void)probe_session__set_detail(r->ps, true);
 		return n;
 	}
 	probe_session__set_detail(r->ps, false);

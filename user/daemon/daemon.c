@@ -24,6 +24,7 @@
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
 #include "daemon/rules.h"
+#include "discover/procfs.h"
 
 /* How far ahead a --at window may be scheduled. */
 #define MAX_TRIGGER_AHEAD_NS (24 * 3600 * 1000000000ull)
@@ -252,15 +253,18 @@ static double detail_seconds(const struct daemon *d, uint64_t now)
 	return (d->detail_total_ns + (d->detail_on ? now - d->detail_since_ns : 0)) / 1e9;
 }
 
-/* The kernel's per-process aggregates, into the metrics. */
+/* The kernel's per-process aggregates and reads, into the metrics. */
 static void read_aggregates(struct daemon *d)
 {
 	struct metrics_activity a;
-	uint64_t v[AGG_MAX];
+	uint64_t v[AGG_MAX], calls, bytes;
 
-	for (size_t i = 0; metrics__activity(d->metrics, i, &a); i++)
+	for (size_t i = 0; metrics__activity(d->metrics, i, &a); i++) {
 		if (!flight_recorder__aggregates(d->fr, a.pid, v))
 			metrics__set_aggregates(d->metrics, a.pid, v);
+		if (!procfs_io_reads(a.pid, &calls, &bytes))
+			metrics__set_reads(d->metrics, a.pid, calls, bytes);
+	}
 }
 
 /* ---------------------------------------------------------------- metrics */

@@ -33,7 +33,7 @@ struct daemon_config {
 	uint64_t rule_duration_ns;	/* the window after a rule's trigger */
 	/* Detail: full always, or (sampled, the default) in slices of
 	 * detail_slice_ns every detail_interval_ns and in a trigger's window
-	 * after it; core probes and the in-kernel aggregates run always. */
+	 * after it; core probes run always. */
 	bool detail_full;
 	uint64_t detail_interval_ns;
 	uint64_t detail_slice_ns;

@@ -298,6 +298,17 @@ void metrics__set_aggregates(struct metrics *m, uint32_t pid, const uint64_t v[A
 	m->procs[i]->has_aggregates = true;
 }
 
+void metrics__set_reads(struct metrics *m, uint32_t pid, uint64_t calls, uint64_t bytes)
+{
+	int i = find(m, pid);
+
+	if (i < 0)
+		return;
+	m->procs[i]->read_calls = calls;
+	m->procs[i]->read_bytes = bytes;
+	m->procs[i]->has_reads = true;
+}
+
 size_t metrics__num_processes(const struct metrics *m)
 {
 	return m->n;

@@ -92,6 +92,8 @@ size_t metrics__prune(struct metrics *m, uint64_t now_ns);
 void metrics__detail(struct metrics *m, bool on, uint64_t now_ns);
 /* The kernel's aggregates of a process (enum agg_counter), as just read. */
 void metrics__set_aggregates(struct metrics *m, uint32_t pid, const uint64_t v[AGG_MAX]);
+/* Its reads as the kernel accounts them (procfs_io_reads), as just read. */
+void metrics__set_reads(struct metrics *m, uint32_t pid, uint64_t calls, uint64_t bytes);
 
 size_t metrics__num_processes(const struct metrics *m);
 /* The i-th process's activity; false past the end. */

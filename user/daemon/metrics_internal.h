@@ -64,6 +64,9 @@ struct proc_metrics {
 	/* The kernel's aggregates (enum agg_counter), as last read. */
 	bool has_aggregates;
 	uint64_t aggregates[AGG_MAX];
+	/* Its reads as the kernel accounts them (/proc/PID/io), as last read. */
+	bool has_reads;
+	uint64_t read_calls, read_bytes;
 };
 
 struct metrics {

@@ -177,16 +177,33 @@ static void aggregate(const struct metrics *m, FILE *out, const char *name,
 	}
 }
 
-/* Counted in the kernel whatever the detail switch says. */
+/* One sample per process of its reads (/proc/PID/io): @bytes, or calls. */
+static void reads(const struct metrics *m, FILE *out, const char *name,
+		  const char *help, bool bytes)
+{
+	family(out, name, "counter", help);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc_metrics *p = m->procs[i];
+
+		if (!p->has_reads)
+			continue;
+		fprintf(out, "%s{", name);
+		proc_labels(out, p);
+		fprintf(out, "} %" PRIu64 "\n", bytes ? p->read_bytes : p->read_calls);
+	}
+}
+
+/* The kernel's own accounting, and what the probes counted. */
 static void aggregates(const struct metrics *m, FILE *out)
 {
-	aggregate(m, out, "acceltrace_read_syscalls_total",
-		  "read, pread64, readv and preadv calls of the process (any file), "
-		  "counted in the kernel.", AGG_READ_CALLS);
-	aggregate(m, out, "acceltrace_read_bytes_total",
-		  "Bytes those calls returned, counted in the kernel.", AGG_READ_BYTES);
+	reads(m, out, "acceltrace_read_syscalls_total",
+	      "read, pread64, readv and preadv calls of the process (any file), as the "
+	      "kernel accounts them (/proc/PID/io syscr).", false);
+	reads(m, out, "acceltrace_read_bytes_total",
+	      "Bytes those calls returned (/proc/PID/io rchar).", true);
 	aggregate(m, out, "acceltrace_device_ioctls_total",
-		  "ioctls on the process's accelerator device nodes, counted in the kernel.", AGG_DEVICE_IOCTLS);
+		  "ioctls on the process's accelerator device nodes, counted while detail "
+		  "records.", AGG_DEVICE_IOCTLS);
 	aggregate(m, out, "acceltrace_detail_skipped_total",
 		  "Detail probe hits the detail switch turned away (sampled mode).", AGG_DETAIL_SKIPPED);
 }

@@ -114,6 +114,30 @@ int procfs_for_each_fd(pid_t pid, int (*fn)(void *ctx, int fd, const char *targe
 	return ret;
 }
 
+int procfs_io_reads(pid_t pid, uint64_t *calls, uint64_t *bytes)
+{
+	unsigned long long v;
+	char path[64], line[128];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/io", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "rchar: %llu", &v) == 1) {
+			*bytes = v;
+			found |= 1;
+		} else if (sscanf(line, "syscr: %llu", &v) == 1) {
+			*calls = v;
+			found |= 2;
+		}
+	}
+	fclose(f);
+	return found == 3 ? 0 : -EINVAL;
+}
+
 bool procfs_pid_alive(pid_t pid)
 {
 	char path[64], buf[256], *close_paren;

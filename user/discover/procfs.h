@@ -9,6 +9,7 @@
 #define ACCELTRACE_PROCFS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -35,6 +36,14 @@ int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len);
  */
 int procfs_for_each_fd(pid_t pid, int (*fn)(void *ctx, int fd, const char *target),
 		       void *ctx);
+
+/*
+ * The process's reads as the kernel accounts them (/proc/PID/io, every
+ * thread, living or gone): syscr, the read, readv, pread64 and preadv calls
+ * (and sendfile's and copy_file_range's), and rchar, the bytes they
+ * returned. 0, or -errno (-ENOENT: gone; -EACCES: not ours to read).
+ */
+int procfs_io_reads(pid_t pid, uint64_t *calls, uint64_t *bytes);
 
 /* Alive and not a zombie: a zombie still answers kill(pid, 0). */
 bool procfs_pid_alive(pid_t pid);

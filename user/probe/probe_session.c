@@ -352,6 +352,48 @@ void probe_session__free(struct probe_session *ps)
 	free(ps);
 }
 
+/*
+ * Kernel programs that record nothing but detail (reads, ioctls, io_uring
+ * reads, interrupts, off-CPU switches): attached only while the detail
+ * switch is on, so that between the daemon's slices a trainer's reads and
+ * ioctls (eight ioctls and five reads a step on the simulated trainer) pay
+ * no probe at all. Opens, closes and mappings share these syscall
+ * programs' code but are core: their tracepoints stay. The raw
+ * sys_enter/sys_exit flavour serves every syscall at once, so it stays too,
+ * and the switch turns its detail away.
+ */
+static bool kernel_prog_is_detail(const char *name)
+{
+	static const char *const detail[] = {
+		"sc_enter_read", "sc_exit_read", "sc_enter_pread64", "sc_exit_pread64",
+		"sc_enter_readv", "sc_exit_readv", "sc_enter_preadv", "sc_exit_preadv",
+		"sc_enter_ioctl", "sc_exit_ioctl", "uring_submit", "uring_complete",
+		"tp_btf_irq_entry", "tp_btf_irq_exit", "raw_tp_irq_entry", "raw_tp_irq_exit",
+		"tp_btf_switch", "raw_tp_switch",
+	};
+
+	for (size_t i = 0; i < sizeof(detail) / sizeof(detail[0]); i++)
+		if (!strcmp(name, detail[i]))
+			return true;
+	return false;
+}
+
+static int attach_kernel_link(struct probe_session *ps, uint32_t i)
+{
+	struct bpf_program *p = ps->kernel_progs[i];
+	struct bpf_link *link = bpf_program__attach(p);
+
+	if (!link) {
+		int err = -errno;
+
+		log_err("attaching %s (%s) failed: %s", bpf_program__name(p),
+			bpf_program__section_name(p), strerror(-err));
+		return err;
+	}
+	ps->kernel_links[i] = link;
+	return 0;
+}
+
 int probe_session__attach_kernel(struct probe_session *ps)
 {
 	struct bpf_program *p;
@@ -360,25 +402,34 @@ int probe_session__attach_kernel(struct probe_session *ps)
 		return 0;
 	bpf_object__for_each_program(p, ps->skel->obj) {
 		const char *name = bpf_program__name(p);
-		struct bpf_link *link;
+		uint32_t i = ps->n_kernel_links;
+		int err;
 
 		/* Runtime probes attach per library, with cookies. */
 		if (!bpf_program__autoload(p) || !strncmp(name, "rt_", 3))
 			continue;
-		if (ps->n_kernel_links == MAX_KERNEL_LINKS)
+		if (i == MAX_KERNEL_LINKS)
 			return -E2BIG;
-		link = bpf_program__attach(p);
-		if (!link) {
-			int err = -errno;
-
-			log_err("attaching %s (%s) failed: %s", name,
-				bpf_program__section_name(p), strerror(-err));
+		ps->kernel_progs[i] = p;
+		ps->kernel_detail[i] = kernel_prog_is_detail(name);
+		ps->n_kernel_links++;
+		if (ps->kernel_detail[i] && ps->skel->bss->detail_off)
+			continue;
+		err = attach_kernel_link(ps, i);
+		if (err)
 			return err;
-		}
-		ps->kernel_links[ps->n_kernel_links++] = link;
 	}
 	ps->attached = true;
 	return 0;
+}
+
+uint32_t probe_session__kernel_links(const struct probe_session *ps, bool detail)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ps->n_kernel_links; i++)
+		n += ps->kernel_links[i] && ps->kernel_detail[i] == detail;
+	return n;
 }
 
 int probe_session__trace_pid(struct probe_session *ps, uint32_t pid, uint32_t flags)
@@ -585,10 +636,39 @@ int probe_session__drain(struct probe_session *ps)
 	return ring_buffer__consume(ps->rb);
 }
 
-void probe_session__set_detail(struct probe_session *ps, bool on)
+int probe_session__set_detail(struct probe_session *ps, bool on)
 {
+	struct bpf_link *gone[MAX_KERNEL_LINKS];
+	size_t n = 0;
+	int err = 0;
+
+	if (!on) {
+		/* The switch first: hits until the detach are turned away. */
+		ps->skel->bss->detail_off = 1;
+		for (uint32_t i = 0; i < ps->n_kernel_links; i++) {
+			if (ps->kernel_detail[i] && ps->kernel_links[i]) {
+				gone[n++] = ps->kernel_links[i];
+				ps->kernel_links[i] = NULL;
+			}
+		}
+		/* One grace period for all of them, not one each. */
+		bpf_links__destroy_all(gone, n);
+		return 0;
+	}
+	if (ps->attached) {
+		for (uint32_t i = 0; i < ps->n_kernel_links; i++) {
+			int e;
+
+			if (!ps->kernel_detail[i] || ps->kernel_links[i])
+				continue;
+			e = attach_kernel_link(ps, i);
+			if (e && !err)
+				err = e;
+		}
+	}
 	/* The .bss is mapped: the next probe hit sees it. */
-	ps->skel->bss->detail_off = !on;
+	ps->skel->bss->detail_off = 0;
+	return err;
 }
 
 bool probe_session__detail(const struct probe_session *ps)

@@ -110,11 +110,16 @@ void probe_session__calls_in_hash(const struct probe_session *ps, uint64_t *rt,
 /*
  * The detail switch: on (the default) records everything; off turns the
  * detail probes away at their first test (RT_SPEC_DETAIL uprobes, reads
- * and ioctls, sched, irqs) while core probes and the per-process
- * aggregates go on. Takes effect at the next probe hit.
+ * and ioctls, sched, irqs) while core probes go on, and detaches the
+ * kernel programs that record only detail (their per-syscall tracepoints,
+ * io_uring's, interrupts', sched_switch), so they cost nothing while off.
+ * On again attaches them: -errno of the first that failed (logged), the
+ * others attached. Takes effect at the next probe hit.
  */
-void probe_session__set_detail(struct probe_session *ps, bool on);
+int probe_session__set_detail(struct probe_session *ps, bool on);
 bool probe_session__detail(const struct probe_session *ps);
+/* Kernel program links attached now: the detail-only ones, or the rest. */
+uint32_t probe_session__kernel_links(const struct probe_session *ps, bool detail);
 /*
  * A traced process's aggregates (enum agg_counter), summed over CPUs:
  * 0, or -ENOENT when it has none (yet), or -errno.

@@ -16,6 +16,7 @@
 #define MAX_KERNEL_LINKS 64
 
 struct acceltrace;
+struct bpf_program;
 struct bpf_link;
 struct ring_buffer;
 
@@ -37,6 +38,10 @@ struct probe_session {
 	struct runtime_probe probes[AT_MAX_PROBES];
 	uint32_t n_probes;	/* high-water mark of probe ids */
 	struct bpf_link *kernel_links[MAX_KERNEL_LINKS];
+	/* Each link's program, and whether it records only detail: those
+	 * links exist only while the detail switch is on. */
+	struct bpf_program *kernel_progs[MAX_KERNEL_LINKS];
+	bool kernel_detail[MAX_KERNEL_LINKS];
 	uint32_t n_kernel_links;
 	/* The traced-process table (a byte per pid), mapped from BPF. */
 	volatile uint8_t *traced;
