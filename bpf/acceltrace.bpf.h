@@ -34,6 +34,12 @@ extern const volatile __u32 cfg_slot_mask;
  * mappings) and the per-process aggregates go on.
  */
 extern volatile __u32 detail_off;
+/*
+ * When the switch last turned on (bpf_ktime_get_ns()'s clock), written
+ * before detail_off clears: a read or ioctl entered before it has lost its
+ * exit tracepoint meanwhile (detached between the daemon's slices).
+ */
+extern volatile __u64 detail_on_ns;
 
 extern __u64 losses[LOSS_KIND_MAX];
 extern __u64 events_emitted[EV_TYPE_MAX];

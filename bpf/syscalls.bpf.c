@@ -467,6 +467,17 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 			return 0;
 	}
 
+	/*
+	 * Another call's entry (per-syscall tracepoints: @sc known), or a read
+	 * or ioctl entered before detail last came on: its exit tracepoint was
+	 * detached meanwhile, so whichever exit this is, it is not that call's
+	 * end. Dropped: a call blocked across a whole gap between slices is
+	 * lost, never drawn from one slice to the next.
+	 */
+	if (sc && (p->sc != sc ||
+		   ((sc_is_read(sc) || sc == SC_IOCTL) && p->h.start_ns < detail_on_ns)))
+		goto release;
+
 	switch (p->sc) {
 	case SC_OPENAT:
 		finish_open(p, pid_tgid, ret, now);
@@ -503,6 +514,7 @@ static __always_inline int on_sys_exit(__u32 sc, __s64 ret)
 	default:
 		emit_syscall(p, ret, now);
 	}
+release:
 	if (slot)
 		SLOT_END_RELEASE(slot, tid);
 	else

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -636,6 +637,15 @@ int probe_session__drain(struct probe_session *ps)
 	return ring_buffer__consume(ps->rb);
 }
 
+/* bpf_ktime_get_ns()'s clock. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 int probe_session__set_detail(struct probe_session *ps, bool on)
 {
 	struct bpf_link *gone[MAX_KERNEL_LINKS];
@@ -666,7 +676,10 @@ int probe_session__set_detail(struct probe_session *ps, bool on)
 				err = e;
 		}
 	}
-	/* The .bss is mapped: the next probe hit sees it. */
+	/* The .bss is mapped: the next probe hit sees it. The time first:
+	 * every read or ioctl entered with the switch on begins after it. */
+	ps->skel->bss->detail_on_ns = mono_ns();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ps->skel->bss->detail_off = 0;
 	return err;
 }
