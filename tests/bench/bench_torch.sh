@@ -68,8 +68,13 @@ run() {
 	: >"$work/e.log"
 	echo nan >"$work/cpu"
 	case $1 in
-	off) "${train[@]}" >"$work/o.log" 2>"$work/e.log" ;;
-	profiler) "${train[@]}" --profiler >"$work/o.log" 2>"$work/e.log" ;;
+	# The baselines have the traced runs' poller beside them too.
+	off)
+		"${train[@]}" >"$work/o.log" 2>"$work/e.log" &
+		tracer_cpu $! "$work/e.log" >/dev/null ;;
+	profiler)
+		"${train[@]}" --profiler >"$work/o.log" 2>"$work/e.log" &
+		tracer_cpu $! "$work/e.log" >/dev/null ;;
 	acceltrace | acceltrace_sched)
 		"$acceltrace" record --children $([[ $1 == acceltrace_sched ]] && echo --sched) \
 			--arm-timeout 10m --logdir "$work/logs" \
@@ -89,7 +94,8 @@ run() {
 			grep -q 'watching every' "$work/d.log" 2>/dev/null && break
 			sleep 0.1
 		done
-		"${train[@]}" >"$work/o.log" 2>"$work/e.log"
+		"${train[@]}" >"$work/o.log" 2>"$work/e.log" &
+		tracer_cpu $! "$work/e.log" >/dev/null
 		kill -TERM "$d"
 		wait "$d" 2>/dev/null || true ;;
 	esac

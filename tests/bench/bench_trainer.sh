@@ -118,8 +118,11 @@ if [[ " ${configs[*]} " == *" bpftrace "* ]]; then
 	bpftrace_program
 fi
 
+# The poller every traced run has beside it, on the trainer itself.
 run_off() {
-	"$trainer" "${load[@]}" 2>"$work/t.log"
+	: >"$work/t.log"
+	"$trainer" "${load[@]}" 2>"$work/t.log" &
+	tracer_cpu $! "$work/t.log" >/dev/null
 }
 
 run_acceltrace() {
@@ -174,7 +177,7 @@ run_daemon() {
 
 wait_gone() {
 	while kill -0 "$1" 2>/dev/null; do
-		sleep 0.1
+		nap 0.1
 	done
 }
 
