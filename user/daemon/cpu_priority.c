@@ -124,6 +124,8 @@ static void set_idle(struct cpu_priority *cp, bool idle)
 		return;
 	}
 	if (err) {
+		/* Some thread refused: none stays idle, so all can be helped. */
+		cpu_priority__apply(false);
 		log_warn("cpu-priority idle: %s; running at normal priority", strerror(-err));
 		cp->usable = false;
 		return;
