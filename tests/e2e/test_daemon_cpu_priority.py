@@ -12,11 +12,10 @@
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import check, finish, require_root, tmpdir
+from e2e import check, finish, require_root, tmpdir, wait_for
 from daemon import Daemon, free_port
 
 
@@ -36,15 +35,6 @@ def metric(port, name):
         if line.startswith(name + " "):
             return float(line.split()[1])
     return None
-
-
-def wait_for(cond, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.2)
-    return cond()
 
 
 def main():

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (capture_of, check, check_bounds, finish, require_root, running_trainer,
-                 tmpdir, truth, truth_split)
+                 tmpdir, truth, truth_split, wait_for)
 from daemon import Daemon
 
 KEEP_S = 3
@@ -36,15 +36,6 @@ def buffers_open(pid, data):
         if target.startswith(data + os.sep):
             out.append(target)
     return out
-
-
-def wait_for(cond, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.2)
-    return cond()
 
 
 def main():

@@ -56,6 +56,16 @@ def require_root():
         finish()
 
 
+def wait_for(cond, timeout, every=0.2):
+    """Polls cond() until it holds or timeout seconds pass; its last value."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(every)
+    return cond()
+
+
 def tmpdir():
     return tempfile.mkdtemp(prefix="at-e2e-")
 
