@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "daemon"
 #include "lib/log.h"
 #include "daemon/cpu_priority.h"
-
-#define CAP_SYS_NICE_BIT 23
 
 bool cpu_priority__decide(struct cpu_priority *cp, uint64_t now_ns, uint64_t run_delay_ns)
 {
@@ -62,26 +62,16 @@ static int read_run_delay(uint64_t *ns)
 }
 
 /* Whether this process may leave SCHED_IDLE again: CAP_SYS_NICE in its
- * effective set, or an RLIMIT_NICE that allows nice 0. */
+ * effective set (capget, as kernel_features reads the others), or an
+ * RLIMIT_NICE that allows nice 0. */
 static bool can_leave_idle(void)
 {
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
 	struct rlimit rl;
-	char line[256];
-	bool cap = false;
-	FILE *f = fopen("/proc/self/status", "re");
 
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long eff;
-
-			if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-				cap = eff & (1ull << CAP_SYS_NICE_BIT);
-				break;
-			}
-		}
-		fclose(f);
-	}
-	if (cap)
+	if (!syscall(SYS_capget, &hdr, data) &&
+	    (data[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32))))
 		return true;
 	return !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= 20;
 }

@@ -363,8 +363,9 @@ void probe_session__free(struct probe_session *ps)
  * sys_enter/sys_exit flavour serves every syscall at once, so it stays too,
  * and the switch turns its detail away.
  */
-static bool kernel_prog_is_detail(const char *name)
+static bool kernel_prog_is_detail(const struct bpf_program *p)
 {
+	const char *name = bpf_program__name(p);
 	static const char *const detail[] = {
 		"sc_enter_read", "sc_exit_read", "sc_enter_pread64", "sc_exit_pread64",
 		"sc_enter_readv", "sc_exit_readv", "sc_enter_preadv", "sc_exit_preadv",
@@ -412,9 +413,8 @@ int probe_session__attach_kernel(struct probe_session *ps)
 		if (i == MAX_KERNEL_LINKS)
 			return -E2BIG;
 		ps->kernel_progs[i] = p;
-		ps->kernel_detail[i] = kernel_prog_is_detail(name);
 		ps->n_kernel_links++;
-		if (ps->kernel_detail[i] && ps->skel->bss->detail_off)
+		if (kernel_prog_is_detail(p) && ps->skel->bss->detail_off)
 			continue;
 		err = attach_kernel_link(ps, i);
 		if (err)
@@ -429,7 +429,7 @@ uint32_t probe_session__kernel_links(const struct probe_session *ps, bool detail
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < ps->n_kernel_links; i++)
-		n += ps->kernel_links[i] && ps->kernel_detail[i] == detail;
+		n += ps->kernel_links[i] && kernel_prog_is_detail(ps->kernel_progs[i]) == detail;
 	return n;
 }
 
@@ -656,7 +656,7 @@ int probe_session__set_detail(struct probe_session *ps, bool on)
 		/* The switch first: hits until the detach are turned away. */
 		ps->skel->bss->detail_off = 1;
 		for (uint32_t i = 0; i < ps->n_kernel_links; i++) {
-			if (ps->kernel_detail[i] && ps->kernel_links[i]) {
+			if (ps->kernel_links[i] && kernel_prog_is_detail(ps->kernel_progs[i])) {
 				gone[n++] = ps->kernel_links[i];
 				ps->kernel_links[i] = NULL;
 			}
@@ -669,7 +669,7 @@ int probe_session__set_detail(struct probe_session *ps, bool on)
 		for (uint32_t i = 0; i < ps->n_kernel_links; i++) {
 			int e;
 
-			if (!ps->kernel_detail[i] || ps->kernel_links[i])
+			if (ps->kernel_links[i] || !kernel_prog_is_detail(ps->kernel_progs[i]))
 				continue;
 			e = attach_kernel_link(ps, i);
 			if (e && !err)

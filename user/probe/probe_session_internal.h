@@ -38,10 +38,9 @@ struct probe_session {
 	struct runtime_probe probes[AT_MAX_PROBES];
 	uint32_t n_probes;	/* high-water mark of probe ids */
 	struct bpf_link *kernel_links[MAX_KERNEL_LINKS];
-	/* Each link's program, and whether it records only detail: those
-	 * links exist only while the detail switch is on. */
+	/* Each link's program: those that record only detail
+	 * (kernel_prog_is_detail) are linked only while the switch is on. */
 	struct bpf_program *kernel_progs[MAX_KERNEL_LINKS];
-	bool kernel_detail[MAX_KERNEL_LINKS];
 	uint32_t n_kernel_links;
 	/* The traced-process table (a byte per pid), mapped from BPF. */
 	volatile uint8_t *traced;
