@@ -24,6 +24,9 @@
 
 /* header.flags */
 #define DEVTRACE_F_CLOSED	0x1	/* the writer closed the buffer cleanly */
+#define DEVTRACE_F_STREAMS	0x2	/* per-stream spans only (KERNEL, TRANSFER,
+					 * LAUNCH): programs and steps come from
+					 * the host runtime, not this buffer */
 
 struct devtrace_header {
 	__u64 magic;			/*   0: DEVTRACE_MAGIC */
@@ -45,7 +48,8 @@ struct devtrace_header {
 	char device_kind[32];		/*  96: NUL-terminated, e.g. "TPU v4" */
 	__u32 device_id;		/* 128: device index on the host */
 	__u32 owner_pid;		/* 132: process that owns the device context */
-	__u8 reserved0[56];		/* 136: zero */
+	char platform[8];		/* 136: "GPU", "TPU"; "" unknown (NUL-padded) */
+	__u8 reserved0[48];		/* 144: zero */
 	__u64 name_count;		/* 192: published name entries (release) */
 	__u64 names_dropped;		/* 200: names refused, table full */
 	__u8 reserved1[48];		/* 208: zero */
@@ -57,8 +61,14 @@ struct devtrace_header {
 /* devtrace_name.kind */
 enum devtrace_name_kind {
 	DEVTRACE_NAME_MODULE = 1,
-	DEVTRACE_NAME_OP = 2,
+	DEVTRACE_NAME_OP = 2,		/* ops, GPU kernels, copies ("MemcpyH2D") */
+	DEVTRACE_NAME_API = 3,		/* a host API function (LAUNCH records) */
+	DEVTRACE_NAME_MORE = 4,		/* more of the entry before: a name longer
+					 * than DEVTRACE_NAME_MAX spans entries */
 };
+
+/* The longest name a writer spreads over MORE entries, in bytes. */
+#define DEVTRACE_LONG_NAME_MAX	1024
 
 struct devtrace_name {
 	__u32 id;			/*  0: index of this entry */
@@ -79,8 +89,19 @@ enum devtrace_kind {
 	DEVTRACE_CLOCK_SYNC = 9,
 	DEVTRACE_DMA_BEGIN = 10,	/* defined, not written by the simulator */
 	DEVTRACE_DMA_END = 11,
-	DEVTRACE_KIND_MAX = 12,
+	/*
+	 * Complete spans, written once they ended, in the order the runtime
+	 * hands them out: unlike the kinds above, their ts may be earlier
+	 * than the record before (work on another stream ended first).
+	 */
+	DEVTRACE_KERNEL = 12,		/* a kernel ran on a stream */
+	DEVTRACE_TRANSFER = 13,		/* a copy or memset ran on a stream */
+	DEVTRACE_LAUNCH = 14,		/* a host thread's call that queued device work */
+	DEVTRACE_KIND_MAX = 15,
 };
+
+/* Kinds whose record is a whole span, outside the ts order of the rest. */
+#define DEVTRACE_KIND_IS_SPAN(k) ((k) >= DEVTRACE_KERNEL && (k) <= DEVTRACE_LAUNCH)
 
 enum devtrace_category {
 	DEVTRACE_CAT_NONE = 0,
@@ -105,11 +126,14 @@ struct devtrace_record {
 	__u8 category;		/* 18: enum devtrace_category (OP_*), else 0 */
 	__u8 flags;		/* 19: DEVTRACE_RF_* */
 	__u32 name_id;		/* 20: name table index or DEVTRACE_NO_NAME */
-	__u64 correlation_id;	/* 24: PJRT launch_id of the execution */
-	__u64 step;		/* 32: per-module execution number on this core */
+	__u64 correlation_id;	/* 24: PJRT launch_id of the execution; the
+				 * runtime's correlation id for span kinds */
+	__u64 step;		/* 32: per-module execution number on this core;
+				 * KERNEL/TRANSFER: stream id; LAUNCH: host tid */
 	__u64 flops;		/* 40: OP_END: floating-point operations */
 	__u64 bytes;		/* 48: OP_END / INFEED_WAIT_END / DMA_*: bytes */
-	__u64 arg;		/* 56: per kind, see docs/devtrace.md */
+	__u64 arg;		/* 56: per kind, see docs/devtrace.md; span
+				 * kinds: the end, in device ticks (>= ts) */
 };
 
 #endif /* ACCELTRACE_DEVTRACE_H */

@@ -61,12 +61,13 @@ def by_type(recs, pid=None):
 # Layout from docs/devtrace.md.
 
 MAGIC = 0x3145434152545644
-HEADER = struct.Struct("<QIIIIII QQQQQ II QQ 32s II")
+HEADER = struct.Struct("<QIIIIII QQQQQ II QQ 32s II 8s")
 RECORD = struct.Struct("<QQHBBIQQQQQ")
 NAME = struct.Struct("<IHH56s")
 KINDS = {1: "MODULE_BEGIN", 2: "MODULE_END", 3: "STEP_BEGIN", 4: "STEP_END",
          5: "OP_BEGIN", 6: "OP_END", 7: "INFEED_WAIT_BEGIN", 8: "INFEED_WAIT_END",
-         9: "CLOCK_SYNC", 10: "DMA_BEGIN", 11: "DMA_END"}
+         9: "CLOCK_SYNC", 10: "DMA_BEGIN", 11: "DMA_END", 12: "KERNEL",
+         13: "TRANSFER", 14: "LAUNCH"}
 NO_NAME = 0xFFFFFFFF
 F_CLOSED = 1
 RF_CANCELLED = 1
@@ -78,7 +79,7 @@ def read_devtrace(path):
         data = f.read()
     (magic, version, header_size, record_size, name_size, name_capacity, core,
      names_offset, records_offset, capacity, rate, run_id, num_cores, flags,
-     sync_host, sync_dev, kind, device_id, owner_pid) = HEADER.unpack_from(data, 0)
+     sync_host, sync_dev, kind, device_id, owner_pid, platform) = HEADER.unpack_from(data, 0)
     name_count, names_dropped = struct.unpack_from("<QQ", data, 192)
     write_seq, begin_seq = struct.unpack_from("<QQ", data, 256)
     h = dict(magic=magic, version=version, header_size=header_size,
@@ -88,7 +89,8 @@ def read_devtrace(path):
              run_id=run_id, num_cores=num_cores, flags=flags,
              sync_host=sync_host, sync_dev=sync_dev,
              device_kind=kind.split(b"\0")[0].decode(), device_id=device_id,
-             owner_pid=owner_pid, name_count=name_count,
+             owner_pid=owner_pid, platform=platform.split(b"\0")[0].decode(),
+             name_count=name_count,
              names_dropped=names_dropped, write_seq=write_seq,
              begin_seq=begin_seq, file_size=len(data))
     names = {}

@@ -44,6 +44,9 @@ static int has_name(unsigned int kind)
 	case DEVTRACE_OP_END:
 	case DEVTRACE_INFEED_WAIT_BEGIN:
 	case DEVTRACE_INFEED_WAIT_END:
+	case DEVTRACE_KERNEL:
+	case DEVTRACE_TRANSFER:
+	case DEVTRACE_LAUNCH:
 		return 1;
 	}
 	return 0;
@@ -73,6 +76,13 @@ enum devtrace_record_verdict devtrace_record_check(const struct devtrace_record 
 		if (r->arg != 1 && r->arg != 2)
 			return DEVTRACE_REC_BAD;
 		break;
+	case DEVTRACE_KERNEL:
+	case DEVTRACE_TRANSFER:
+	case DEVTRACE_LAUNCH:
+		/* A span ends no earlier than it began. */
+		if (r->arg < r->ts || r->category >= DEVTRACE_CAT_MAX)
+			return DEVTRACE_REC_BAD;
+		break;
 	default:
 		if (r->category)
 			return DEVTRACE_REC_BAD;
@@ -89,7 +99,8 @@ const char *devtrace_kind_name(unsigned int kind)
 		[DEVTRACE_INFEED_WAIT_BEGIN] = "INFEED_WAIT_BEGIN",
 		[DEVTRACE_INFEED_WAIT_END] = "INFEED_WAIT_END",
 		[DEVTRACE_CLOCK_SYNC] = "CLOCK_SYNC", [DEVTRACE_DMA_BEGIN] = "DMA_BEGIN",
-		[DEVTRACE_DMA_END] = "DMA_END",
+		[DEVTRACE_DMA_END] = "DMA_END", [DEVTRACE_KERNEL] = "KERNEL",
+		[DEVTRACE_TRANSFER] = "TRANSFER", [DEVTRACE_LAUNCH] = "LAUNCH",
 	};
 
 	return kind < DEVTRACE_KIND_MAX && names[kind] ? names[kind] : "unknown";

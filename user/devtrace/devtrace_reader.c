@@ -500,7 +500,12 @@ static void deliver(struct devtrace_reader *r, int i)
 		case DEVTRACE_REC_OK:
 			break;
 		}
+		/* Span kinds are written as they complete, outside the ts
+		 * order the rest keeps: delivered as they come. */
+		if (DEVTRACE_KIND_IS_SPAN(rec->kind))
+			goto deliver;
 		if (k + 1 < b->copy_n && b->copy[k + 1].seq == seq + 1 &&
+		    !DEVTRACE_KIND_IS_SPAN(b->copy[k + 1].kind) &&
 		    b->copy[k + 1].ts < rec->ts && b->copy[k + 1].ts >= b->last_ts) {
 			/* Its successor fits between it and its predecessor:
 			 * this record's ts is the one that lies. */
@@ -516,6 +521,7 @@ static void deliver(struct devtrace_reader *r, int i)
 		}
 		b->backwards = 0;
 		b->last_ts = rec->ts;
+deliver:
 		b->st.delivered++;
 		r->delivered++;
 		if (r->ops.on_record && r->ops.on_record(r->ops.ctx, i, rec))
@@ -636,4 +642,35 @@ const char *devtrace_reader__name(const struct devtrace_reader *r, int buf, __u3
 	if (kind)
 		*kind = b->names[id].kind;
 	return b->names[id].text;
+}
+
+size_t devtrace_reader__long_name(const struct devtrace_reader *r, int buf, __u32 id,
+				  char *out, size_t cap)
+{
+	const struct dt_buffer *b;
+	size_t n = 0;
+
+	if (!cap)
+		return 0;
+	out[0] = '\0';
+	if (!devtrace_reader__name(r, buf, id, NULL))
+		return 0;
+	b = &r->bufs[buf];
+	/* The entry, then the MORE entries after it (docs/devtrace.md). */
+	for (uint64_t i = id; i < b->names_have && n + 1 < cap; i++) {
+		const struct dt_name *nm = &b->names[i];
+		size_t len;
+
+		if (i > id && nm->kind != DEVTRACE_NAME_MORE)
+			break;
+		if (i == id && nm->kind == DEVTRACE_NAME_MORE)
+			break;	/* an id in the middle of a name: not a name */
+		len = strlen(nm->text);
+		if (len > cap - 1 - n)
+			len = cap - 1 - n;
+		memcpy(out + n, nm->text, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return n;
 }

@@ -96,6 +96,13 @@ void devtrace_reader__totals(const struct devtrace_reader *r, struct devtrace_bu
 /* Name @id of buffer @buf's current run, NUL-terminated, or NULL. */
 const char *devtrace_reader__name(const struct devtrace_reader *r, int buf, __u32 id,
 				  int *kind);
+/*
+ * Name @id of buffer @buf whole, with the MORE entries that continue it
+ * (names longer than one entry, up to DEVTRACE_LONG_NAME_MAX), into @out
+ * (NUL-terminated, cut to @cap - 1); its length, 0 when @id names nothing.
+ */
+size_t devtrace_reader__long_name(const struct devtrace_reader *r, int buf, __u32 id,
+				  char *out, size_t cap);
 enum devtrace_io_engine devtrace_reader__engine(const struct devtrace_reader *r);
 uint64_t devtrace_reader__submits(const struct devtrace_reader *r);
 
