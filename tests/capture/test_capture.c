@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The capture model: options (session per window), interning, tracks,
- * devices (unknown type), threads and their name histories, the lifecycle
+ * GPU stream tracks (keyed by device and stream), devices (unknown type),
+ * threads and their name histories, the lifecycle
  * (-EBUSY after finalize, -EAGAIN before), sorting, the span budget (which
  * kinds go, and the warning that says so), warnings and loss counters,
  * the walk over every span held, and the memory dropped spans give back.
@@ -599,6 +600,115 @@ static void test_for_each_span(void)
 	capture__free(c);
 }
 
+static int count_stream_spans(const struct capture_span *s, void *ctx)
+{
+	uint64_t *n = ctx;
+
+	(*n)++;
+	return 0;
+}
+
+/*
+ * GPU streams: one TRACK_DEVICE_STREAM track per (device, stream), the
+ * stream id in its tid; capture__device_track will not make one (a device
+ * has many). Refusals: unknown device, a new one after finalize. Its spans
+ * (kernels, copies, memsets, all SPAN_DEVICE_OP) are kept with their
+ * correlation ids and args, sorted, walked, and budgeted like any other's.
+ */
+static void test_stream_tracks(void)
+{
+	struct capture *c = new_capture(4);
+	const struct capture_track *t;
+	const struct capture_span *sp;
+	int d0, d1, s7, s9, s7b, s7d1, h7;
+	uint64_t walked = 0;
+	size_t n;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	d0 = capture__device(c, 100, 0, "NVIDIA H100", 0, 0);
+	d1 = capture__device(c, 100, 1, NULL, 0, 0);
+	ASSERT_EQ(capture__stream_track(c, 2, 7), -ENOENT, "unknown device");
+	s7 = capture__stream_track(c, d0, 7);
+	s9 = capture__stream_track(c, d0, 9);
+	s7b = capture__stream_track(c, d0, 7);
+	s7d1 = capture__stream_track(c, d1, 7);
+	h7 = capture__host_track(c, 100, 7);
+	ASSERT_GE(s7, 0, "stream track");
+	ASSERT_GE(s9, 0, "second stream track");
+	ASSERT_EQ(s7b, s7, "same (device, stream), same track");
+	ASSERT_NEQ(s9, s7, "other stream, other track");
+	ASSERT_GE(s7d1, 0, "stream 7 of device 1");
+	ASSERT_NEQ(s7d1, s7, "same stream id on another device, another track");
+	ASSERT_NEQ(h7, s7, "tid 7 is no stream 7");
+	ASSERT_EQ(capture__device_track(c, d0, TRACK_DEVICE_STREAM), -EINVAL,
+		  "device_track refuses streams (keyed per stream)");
+	ASSERT_EQ(capture__device_track(c, d0, TRACK_KIND__COUNT), -EINVAL, "no such kind");
+	t = capture__track(c, s9);
+	if (ASSERT_OK_PTR(t, "stream track info")) {
+		ASSERT_EQ(t->kind, TRACK_DEVICE_STREAM, "stream kind");
+		ASSERT_EQ(t->tid, 9, "tid is the stream id");
+		ASSERT_EQ(t->device, d0, "device index");
+		ASSERT_EQ(t->pid, 100, "the device's process");
+		ASSERT_EQ(t->name, 0, "unnamed (writers name streams)");
+	}
+	ASSERT_EQ(capture__track(c, s7d1)->device, d1, "device 1's stream");
+
+	/* A kernel and a copy of one launch on stream 7, a memset on 9; one
+	 * short kernel more than the budget of 4 holds. */
+	{
+		struct capture_span k = {
+			.start_ns = 1000, .end_ns = 1500, .track = s7,
+			.kind = SPAN_DEVICE_OP, .correlation_id = 21,
+			.name = capture__intern(c, "gemm_fusion_dot_2"),
+		};
+		struct capture_span cp = k, ms = k, tiny = k;
+		uint32_t stream_id = capture__intern(c, "stream_id");
+
+		capture_span__add_u64(&k, stream_id, 7);
+		cp.start_ns = 400;
+		cp.end_ns = 900;
+		cp.name = capture__intern(c, "MemcpyH2D");
+		capture_span__add_u64(&cp, stream_id, 7);
+		capture_span__add_u64(&cp, capture__intern(c, "bytes"), 4096);
+		ms.track = s9;
+		ms.start_ns = 450;
+		ms.end_ns = 1200;
+		ms.correlation_id = 22;
+		ms.name = capture__intern(c, "Memset");
+		tiny.start_ns = 1600;
+		tiny.end_ns = 1601;
+		tiny.correlation_id = 23;
+		ASSERT_OK(capture__add_span(c, &k), "kernel");
+		ASSERT_OK(capture__add_span(c, &cp), "copy");
+		ASSERT_OK(capture__add_span(c, &ms), "memset");
+		ASSERT_OK(capture__add_span(c, &tiny), "short kernel");
+		ASSERT_OK(add(c, h7, SPAN_EXECUTE, 300, 350), "the launch");
+	}
+	ASSERT_EQ(capture__for_each_span(c, count_stream_spans, &walked), 0, "walk");
+	ASSERT_EQ(walked, 5, "every span walked, stream tracks too");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	ASSERT_EQ(capture__spans_dropped(c, SPAN_DEVICE_OP), 1,
+		  "over budget: the shortest device op went");
+	sp = capture__track_spans(c, s7, &n);
+	if (ASSERT_OK_PTR(sp, "stream 7 spans") && ASSERT_EQ(n, 2, "copy and kernel kept")) {
+		ASSERT_STREQ(capture__string(c, sp[0].name), "MemcpyH2D", "sorted: copy first");
+		ASSERT_EQ(sp[0].correlation_id, 21, "correlation id kept");
+		ASSERT_EQ(sp[0].nargs, 2, "copy args kept");
+		ASSERT_EQ(sp[0].args[1].value.u, 4096, "bytes");
+		ASSERT_STREQ(capture__string(c, sp[1].name), "gemm_fusion_dot_2", "then the kernel");
+		ASSERT_EQ(sp[1].args[0].value.u, 7, "stream_id");
+	}
+	sp = capture__track_spans(c, s9, &n);
+	if (ASSERT_OK_PTR(sp, "stream 9 spans") && ASSERT_EQ(n, 1, "memset kept"))
+		ASSERT_EQ(sp[0].correlation_id, 22, "memset's correlation id");
+	ASSERT_EQ(capture__stream_track(c, d0, 9), s9, "lookup after finalize");
+	ASSERT_EQ(capture__stream_track(c, d0, 11), -EBUSY, "no new stream after finalize");
+	ASSERT_EQ(capture__stream_track(c, 5, 9), -ENOENT, "unknown device after finalize");
+	ASSERT_EQ(capture__num_tracks(c), 4, "three streams and a thread");
+	capture__free(c);
+}
+
 /* A long window keeps its memory bounded: the budget applies while spans
  * are added (never more than 1.5x held), with one warning at the end. */
 static void test_budget_online(void)
@@ -792,6 +902,7 @@ int main(void)
 	test_session_window();
 	test_interning();
 	test_tracks();
+	test_stream_tracks();
 	test_lifecycle_and_sort();
 	test_sort_large();
 	test_budget();

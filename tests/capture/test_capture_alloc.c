@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The capture model under allocation failure (tests/harness/alloc_fail.h):
- * a small capture is built (processes, threads and renames, devices, host and device
- * tracks, spans with args over the span budget, warnings, losses) and
+ * a small capture is built (processes, threads and renames, devices, host,
+ * device and GPU stream tracks, spans with args over the span budget,
+ * warnings, losses) and
  * finalized, with the n-th allocation failing, for n = 0, 1, 2, ... until
  * an attempt sees no failure; once with that one failure only, once with
  * every allocation from the n-th on failing.
@@ -102,8 +103,9 @@ static void attempt(struct result *r, bool single)
 			tracks[ntracks++] = t;
 	}
 	for (int i = 0; i < 2; i++) {
-		int t = dev[i] < 0 ? -ENOENT :
-			capture__device_track(c, dev[i], TRACK_DEVICE_OPS);
+		int t = dev[i] < 0 ? -ENOENT : i == 0 ?
+			capture__device_track(c, dev[i], TRACK_DEVICE_OPS) :
+			capture__stream_track(c, dev[i], 7);
 
 		CHECK(r, t >= 0 || t == -ENOMEM || (dev[i] < 0 && t == -ENOENT),
 		      "device_track %d", t);

@@ -144,6 +144,7 @@ void capture__free(struct capture *c)
 	free(c->devices);
 	free(c->device_tracks);
 	u64_map__free(&c->device_idx);
+	u64_map__free(&c->stream_tracks);
 	free(c->procs);
 	u64_map__free(&c->proc_idx);
 	free(c->threads);
@@ -364,7 +365,9 @@ int capture__device_track(struct capture *c, uint32_t device,
 	};
 	int ret;
 
-	if (kind <= TRACK_HOST_THREAD || kind >= TRACK_KIND__COUNT)
+	/* Streams are many per device: capture__stream_track keys them. */
+	if (kind <= TRACK_HOST_THREAD || kind >= TRACK_KIND__COUNT ||
+	    kind == TRACK_DEVICE_STREAM)
 		return -EINVAL;
 	if (device >= c->ndevices)
 		return -ENOENT;
@@ -377,6 +380,35 @@ int capture__device_track(struct capture *c, uint32_t device,
 	if (ret < 0)
 		return ret;
 	c->device_tracks[device][kind] = ret;
+	return ret;
+}
+
+int capture__stream_track(struct capture *c, uint32_t device, uint32_t stream)
+{
+	uint64_t key = pair_key(device, stream);
+	struct capture_track info = {
+		.kind = TRACK_DEVICE_STREAM,
+		.tid = stream,
+		.device = device,
+	};
+	uint32_t id;
+	int ret;
+
+	if (device >= c->ndevices)
+		return -ENOENT;
+	id = u64_map__get(&c->stream_tracks, key);
+	if (id != NO_ID)
+		return id;
+	if (c->finalized)
+		return -EBUSY;
+	info.pid = c->devices[device].pid;
+	ret = new_track(c, &info);
+	if (ret < 0)
+		return ret;
+	if (u64_map__put(&c->stream_tracks, key, ret)) {
+		c->ntracks--;
+		return -ENOMEM;
+	}
 	return ret;
 }
 

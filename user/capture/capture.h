@@ -50,6 +50,12 @@ enum track_kind {
 	TRACK_DEVICE_STEPS,	/* a device core's steps */
 	TRACK_DEVICE_MODULES,	/* a device core's program executions */
 	TRACK_DEVICE_OPS,	/* a device core's ops (from its trace buffer) */
+	/*
+	 * One stream of a GPU (a CUDA stream): its kernels, copies and
+	 * memsets, complete spans that may overlap another stream's. Keyed by
+	 * (device, stream id): capture__stream_track, not capture__device_track.
+	 */
+	TRACK_DEVICE_STREAM,
 	TRACK_KIND__COUNT,
 };
 
@@ -134,7 +140,9 @@ struct capture_track {
 	uint32_t id;
 	uint32_t kind;		/* enum track_kind */
 	uint32_t pid;		/* owning process (device tracks too) */
-	uint32_t tid;		/* host threads; 0 on device tracks */
+	/* Host threads: the tid; TRACK_DEVICE_STREAM: the stream id (the
+	 * runtime's, e.g. CUPTI's streamId); 0 on other device tracks. */
+	uint32_t tid;
 	uint32_t device;	/* device index; host tracks: UINT32_MAX */
 	/* Interned: the thread's name; 0 on device tracks (a writer names
 	 * those by kind, in its own format's words). */
@@ -258,10 +266,24 @@ int capture__device(struct capture *c, uint32_t pid, uint32_t core,
 int capture__device_platform(struct capture *c, uint32_t index,
 			     const char *platform, const char *vendor);
 
-/* Track ids (>= 0), created on first use, or -errno. */
+/*
+ * Track ids (>= 0), created on first use, or -errno: -ENOENT for an
+ * unknown device, -EBUSY for a new track after finalize, -ENOMEM.
+ * capture__device_track takes the kinds a device has one of (steps,
+ * modules, ops) and refuses the others with -EINVAL: host threads, and
+ * streams, which are one track per (device, stream) from
+ * capture__stream_track.
+ */
 int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid);
 int capture__device_track(struct capture *c, uint32_t device,
 			  enum track_kind kind);
+/*
+ * The TRACK_DEVICE_STREAM track of stream @stream of @device. Its spans are
+ * SPAN_DEVICE_OP: kernels, and copies and memsets named as CUPTI names them
+ * ("MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "MemcpyP2P", "Memset"), each with
+ * the runtime's correlation id.
+ */
+int capture__stream_track(struct capture *c, uint32_t device, uint32_t stream);
 
 /*
  * Copies the span. -ENOENT for an unknown track, -EBUSY after finalize,
@@ -340,6 +362,17 @@ const struct capture_span *capture__track_spans(const struct capture *c,
  */
 int capture__for_each_span(const struct capture *c,
 			   int (*fn)(const struct capture_span *s, void *ctx), void *ctx);
+/*
+ * Joins host spans to the device work they launched after the fact (a
+ * runtime that says which call queued which kernel only later): @fn is
+ * called with each host-thread span that has no correlation id yet, and
+ * a nonzero return becomes its correlation_id. Returns how many were
+ * joined; -EBUSY after finalize.
+ */
+long capture__join_host_spans(struct capture *c,
+			      uint64_t (*fn)(const struct capture_span *s,
+					     const struct capture_track *t, void *ctx),
+			      void *ctx);
 
 size_t capture__num_devices(const struct capture *c);
 const struct capture_device *capture__device_info(const struct capture *c,

@@ -18,7 +18,7 @@
 
 struct strtab;
 
-/* (pid, tid) or (pid, core) as one u64_map key. */
+/* (pid, tid), (pid, core) or (device, stream) as one u64_map key. */
 static inline uint64_t pair_key(uint32_t hi, uint32_t lo)
 {
 	return (uint64_t)hi << 32 | lo;
@@ -67,6 +67,7 @@ struct capture {
 	uint32_t (*device_tracks)[TRACK_KIND__COUNT];
 	size_t ndevices, devices_cap, device_tracks_cap;
 	struct u64_map device_idx;	/* pid << 32 | core -> index */
+	struct u64_map stream_tracks;	/* device << 32 | stream -> track id */
 
 	struct capture_process *procs;
 	size_t nprocs, procs_cap;

@@ -66,6 +66,36 @@ int capture__for_each_span(const struct capture *c,
 	return 0;
 }
 
+long capture__join_host_spans(struct capture *c,
+			      uint64_t (*fn)(const struct capture_span *s,
+					     const struct capture_track *t, void *ctx),
+			      void *ctx)
+{
+	long joined = 0;
+
+	if (c->finalized)
+		return -EBUSY;
+	for (size_t i = 0; i < c->ntracks; i++) {
+		struct track_store *ts = &c->tracks[i];
+
+		if (ts->info.kind != TRACK_HOST_THREAD)
+			continue;
+		for (size_t j = 0; j < ts->n; j++) {
+			struct capture_span *s = &ts->spans[j];
+			uint64_t corr;
+
+			if (s->correlation_id)
+				continue;
+			corr = fn(s, &ts->info, ctx);
+			if (corr) {
+				s->correlation_id = corr;
+				joined++;
+			}
+		}
+	}
+	return joined;
+}
+
 /* Removes the spans @drop says go; returns how many went. */
 static uint64_t drop_where(struct capture *c, bool (*drop)(const struct capture_span *s,
 							  uint64_t t), uint64_t t)

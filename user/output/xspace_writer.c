@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The XSpace writer: the XProf mapping of a capture. Which planes there are
- * (/host:CPU, /device:TPU:<n>, Task Environment), what lines a track
+ * (/host:CPU, /device:TPU:<n> or GPU, Task Environment), what lines a track
  * becomes, the stats an event carries (args, correlation, clipping, flags)
  * and which go to the event's metadata, plane stats, per-plane metadata
  * tables, warnings and hostnames; the naming XProf expects ("Steps", "XLA
- * Modules", "XLA Ops", device_type_string). protobuf-c packs each XLine,
- * metadata entry and plane stat; the framing around them is pb_wire.c, the
- * rows of a track are track_layout.c, the stat tables xspace_stats.c, the
- * stats of one event xspace_events.c, and writing files (atomically, into
- * a logdir) xspace_file.c.
+ * Modules", "XLA Ops", a GPU's "Stream #14(Compute)", device_type_string).
+ * protobuf-c packs each XLine, metadata entry and plane stat; the framing
+ * around them is pb_wire.c, the rows of a track are track_layout.c, the
+ * stat tables xspace_stats.c, the stats of one event xspace_events.c, and
+ * writing files (atomically, into a logdir) xspace_file.c.
  *
  * Memory: one track's events at a time (reused buffers, grown to the
  * largest track), plus per-plane tables of the distinct names in use.
@@ -51,7 +51,15 @@
 #define LINE_ID_STEPS 1
 #define LINE_ID_MODULES 2
 #define LINE_ID_OPS 3
+#define LINE_ID_FIXED_MAX LINE_ID_OPS
 #define EXTRA_LINE_SHIFT 32
+/*
+ * A stream's line id is its stream id (< 2^32), as on XProf's own GPU
+ * planes; a stream id that is a fixed line's (1..3) gets this bit, above
+ * every stream id and every extra line's k << 32 (k < 2^30), so ids stay
+ * unique within the plane.
+ */
+#define STREAM_LINE_ID_MOVED (1LL << 62)
 
 /* What XProf needs of a device whose type the capture does not know. */
 #define XPROF_DEVICE_TYPE "TPU"
@@ -69,6 +77,79 @@ const char *xprof_line_name(enum track_kind kind)
 	case TRACK_DEVICE_OPS: return "XLA Ops";
 	default: return NULL;
 	}
+}
+
+/*
+ * What a stream line carries, in the order its name lists it: "Compute"
+ * (kernels: any name but these), then the copies and memsets by the names
+ * CUPTI gives them; a copy of another direction is "MemcpyOther", as XLA's
+ * CUPTI collector names it.
+ */
+enum stream_work {
+	STREAM_COMPUTE,
+	STREAM_H2D,
+	STREAM_D2H,
+	STREAM_D2D,
+	STREAM_P2P,
+	STREAM_COPY_OTHER,
+	STREAM_MEMSET,
+	STREAM_WORK__COUNT,
+};
+
+static const char *const stream_work_names[STREAM_WORK__COUNT] = {
+	[STREAM_COMPUTE] = "Compute",
+	[STREAM_H2D] = "MemcpyH2D",
+	[STREAM_D2H] = "MemcpyD2H",
+	[STREAM_D2D] = "MemcpyD2D",
+	[STREAM_P2P] = "MemcpyP2P",
+	[STREAM_COPY_OTHER] = "MemcpyOther",
+	[STREAM_MEMSET] = "Memset",
+};
+
+static enum stream_work stream_work_of(const char *name)
+{
+	if (!name || strncmp(name, "Memcpy", 6))
+		return name && !strcmp(name, "Memset") ? STREAM_MEMSET : STREAM_COMPUTE;
+	for (int k = STREAM_H2D; k < STREAM_COPY_OTHER; k++) {
+		if (!strcmp(name, stream_work_names[k]))
+			return k;
+	}
+	return STREAM_COPY_OTHER;
+}
+
+static int64_t stream_line_id(uint32_t stream)
+{
+	if (stream >= 1 && stream <= LINE_ID_FIXED_MAX)
+		return STREAM_LINE_ID_MOVED | stream;
+	return stream;
+}
+
+/*
+ * "Stream #<id>(<work>)": what the spans written (those overlapping the
+ * window) are, joined by ",", in stream_work order; XProf and JAX's
+ * profiler name their GPU lines so (`Stream #14(Compute)`).
+ */
+static void stream_line_name(const struct xw *w, const struct capture_span *sp,
+			     size_t n, uint32_t stream, char *buf, size_t len)
+{
+	bool seen[STREAM_WORK__COUNT] = {};
+	const char *sep = "(";
+	size_t off;
+
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i].start_ns > w->we || sp[i].end_ns < w->ws)
+			continue;
+		seen[stream_work_of(capture__string(w->c, sp[i].name))] = true;
+	}
+	off = snprintf(buf, len, "Stream #%" PRIu32, stream);
+	for (int k = 0; k < STREAM_WORK__COUNT && off < len; k++) {
+		if (!seen[k])
+			continue;
+		off += snprintf(buf + off, len - off, "%s%s", sep, stream_work_names[k]);
+		sep = ",";
+	}
+	if (*sep == ',' && off < len)
+		snprintf(buf + off, len - off, ")");
 }
 
 /* ---- the writer -------------------------------------------------------- */
@@ -93,6 +174,7 @@ static void xw_free(struct xw *w)
 	free(w->stat_ptrs);
 	pb_out__release(&w->o);
 	free(w->dev_tracks);
+	free(w->streams);
 	step_groups__free(&w->groups);
 }
 
@@ -427,7 +509,38 @@ static int write_device_plane(struct xw *w, uint32_t index)
 			return -errno;
 		err = write_track(w, sp, n, &li);
 	}
+	/* Then its streams, by stream id (w->streams is sorted so). */
+	for (; w->next_stream < w->nstreams && !err; w->next_stream++) {
+		uint32_t t = w->streams[w->next_stream];
+		const struct capture_track *tr = capture__track(w->c, t);
+		const struct capture_span *sp;
+		char sname[128];
+		size_t n;
+
+		if (tr->device != index)
+			break;
+		sp = capture__track_spans(w->c, t, &n);
+		if (!sp)
+			return -errno;
+		stream_line_name(w, sp, n, tr->tid, sname, sizeof(sname));
+		err = write_track(w, sp, n, &(struct line_ident){
+			.id = stream_line_id(tr->tid),
+			.name = sname,
+			.display_name = sname,
+		});
+	}
 	return err ? err : end_plane(w, at);
+}
+
+/* Stream tracks by (device, stream id). */
+static int stream_cmp(const void *a, const void *b, void *c)
+{
+	const struct capture_track *x = capture__track(c, *(const uint32_t *)a);
+	const struct capture_track *y = capture__track(c, *(const uint32_t *)b);
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
 static uint64_t wall_ns(const struct xw *w, uint64_t mono)
@@ -520,10 +633,20 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 	for (size_t t = 0; t < capture__num_tracks(c); t++) {
 		const struct capture_track *tr = capture__track(c, t);
 
-		if (tr->kind != TRACK_HOST_THREAD && tr->kind < TRACK_KIND__COUNT &&
-		    tr->device < ndev)
+		if (tr->kind == TRACK_HOST_THREAD || tr->kind >= TRACK_KIND__COUNT ||
+		    tr->device >= ndev)
+			continue;
+		if (tr->kind != TRACK_DEVICE_STREAM) {
 			w.dev_tracks[tr->device][tr->kind] = t;
+			continue;
+		}
+		if (GROW(w.streams, w.nstreams_cap, w.nstreams + 1)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		w.streams[w.nstreams++] = t;
 	}
+	qsort_r(w.streams, w.nstreams, sizeof(*w.streams), stream_cmp, (void *)c);
 
 	/* Plane ids: devices 0..N-1 (the trace viewer's pid), then host, task. */
 	err = write_host_plane(&w, ndev);

@@ -51,7 +51,8 @@ int xspace_write_capture(const struct capture *c, const char *logdir,
 			 char *path_out, size_t len);
 
 /* XProf's line name for a device track kind ("Steps", "XLA Modules",
- * "XLA Ops"); NULL for host threads. */
+ * "XLA Ops"); NULL for host threads and for streams, whose lines are named
+ * by their stream id and what runs on them ("Stream #14(Compute)"). */
 const char *xprof_line_name(enum track_kind kind);
 
 #endif /* ACCELTRACE_XSPACE_WRITER_H */

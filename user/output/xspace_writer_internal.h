@@ -70,8 +70,11 @@ struct xw {
 	XStat **stat_ptrs;
 	size_t stat_ptrs_cap;
 
-	/* Device index -> its track per kind. */
+	/* Device index -> its track per kind (streams are not among them). */
 	uint32_t (*dev_tracks)[TRACK_KIND__COUNT];
+	/* Stream tracks by (device, stream id); the next one to write. */
+	uint32_t *streams;
+	size_t nstreams, nstreams_cap, next_stream;
 
 	/* Totals. */
 	uint64_t outside;	/* spans wholly outside the window */
