@@ -132,6 +132,10 @@ int report_build(const struct xs_space *xs, struct report *r)
 			b = a + r->span_ps;
 		}
 		ret = report_host_idle(&c, a, b);
+		/* No steps (a PyTorch loop has no program executions to
+		 * find them by): device idle over the capture instead. */
+		if (!ret && c.n_step_starts < 2)
+			report_device_idle_span(&c, a, b);
 	}
 	if (!ret)
 		ret = report_top_ops(&c);
@@ -142,6 +146,7 @@ int report_build(const struct xs_space *xs, struct report *r)
 	report_recommend(r);
 	iv_free(&c.busy);
 	iv_free(&c.input_dev);
+	free(c.ops_lines);
 	free(c.step_starts);
 	if (ret)
 		report_free(r);

@@ -28,8 +28,10 @@ struct report_ctx {
 	const struct xs_plane *dev;		/* the reference device, or NULL */
 	struct intervals busy;			/* its compute */
 	struct intervals input_dev;		/* its input ops (infeed, H2D copies) */
-	const struct xs_line *ops_lines[64];	/* its op-level lines */
-	size_t n_ops_lines;
+	/* Its op-level lines: XLA Ops, or every stream of a GPU (one a
+	 * stream: a program may make hundreds). */
+	const struct xs_line **ops_lines;
+	size_t n_ops_lines, cap_ops_lines;
 	int64_t *step_starts;			/* steps on dev (or the host), sorted */
 	size_t n_step_starts;
 	int64_t steps_end_ps;			/* end of the last step's device work */
@@ -56,6 +58,8 @@ int report_device_activity(struct report_ctx *c);
 int report_find_steps(struct report_ctx *c);
 int report_step_breakdown(struct report_ctx *c);
 int report_host_idle(struct report_ctx *c, int64_t a, int64_t b);
+/* Device idle %% over [a, b) when there are no steps to measure it by. */
+void report_device_idle_span(struct report_ctx *c, int64_t a, int64_t b);
 int report_top_ops(struct report_ctx *c);
 /* Each event's duration less its direct children's, into self[]. */
 int line_self_times(const struct xs_line *l, int64_t *self);

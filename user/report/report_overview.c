@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "report/report_internal.h"
 
 static int add_line_activity(struct report_ctx *c, const struct xs_line *l, bool by_category)
@@ -32,6 +33,14 @@ static int add_line_activity(struct report_ctx *c, const struct xs_line *l, bool
 	return 0;
 }
 
+static int add_ops_line(struct report_ctx *c, const struct xs_line *l)
+{
+	if (ARRAY_GROW(c->ops_lines, c->cap_ops_lines, c->n_ops_lines + 1))
+		return -ENOMEM;
+	c->ops_lines[c->n_ops_lines++] = l;
+	return 0;
+}
+
 int report_device_activity(struct report_ctx *c)
 {
 	const struct xs_plane *p = c->dev;
@@ -42,16 +51,17 @@ int report_device_activity(struct report_ctx *c)
 		return 0;
 	l = xs_line_named(p, "XLA Ops");
 	if (l && l->n_events) {
-		c->ops_lines[c->n_ops_lines++] = l;
-		ret = add_line_activity(c, l, true);
+		ret = add_ops_line(c, l);
+		if (!ret)
+			ret = add_line_activity(c, l, true);
 	} else {
 		for (size_t j = 0; j < p->n_lines && !ret; j++) {
 			l = &p->lines[j];
-			if (line_is_device_summary(l->name) || !l->n_events ||
-			    c->n_ops_lines == sizeof(c->ops_lines) / sizeof(c->ops_lines[0]))
+			if (line_is_device_summary(l->name) || !l->n_events)
 				continue;
-			c->ops_lines[c->n_ops_lines++] = l;
-			ret = add_line_activity(c, l, false);
+			ret = add_ops_line(c, l);
+			if (!ret)
+				ret = add_line_activity(c, l, false);
 		}
 	}
 	if (!ret && !c->n_ops_lines) {
@@ -222,6 +232,25 @@ out:
 	iv_free(&active);
 	free(ends);
 	return ret;
+}
+
+void report_device_idle_span(struct report_ctx *c, int64_t a, int64_t b)
+{
+	struct intervals active = { 0 };
+	int ret = 0;
+
+	if (!c->dev || b <= a || (!c->busy.n && !c->input_dev.n))
+		return;
+	for (size_t i = 0; !ret && i < c->busy.n; i++)
+		ret = iv_add(&active, c->busy.v[i].a, c->busy.v[i].b);
+	for (size_t i = 0; !ret && i < c->input_dev.n; i++)
+		ret = iv_add(&active, c->input_dev.v[i].a, c->input_dev.v[i].b);
+	if (!ret) {
+		iv_merge(&active);
+		c->r->device_idle_pct = 100.0 * (double)(b - a - iv_covered(&active, a, b)) /
+					(double)(b - a);
+	}
+	iv_free(&active);
 }
 
 /* Host idle: the time no traced host thread was in a traced span. */
