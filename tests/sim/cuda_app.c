@@ -12,9 +12,16 @@
  * Every call is one truth record, {"type":"cuda","api","op","a","b",
  * "t_call","t_return"}: launches carry grid (a, b) = (step + 1, index + 1)
  * and copies (bytes, 0) = step * 8 + 1 (H2D), + 2 (D2H), + 3 (driver H2D
- * in mixed mode), so a capture's spans match their calls one to one;
- * synchronisations and graph launches carry (stream, 0), the stream being
- * 0x5000000 + step (0x6000000 + step for mixed mode's driver sync).
+ * in mixed mode), memsets (step * 8 + 4, 0), so a capture's spans match
+ * their calls one to one; synchronisations and graph launches carry
+ * (stream, 0), the stream being 0x5000000 + step (0x6000000 + step for
+ * mixed mode's driver sync).
+ *
+ * The driver is initialised by main's cuInit (and again, a no-op, by the
+ * runtime's first use): with CUDA_INJECTION64_PATH set, that is where an
+ * injected tool starts, before any other CUDA call. While a tool (the
+ * simulated CUPTI) watches, the device work gets "cuda_device" truth
+ * records of its own (cupti_sim.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -99,6 +106,8 @@ static int runtime_step(uint64_t s, unsigned int k_launches)
 	}
 	CALL("cudaMemcpyAsync", "h2d", s * 8 + 1, 0,
 	     cudaMemcpyAsync((void *)0x10000, host, s * 8 + 1, cudaMemcpyHostToDevice, stream));
+	CALL("cudaMemsetAsync", "memset", s * 8 + 4, 0,
+	     cudaMemsetAsync((void *)0x20000, 0, s * 8 + 4, stream));
 	CALL("cudaGraphLaunch", "graph", 0x5000000 + s, 0,
 	     cudaGraphLaunch((cudaGraphExec_t)0x7000, stream));
 	CALL("cudaEventRecord", "event_record", 0x5000000 + s, 0,
@@ -125,6 +134,8 @@ static int driver_step(uint64_t s, unsigned int k_launches, unsigned int first,
 	CALL("cuMemcpyHtoDAsync_v2", "h2d", s * 8 + (mixed ? 3 : 1), 0,
 	     cuMemcpyHtoDAsync_v2(0x10000, host, s * 8 + (mixed ? 3 : 1), stream));
 	if (!mixed) {
+		CALL("cuMemsetD8Async", "memset", s * 8 + 4, 0,
+		     cuMemsetD8Async(0x20000, 0, s * 8 + 4, stream));
 		CALL("cuGraphLaunch", "graph", 0x5000000 + s, 0,
 		     cuGraphLaunch((CUgraphExec)0x7000, stream));
 		CALL("cuMemcpyDtoHAsync_v2", "d2h", s * 8 + 2, 0,

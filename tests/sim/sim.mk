@@ -11,6 +11,10 @@
 #   $(OUTPUT)/sim/cuda/libsimdrv.so     a CUDA driver (libcuda's part)
 #   $(OUTPUT)/sim/cuda/libsimrt.so      a CUDA runtime (libcudart's part)
 #   $(OUTPUT)/sim/cuda/cuda-app         the loop that drives them
+#   $(OUTPUT)/sim/cuda/libcupti.so.13   a CUPTI (Activity API) over them
+#                                       (and libcupti.so, a link to it)
+#   $(OUTPUT)/sim/cuda/libsiminject.so  a CUDA_INJECTION64_PATH library
+#                                       for the tests: a small CUPTI client
 
 SIM_OUT := $(OUTPUT)/sim
 SIM_MINORS := 26 94
@@ -38,8 +42,11 @@ SIM_CUDA_OUT := $(SIM_OUT)/cuda
 SIM_CUDA_DRV := $(SIM_CUDA_OUT)/libsimdrv.so
 SIM_CUDA_RT := $(SIM_CUDA_OUT)/libsimrt.so
 SIM_CUDA_APP := $(SIM_CUDA_OUT)/cuda-app
+SIM_CUPTI := $(SIM_CUDA_OUT)/libcupti.so.13
+SIM_INJECT := $(SIM_CUDA_OUT)/libsiminject.so
 SIM_TARGETS := $(SIM_TRUTH_LIB) $(SIM_PLUGINS) $(SIM_TRAINER) \
-	$(SIM_CUDA_DRV) $(SIM_CUDA_RT) $(SIM_CUDA_APP)
+	$(SIM_CUDA_DRV) $(SIM_CUDA_RT) $(SIM_CUDA_APP) \
+	$(SIM_CUPTI) $(SIM_CUDA_OUT)/libcupti.so $(SIM_INJECT)
 
 .PHONY: sim
 sim: $(SIM_TARGETS)
@@ -92,7 +99,7 @@ $(SIM_CUDA_OUT)/%.o: tests/sim/%.c tests/sim/sim.mk | $(DEPS_STAMP) $(SIM_CUDA_O
 
 $(SIM_CUDA_DRV): $(SIM_CUDA_OUT)/cuda_driver.o
 	$(call msg,LIB,$@)
-	$(Q)$(CC) -shared -s -Wl,-soname,libsimdrv.so -o $@ $^
+	$(Q)$(CC) -shared -s -Wl,-soname,libsimdrv.so -o $@ $^ -ldl -lpthread
 
 $(SIM_CUDA_RT): $(SIM_CUDA_OUT)/cuda_runtime.o $(SIM_CUDA_DRV)
 	$(call msg,LIB,$@)
@@ -103,6 +110,24 @@ $(SIM_CUDA_APP): $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_RT) $(SIM_CUDA_DRV) $(SIM
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) -o $@ $(SIM_CUDA_OUT)/cuda_app.o -L$(SIM_CUDA_OUT) -lsimrt -lsimdrv \
 		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' -lpthread
+
+# The simulated CUPTI: the real soname and exported names, nothing else
+# exported; found by the driver's tools table at run time, never linked to
+# it. It writes "cuda_device" truth lines through libsimtruth.so.
+$(SIM_CUPTI): $(SIM_CUDA_OUT)/cupti_sim.o $(SIM_TRUTH_LIB)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -shared -s -Wl,-soname,libcupti.so.13 -o $@ $(SIM_CUDA_OUT)/cupti_sim.o \
+		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN/..' -ldl -lpthread
+
+$(SIM_CUDA_OUT)/libcupti.so: $(SIM_CUPTI)
+	$(Q)ln -sfn libcupti.so.13 $@
+
+# A test library for CUDA_INJECTION64_PATH; it reads CUPTI records through
+# the agent's declarations (user/agent/cupti_abi.h), as the agent will.
+$(SIM_CUDA_OUT)/cuda_inject.o: private SIM_CFLAGS += -Iuser/agent
+$(SIM_INJECT): $(SIM_CUDA_OUT)/cuda_inject.o
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libsiminject.so -o $@ $^ -ldl -lpthread
 
 # ---------------------------------------------------------------- tests
 # C tests are tests/sim/test_*.c linked with the simulator's pieces; they
@@ -117,6 +142,10 @@ $(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/sim/sim.mk tests/harne
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -Itests/harness -MF $@.d $< $(SIM_LIB_OBJS) \
 		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN/..' -lelf -ldl -lpthread -o $@
+
+# test_cupti_sim reads the simulated CUPTI's records through the agent's
+# declarations: a reader written apart from the writer.
+$(SIM_OUT)/tests/test_cupti_sim: private SIM_CFLAGS += -Iuser/agent
 
 TESTS += $(SIM_TEST_BINS) $(SIM_TEST_SCRIPTS)
 
