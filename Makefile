@@ -117,7 +117,8 @@ $(OUTPUT)/user/%.pb-c.o: $(OUTPUT)/%.pb-c.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(filter-out -Wextra,$(ALL_CFLAGS)) -c $< -o $@
 
-USER_SRCS := $(wildcard user/*/*.c)
+# user/agent/ is not part of the binary: it is its own library (below).
+USER_SRCS := $(filter-out user/agent/%,$(wildcard user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cli/main.o,$(USER_OBJS))
 LIBACCELTRACE := $(OUTPUT)/libacceltrace.a
@@ -141,7 +142,27 @@ $(OUTPUT)/acceltrace: $(OUTPUT)/user/cli/main.o $(LIBACCELTRACE)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
-all: $(OUTPUT)/acceltrace
+# ---------------------------------------------------------------- agent
+# The in-process agent (docs/agent.md): a shared library loaded into traced
+# processes, sharing only include/acceltrace/ with the rest. Position
+# independent, every symbol hidden but its entry points (agent.map), no
+# undefined symbol left for the host process to supply (-z defs).
+AGENT_SRCS := $(wildcard user/agent/*.c)
+AGENT_OBJS := $(patsubst user/%.c,$(OUTPUT)/agent-obj/%.o,$(AGENT_SRCS))
+AGENT_LIB := $(OUTPUT)/libacceltrace-agent.so
+
+$(OUTPUT)/agent-obj/%.o: user/%.c | $(DEPS_STAMP) $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(AGENT_LIB): $(AGENT_OBJS) user/agent/agent.map
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libacceltrace-agent.so \
+		-Wl,--version-script=user/agent/agent.map -Wl,-z,defs \
+		-o $@ $(AGENT_OBJS) -ldl -lpthread
+
+all: $(OUTPUT)/acceltrace $(AGENT_LIB)
 
 # ---------------------------------------------------------------- tests
 # TESTS lists every test executable; tests/*.mk and tests/sim/*.mk add theirs.
@@ -168,4 +189,5 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d \
+	$(OUTPUT)/agent-obj/agent/*.d)

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libacceltrace-agent.so: acceltrace's agent inside a traced process
+ * (docs/agent.md). Loaded by CUDA's injection hook (CUDA_INJECTION64_PATH:
+ * libcuda calls InitializeInjection during cuInit) or by LD_PRELOAD (then
+ * it only points CUDA's hook at itself). At load it registers and nothing
+ * more: one control page and one thread that sleeps on it. When acceltrace
+ * wants device detail (a lease in the page) the thread turns the backend
+ * on, flushes it every FLUSH_NS and writes clock pairs; when the lease runs
+ * out it turns it off again. The process never waits on the agent, and
+ * nothing the agent cannot do stops the process: it says so once and stays
+ * dormant.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "acceltrace/agent_control.h"
+#include "agent/agent_files.h"
+#include "agent/agent_log.h"
+#include "agent/cupti_backend.h"
+#include "agent/gpu_buffers.h"
+
+#define EXPORT __attribute__((visibility("default")))
+/* While active: CUPTI's finished buffers handed over, and a clock pair. */
+#define FLUSH_NS (100 * 1000000ull)
+/* While dormant: how long a missed wake-up can go unnoticed. */
+#define DORMANT_WAIT_NS (1000 * 1000000ull)
+#define MAX_DEVICES 64
+
+static struct agent_control *page;
+static struct gpu_buffers *buffers;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool started;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void set_state(enum agent_state s)
+{
+	__atomic_store_n(&page->state_since_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->state, s, __ATOMIC_RELEASE);
+}
+
+/* Waits for acceltrace's wake-up of the page, at most @ns. The page is a
+ * shared file mapping, so the futex is a shared one (no PRIVATE flag). */
+static void wait_wake(uint32_t seen, uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	syscall(SYS_futex, &page->wake, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+/* The process's GPUs, from the driver that loaded us (libcuda). */
+static unsigned int list_devices(struct gpu_device_info *info, unsigned int max)
+{
+	/* libcuda is often opened RTLD_LOCAL (by libcudart): ask it by name. */
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *from = cuda ? cuda : RTLD_DEFAULT;
+	int (*get_count)(int *) = (int (*)(int *))dlsym(from, "cuDeviceGetCount");
+	int (*get)(int *, int) = (int (*)(int *, int))dlsym(from, "cuDeviceGet");
+	int (*get_name)(char *, int, int) = (int (*)(char *, int, int))dlsym(from, "cuDeviceGetName");
+	int n = 0, dev;
+
+	if (cuda)
+		dlclose(cuda);	/* only a reference dropped: it stays loaded */
+
+	if (!get_count || get_count(&n) || n <= 0)
+		return 1;	/* unknown: one buffer, records of others refused */
+	if ((unsigned int)n > max)
+		n = (int)max;
+	for (int i = 0; i < n; i++) {
+		memset(info[i].name, 0, sizeof(info[i].name));
+		if (!get || !get_name || get(&dev, i) ||
+		    get_name(info[i].name, (int)sizeof(info[i].name) - 1, dev))
+			strcpy(info[i].name, "GPU");
+	}
+	return (unsigned int)n;
+}
+
+static bool make_buffers(void)
+{
+	struct gpu_device_info info[MAX_DEVICES];
+	uint64_t dev_ts, host_ns;
+	unsigned int n;
+
+	if (buffers)
+		return true;
+	memset(info, 0, sizeof(info));
+	strcpy(info[0].name, "GPU");
+	n = list_devices(info, MAX_DEVICES);
+	if (cupti_backend_clock_pair(&dev_ts, &host_ns))
+		return false;
+	buffers = gpu_buffers__new(n, info, dev_ts, host_ns);
+	if (!buffers) {
+		agent_say(AGENT_P_BUFFERS, "no devtrace buffer for the GPUs: %s "
+			  "(ACCELTRACE_AGENT_DIR names where they go)", strerror(errno));
+		return false;
+	}
+	__atomic_store_n(&page->buffers, n, __ATOMIC_RELAXED);
+	return true;
+}
+
+static void clock_pair(void)
+{
+	uint64_t dev_ts, host_ns;
+
+	if (!cupti_backend_clock_pair(&dev_ts, &host_ns))
+		gpu_buffers__clock_sync(buffers, dev_ts, host_ns);
+}
+
+static bool activate(void)
+{
+	if (cupti_backend_load() || !make_buffers() || cupti_backend_start(buffers))
+		return false;
+	clock_pair();
+	__atomic_add_fetch(&page->activations, 1, __ATOMIC_RELAXED);
+	set_state(AGENT_STATE_ACTIVE);
+	agent_debug("active");
+	return true;
+}
+
+static void deactivate(void)
+{
+	cupti_backend_stop();
+	clock_pair();
+	set_state(AGENT_STATE_DORMANT);
+	agent_debug("dormant");
+}
+
+static void publish_counts(void)
+{
+	__atomic_store_n(&page->records, gpu_buffers__records(buffers), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->runtime_dropped, cupti_backend_dropped(), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->incomplete, cupti_backend_incomplete(), __ATOMIC_RELAXED);
+}
+
+/* acceltrace closing a window asks for everything CUPTI holds, finished
+ * buffers or not, so that the window's last kernels are in the file. */
+static void flush_if_asked(bool active)
+{
+	uint32_t req = __atomic_load_n(&page->flush_request, __ATOMIC_ACQUIRE);
+
+	if (req == __atomic_load_n(&page->flush_done, __ATOMIC_RELAXED))
+		return;
+	if (active) {
+		cupti_backend_flush(true);
+		clock_pair();
+		publish_counts();
+	}
+	__atomic_store_n(&page->flush_done, req, __ATOMIC_RELEASE);
+}
+
+static void *control_loop(void *arg)
+{
+	uint64_t failed_lease = 0, next_flush = 0;
+	bool active = false;
+
+	(void)arg;
+	for (;;) {
+		uint32_t wake = __atomic_load_n(&page->wake, __ATOMIC_ACQUIRE);
+		uint64_t lease = __atomic_load_n(&page->lease_until_ns, __ATOMIC_ACQUIRE);
+		uint64_t now = mono_ns();
+		bool want = lease > now;
+
+		if (want && !active && lease != failed_lease) {
+			active = activate();
+			if (!active) {
+				/* Tried for this lease; a new one tries again. */
+				failed_lease = lease;
+				set_state(AGENT_STATE_UNAVAILABLE);
+			}
+			next_flush = now + FLUSH_NS;
+		} else if (!want && active) {
+			deactivate();
+			active = false;
+			publish_counts();
+		}
+		flush_if_asked(active);
+		if (active && now >= next_flush) {
+			cupti_backend_flush(false);
+			clock_pair();
+			publish_counts();
+			next_flush = now + FLUSH_NS;
+		}
+		if (active)
+			wait_wake(wake, next_flush > now ? next_flush - now : 1);
+		else
+			wait_wake(wake, DORMANT_WAIT_NS);
+	}
+	return NULL;
+}
+
+/* The page and the thread: once per process, whichever entry comes. */
+static void start_agent(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	page = agent_map_new_file("control", AGENT_CONTROL_SIZE);
+	if (!page) {
+		agent_say(AGENT_P_CONTROL, "no control page (%s): acceltrace cannot turn device "
+			  "detail on in this process", strerror(errno));
+		return;
+	}
+	page->version = AGENT_CONTROL_VERSION;
+	page->size = AGENT_CONTROL_SIZE;
+	page->pid = (__u32)getpid();
+	page->backends = AGENT_BACKEND_CUPTI;
+	page->state = AGENT_STATE_DORMANT;
+	page->state_since_ns = mono_ns();
+	__atomic_store_n(&page->magic, AGENT_CONTROL_MAGIC, __ATOMIC_RELEASE);
+	agent_log_set_page(page);
+
+	/* The thread takes no signal meant for the process's own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &attr, control_loop, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		agent_say(AGENT_P_THREAD, "no control thread (%s): device detail stays off",
+			  strerror(err));
+		return;
+	}
+	pthread_setname_np(t, "acceltrace-agt");
+	agent_debug("dormant, control page in place");
+}
+
+/*
+ * A forked child (a DataLoader worker) shares the parent's page and
+ * buffers but not its thread: it lets them go, so that acceltrace does not
+ * take the parent's page for the child's, and starts afresh if the child
+ * itself initialises CUDA.
+ */
+static void in_child(void)
+{
+	if (page)
+		munmap(page, AGENT_CONTROL_SIZE);
+	page = NULL;
+	agent_log_set_page(NULL);
+	gpu_buffers__drop(buffers);
+	buffers = NULL;
+	started = false;
+	pthread_mutex_init(&start_lock, NULL);
+}
+
+/* CUDA's injection entry: libcuda calls it from cuInit. Nonzero: loaded. */
+EXPORT int InitializeInjection(void)
+{
+	pthread_mutex_lock(&start_lock);
+	if (!started) {
+		started = true;
+		pthread_atfork(NULL, NULL, in_child);
+		start_agent();
+	}
+	pthread_mutex_unlock(&start_lock);
+	return 1;
+}
+
+/*
+ * Loaded by LD_PRELOAD: only points CUDA's injection hook at this library,
+ * so that a later cuInit calls InitializeInjection (a process that never
+ * uses CUDA pays nothing more). An injection library set already is kept.
+ */
+__attribute__((constructor)) static void on_load(void)
+{
+	Dl_info self;
+
+	if (getenv("CUDA_INJECTION64_PATH"))
+		return;
+	if (dladdr((void *)on_load, &self) && self.dli_fname && self.dli_fname[0] == '/')
+		setenv("CUDA_INJECTION64_PATH", self.dli_fname, 0);
+}
