@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Files a traced process shares with acceltrace by a magic number in
+ * their first 8 bytes (devtrace buffers, the agent's control page): every
+ * regular file the process maps (not executable) or has open, found
+ * through /proc and opened once, safely: the path is the process's to
+ * change at any moment, so what it names is looked at through O_PATH (no
+ * driver's open runs), must be a regular file, and that same inode is
+ * opened.
+ */
+#ifndef ACCELTRACE_MAPPED_FILES_H
+#define ACCELTRACE_MAPPED_FILES_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * Opens @open_path with @oflags (O_RDONLY or O_RDWR) if it is a regular
+ * file of at least @min_size bytes whose first 8 bytes are @magic; @st gets
+ * its stat. The fd, or -errno: -ENOTSUP not such a file; @skip (may be
+ * NULL) said to skip it (-EEXIST) before anything was opened.
+ */
+int mapped_file_open(const char *open_path, int oflags, uint64_t magic, off_t min_size,
+		     int (*skip)(void *ctx, const struct stat *st), void *ctx,
+		     struct stat *st);
+
+/*
+ * Calls @fn with each candidate file of @pid: the path to open it by
+ * (/proc/PID/root/..., or map_files / fd when its name was unlinked) and
+ * the path the process knows it by. Returns 0, or -errno when the process
+ * cannot be examined at all.
+ */
+int mapped_files_for_each(pid_t pid,
+			  void (*fn)(void *ctx, const char *open_path, const char *path),
+			  void *ctx);
+
+#endif /* ACCELTRACE_MAPPED_FILES_H */
