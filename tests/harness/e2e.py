@@ -160,11 +160,12 @@ def trainer_cmd(*args, truth=None, minor=94):
     return cmd + list(args)
 
 
-def acceltrace(*args, timeout=120, input_signal_after=None, sig=signal.SIGINT):
-    """Runs acceltrace; returns (returncode, stdout, stderr). With
-    input_signal_after, sends sig that many seconds after it started."""
+def acceltrace(*args, timeout=120, input_signal_after=None, sig=signal.SIGINT, env=None):
+    """Runs acceltrace (in @env, else this environment); returns
+    (returncode, stdout, stderr). With input_signal_after, sends sig that
+    many seconds after it started."""
     proc = subprocess.Popen([ACCELTRACE] + list(args), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=env)
     if input_signal_after is not None:
         time.sleep(input_signal_after)
         proc.send_signal(sig)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "record"
 #include "lib/log.h"
@@ -43,6 +44,7 @@ struct record_args {
 	const char *devtrace[MAX_DEVTRACE];
 	const char *logdir;
 	bool exports[EXPORT_CHROME_JSON + 1];	/* --format: beside the XSpace */
+	bool no_agent;				/* --no-agent */
 };
 
 void usage_record(FILE *out)
@@ -98,6 +100,9 @@ void usage_record(FILE *out)
 		"                         without it\n"
 		"      --sched            record when traced threads go off and on CPU\n"
 		"      --ringbuf-size N   bytes per ring buffer shard (default 8M)\n"
+		"      --no-agent         do not load the in-process agent into CMD, nor ask\n"
+		"                         agents already in the targets for device detail\n"
+		"                         (GPU kernels come only from the agent: docs/agent.md)\n"
 		"\n"
 		"Exit status: 0 when a capture was written; 1 when none was (no device\n"
 		"activity, an I/O error, a target that does not exist); 2 on a usage error;\n"
@@ -154,6 +159,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
 		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE, OPT_FORMAT,
+		OPT_NO_AGENT,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -175,6 +181,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "sched", no_argument, NULL, OPT_SCHED },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "no-agent", no_argument, NULL, OPT_NO_AGENT },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -264,6 +271,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 			a->devtrace[o->n_devtrace_paths++] = optarg;
 			break;
 		case OPT_SCHED: o->sched = true; break;
+		case OPT_NO_AGENT: a->no_agent = true; break;
 		case OPT_FORMAT:
 			if (parse_formats(optarg, a))
 				return cli_bad_value("record", "--format", optarg,
@@ -301,7 +309,64 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		log_err("--windows needs --duration or --steps to end each window");
 		return EXIT_USAGE;
 	}
+	o->device_detail = !a->no_agent;
 	return 0;
+}
+
+/* ---------------------------------------------------------------- agent */
+
+/* The agent library: ACCELTRACE_AGENT_LIB, else beside this binary (a build
+ * tree), else ../lib/acceltrace/ from it (an install). */
+static bool find_agent(char *path, size_t len)
+{
+	const char *env = getenv("ACCELTRACE_AGENT_LIB");
+	static const char *const rel[] = {
+		"libacceltrace-agent.so", "../lib/acceltrace/libacceltrace-agent.so",
+	};
+	char exe[4096], *slash;
+	ssize_t n;
+
+	if (env && env[0]) {
+		snprintf(path, len, "%s", env);
+		return !access(path, R_OK);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if ((size_t)snprintf(path, len, "%s/%s", exe, rel[i]) < len && !access(path, R_OK))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What `record -- CMD` launches gets the agent through CUDA's injection
+ * hook (libcuda loads it at cuInit; a process that never uses CUDA never
+ * loads it). An injection library the user set (Nsight's) is left alone.
+ */
+static void load_agent_into_command(void)
+{
+	const char *set = getenv("CUDA_INJECTION64_PATH");
+	char path[4096] = "";
+
+	if (set && set[0]) {
+		log_info("CUDA_INJECTION64_PATH is set (%s): the acceltrace agent is not loaded "
+			 "into the command, so no GPU kernels", set);
+		return;
+	}
+	if (!find_agent(path, sizeof(path))) {
+		log_warn("the acceltrace agent library was not found (%s): no GPU kernels; "
+			 "ACCELTRACE_AGENT_LIB names it", path[0] ? path : "libacceltrace-agent.so");
+		return;
+	}
+	setenv("CUDA_INJECTION64_PATH", path, 1);
+	log_debug("CUDA_INJECTION64_PATH=%s for the command", path);
 }
 
 /* ---------------------------------------------------------------- summary */
@@ -577,6 +642,8 @@ int cmd_record(int argc, char **argv)
 		return err < 0 ? 0 : err;
 	args.opts.interrupts = &interrupts;
 	install_signals();
+	if (args.opts.command && !args.no_agent)
+		load_agent_into_command();
 	rec = recorder__new(&args.opts);
 	if (!rec) {
 		log_err("starting the recorder failed: %s", strerror(errno));

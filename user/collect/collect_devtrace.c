@@ -150,6 +150,16 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 	/* The runtime's device ordinal: cores of device 0, then device 1... */
 	k->ordinal = h->device_id * (h->num_cores ? h->num_cores : 1) + h->core;
 	memcpy(k->kind, h->device_kind, sizeof(k->kind) - 1);
+	/* The writer's word: only letters kept ("GPU", "TPU"). */
+	for (size_t i = 0; i < sizeof(h->platform) && i + 1 < sizeof(k->platform); i++) {
+		char ch = h->platform[i];
+
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z')))
+			break;
+		k->platform[i] = ch;
+	}
+	k->streams = h->flags & DEVTRACE_F_STREAMS;
+	k->dev_index = -1;
 	k->clock = clock_of(d, h);
 	if (k->clock < 0) {
 		collect_out_of_memory(d->c);
@@ -166,6 +176,11 @@ static uint64_t host_ns(struct collect_devtrace *d, const struct dt_core *k, uin
 	if (k->clock < 0)
 		return 0;
 	return devtrace_clock__to_host(d->clocks[k->clock].clock, ts, NULL);
+}
+
+uint64_t host_ns_of(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
+{
+	return host_ns(d, k, ts);
 }
 
 static double bound_at(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts)
@@ -393,6 +408,11 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 		     r->kind == DEVTRACE_INFEED_WAIT_END);
 		break;
 	}
+	case DEVTRACE_KERNEL:
+	case DEVTRACE_TRANSFER:
+	case DEVTRACE_LAUNCH:
+		collect_gpu_stream_record(d, buf, k, r);
+		break;
 	default:
 		break;	/* DMA_*: not drawn yet */
 	}
@@ -530,8 +550,11 @@ bool collect_devtrace_covers(const struct collector *c, uint32_t pid, uint32_t o
 {
 	const struct collect_devtrace *d = c->devtrace;
 
+	/* A GPU's stream buffer says nothing of programs: the runtime's
+	 * estimate of them stays. */
 	for (size_t i = 0; d && i < d->ncores; i++)
-		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal == ordinal)
+		if (d->cores[i].known && !d->cores[i].streams && d->cores[i].pid == pid &&
+		    d->cores[i].ordinal == ordinal)
 			return true;
 	return false;
 }
@@ -620,8 +643,10 @@ static void release_exited(struct collect_devtrace *d, uint64_t before_ns)
 
 void collect_devtrace_forget_before(struct collector *c, uint64_t start_ns)
 {
-	if (c->devtrace)
-		release_exited(c->devtrace, start_ns);
+	if (!c->devtrace)
+		return;
+	release_exited(c->devtrace, start_ns);
+	collect_gpu_forget_before(c->devtrace, start_ns);
 }
 
 void collect_devtrace_replay_carried(struct collector *c)
@@ -648,6 +673,7 @@ void collect_devtrace_finish(struct collector *c)
 		return;
 	poll_batches(c, CATCH_UP_BATCHES, CATCH_UP_POLLS);
 	close_open(d);
+	collect_gpu_join_launches(d);
 	collect_devtrace_report_matching(d);
 	/* Each window's capture states what was lost since the last one. */
 	devtrace_reader__totals(d->reader, &t);
@@ -711,6 +737,7 @@ void collect_devtrace_free(struct collector *c)
 	free(d->clocks);
 	free(d->cores);
 	free(d->carried);
+	collect_gpu_free(d);
 	free(d);
 	c->devtrace = NULL;
 }

@@ -39,10 +39,17 @@ struct dt_found {
 struct dt_core {
 	struct dt_found found;	/* the buffer's, kept across its runs */
 	bool known;
+	/* A GPU's per-stream buffer (DEVTRACE_F_STREAMS): its programs and
+	 * steps are the host runtime's to say, not this buffer's. */
+	bool streams;
 	uint32_t pid, ordinal, device_id;
 	uint64_t run_id;
 	int clock;		/* index into collect_devtrace.clocks */
 	char kind[32];
+	char platform[8];	/* "GPU", "TPU", or "" */
+	/* The capture's device index for this core, and which capture. */
+	const struct capture *dev_cap;
+	int dev_index;
 	char module[DEVTRACE_NAME_MAX + 1];
 	struct dt_open module_open, op_open, wait_open;
 	/*
@@ -68,6 +75,27 @@ struct dt_carried {
 	struct devtrace_record r;
 };
 
+/* A host call that queued GPU work (a LAUNCH record), for the join. */
+struct dt_launch {
+	uint32_t pid, tid;
+	int buf;		/* the buffer (core) it came from */
+	/* Device ticks as read; host ns once the window finishes, converted
+	 * with the fit of that moment (the first pairs of a run fit worse). */
+	uint64_t start, end;
+	uint64_t corr;
+	uint32_t api;		/* the call's name, interned in the capture */
+	/* The innermost host span around it so far (pass 1 of the join). */
+	uint64_t best_len, best_start;
+	uint32_t best_track;
+};
+
+struct gpu_launches {
+	struct dt_launch *v;
+	size_t n, cap;
+	uint64_t work;		/* kernels and copies drawn this window */
+	uint64_t launches_dropped, said_dropped;
+};
+
 struct dt_clock {
 	uint32_t device_id;
 	uint64_t run_id;
@@ -89,8 +117,20 @@ struct collect_devtrace {
 	size_t n_carried, cap_carried;
 	uint64_t carried_dropped, said_carried_dropped;
 	bool replaying;
+	struct gpu_launches gpu;
 	struct collector *c;
 };
+
+/* Device ticks of core @k as host CLOCK_MONOTONIC ns (0: no clock yet). */
+uint64_t host_ns_of(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts);
+
+/* collect_gpu_streams.c: KERNEL, TRANSFER and LAUNCH records. */
+void collect_gpu_stream_record(struct collect_devtrace *d, int buf, struct dt_core *k,
+			       const struct devtrace_record *r);
+/* At finish: host launches given their GPU work's correlation id. */
+void collect_gpu_join_launches(struct collect_devtrace *d);
+void collect_gpu_forget_before(struct collect_devtrace *d, uint64_t start_ns);
+void collect_gpu_free(struct collect_devtrace *d);
 
 /* At finish: each device execution joined to its host Execute, per core,
  * among the capture's spans; the unmatched warned of. */

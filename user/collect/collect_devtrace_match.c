@@ -20,7 +20,8 @@ static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
 	uintptr_t bits = 0;
 
 	for (size_t i = 0; i < d->ncores; i++)
-		if (d->cores[i].known && d->cores[i].pid == pid && d->cores[i].ordinal < 64)
+		if (d->cores[i].known && !d->cores[i].streams && d->cores[i].pid == pid &&
+		    d->cores[i].ordinal < 64)
 			bits |= (uintptr_t)1 << d->cores[i].ordinal;
 	return bits;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #define LOG_CONTEXT "record"
+#include "lib/array.h"
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
@@ -18,6 +19,7 @@
 #include "discover/attach_control.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
+#include "discover/agent_links.h"
 #include "discover/devtrace_buffers.h"
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"
@@ -33,6 +35,14 @@
 #define UNSETTLED_RESCANS 50
 #define FULL_RESCAN_NS (1000 * 1000000ull)
 #define DEFAULT_ARM_TIMEOUT_NS (30 * 1000000000ull)
+/* The agents' lease: renewed every second while device detail is
+ * wanted, so an acceltrace that died leaves it on 5 s at most. */
+#define AGENT_LEASE_NS (5000 * 1000000ull)
+/* At a window's close: how long the agents may take to hand over what
+ * their runtime still holds. */
+#define AGENT_FLUSH_WAIT_NS (1000 * 1000000ull)
+/* At arming: how long agents found may take to turn device detail on. */
+#define AGENT_START_WAIT_NS (2000 * 1000000ull)
 
 #define offsetofend(type, field) \
 	(offsetof(type, field) + sizeof(((type *)0)->field))
@@ -53,6 +63,10 @@ struct recorder {
 	uint64_t last_rescan, last_full_rescan;
 	unsigned int quick_rescans;	/* since the probes were last settled */
 	struct devtrace_seen *devtrace_seen;	/* buffers handed to the collector */
+	struct agent_links *agents;	/* the agents in the targets */
+	bool want_device;		/* device detail asked of them now */
+	pid_t *told_no_agent;		/* CUDA targets said to have no agent */
+	size_t n_told_no_agent, cap_told_no_agent;
 };
 
 static uint64_t now_ns(void)
@@ -96,6 +110,161 @@ static void find_devtrace(struct recorder *r)
 
 		if (p)
 			devtrace_buffers_find(p->pid, r->devtrace_seen, add_found_devtrace, r);
+	}
+}
+
+static int poll_once(struct recorder *r);
+
+/* The agents of the traced processes not found yet (a new one gets the
+ * current lease at once). */
+static void find_agents(struct recorder *r)
+{
+	for (size_t i = 0; r->agents && i < targets__count(r->targets); i++) {
+		const struct process_report *p = targets__report(r->targets, i);
+
+		if (p && !agent_links__has(r->agents, p->pid) &&
+		    agent_links__find(r->agents, p->pid) > 0)
+			log_info("pid %d: acceltrace agent found", (int)p->pid);
+	}
+}
+
+/*
+ * The window's start, no earlier than device detail: agents found and
+ * still turning on are waited for (a bounded time), and the window opens
+ * once the last one is on, so that its first steps have their kernels
+ * (CUPTI records only what is launched while it is on).
+ */
+static uint64_t after_agents_on(struct recorder *r, uint64_t start)
+{
+	uint64_t deadline = now_ns() + AGENT_START_WAIT_NS, latest = 0;
+
+	if (!r->want_device || !r->agents)
+		return start;
+	find_agents(r);
+	for (;;) {
+		bool pending = false;
+
+		agent_links__poll(r->agents);
+		latest = 0;
+		for (size_t i = 0; i < agent_links__count(r->agents); i++) {
+			const struct agent_status *st = agent_links__status(r->agents, i);
+
+			pending |= st->state == AGENT_STATE_DORMANT;
+			if (st->state == AGENT_STATE_ACTIVE && st->state_since_ns > latest)
+				latest = st->state_since_ns;
+		}
+		if (!pending)
+			break;
+		if (now_ns() >= deadline || interrupts(r)) {
+			log_warn("an acceltrace agent did not turn device detail on in %.1f s: "
+				 "the window opens without it", AGENT_START_WAIT_NS / 1e9);
+			break;
+		}
+		if (poll_once(r))
+			break;
+	}
+	if (latest > start) {
+		log_info("window opens with device detail, %.3f s after the first execution",
+			 (latest - start) / 1e9);
+		return latest;
+	}
+	return start;
+}
+
+/*
+ * The agents' side of a tick: the lease renewed while device detail is
+ * wanted, and an agent that turned on (or made buffers) has its devtrace
+ * buffers looked for at once, not at the next full rescan.
+ */
+static void tend_agents(struct recorder *r, uint64_t now)
+{
+	if (!r->agents || !agent_links__count(r->agents))
+		return;
+	if (r->want_device)
+		agent_links__want(r->agents, now + AGENT_LEASE_NS, now);
+	if (agent_links__poll(r->agents))
+		find_devtrace(r);
+}
+
+/* Device detail on or off in every agent, now. */
+static void want_device(struct recorder *r, bool on)
+{
+	uint64_t now = now_ns();
+
+	r->want_device = on;
+	if (r->agents)
+		agent_links__want(r->agents, on ? now + AGENT_LEASE_NS : 0, now);
+}
+
+/*
+ * A window closes: what the agents' runtimes still hold (CUPTI keeps
+ * finished kernels in buffers it has not handed over) is asked for and
+ * waited for, a bounded time, while the rings are read.
+ */
+static int flush_agents(struct recorder *r)
+{
+	uint64_t deadline = now_ns() + AGENT_FLUSH_WAIT_NS;
+	int err;
+
+	if (!r->agents || !agent_links__flush(r->agents))
+		return 0;
+	while (!agent_links__flushed(r->agents)) {
+		if (now_ns() >= deadline) {
+			log_warn("an acceltrace agent did not hand over its device records in "
+				 "%.1f s: the window's last GPU work may be missing",
+				 AGENT_FLUSH_WAIT_NS / 1e9);
+			break;
+		}
+		err = poll_once(r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* What the agents said, into the window's capture. */
+static void note_agents(struct recorder *r)
+{
+	for (size_t i = 0; i < agent_links__count(r->agents); i++) {
+		const struct agent_status *st = agent_links__status(r->agents, i);
+
+		if (st->state == AGENT_STATE_UNAVAILABLE)
+			capture__warn(r->cap, "pid %d: no device detail from the acceltrace agent: %s",
+				      (int)st->pid, st->message[0] ? st->message : "no reason given");
+		if (st->runtime_dropped)
+			capture__warn(r->cap, "pid %d: CUPTI dropped %llu activity records since the "
+				      "agent started", (int)st->pid,
+				      (unsigned long long)st->runtime_dropped);
+	}
+}
+
+/*
+ * A CUDA process without the agent: its GPU work cannot be seen from
+ * outside (CUPTI hands it out only inside the process). Said once per
+ * process, and in the capture; the host side is recorded as ever.
+ */
+static void say_no_agent(struct recorder *r)
+{
+	for (size_t i = 0; i < targets__count(r->targets); i++) {
+		const struct process_report *p = targets__report(r->targets, i);
+		const struct attached_library *lib;
+		bool told = false;
+
+		if (!p || process_report__cuda_runtime(p, &lib) == CUDA_RT_NONE ||
+		    agent_links__has(r->agents, p->pid))
+			continue;
+		for (size_t j = 0; j < r->n_told_no_agent; j++)
+			told |= r->told_no_agent[j] == p->pid;
+		if (!told) {
+			log_info("pid %d has no acceltrace agent: GPU kernels cannot be recorded "
+				 "(the agent is loaded at the process's start: record -- CMD, or "
+				 "CUDA_INJECTION64_PATH; docs/agent.md); host side only", (int)p->pid);
+			if (!ARRAY_GROW(r->told_no_agent, r->cap_told_no_agent,
+					r->n_told_no_agent + 1))
+				r->told_no_agent[r->n_told_no_agent++] = p->pid;
+		}
+		capture__warn(r->cap, "pid %d: no acceltrace agent, so no GPU kernels (see "
+			      "docs/agent.md)", (int)p->pid);
 	}
 }
 
@@ -144,11 +313,17 @@ static int poll_once(struct recorder *r)
 
 		targets__rescan(r->targets, full);
 		r->last_rescan = now;
+		/* An agent starts with CUDA, at any time: looked for at every
+		 * rescan in the few processes record names, at the full ones
+		 * across a whole host. */
+		if (full || !r->o.whole_host)
+			find_agents(r);
 		if (full) {
 			r->last_full_rescan = now;
 			find_devtrace(r);
 		}
 	}
+	tend_agents(r, now);
 	collector__poll_devtrace(r->col);
 	return 0;
 }
@@ -295,11 +470,14 @@ int recorder__attach(struct recorder *r)
 	capture__set_probes_attached(r->cap, r->probes_attached_ns);
 	/* What the rings hold now is read too: work that began before. */
 	r->devtrace_seen = devtrace_seen__new();
-	if (!r->devtrace_seen)
+	r->agents = agent_links__new();
+	if (!r->devtrace_seen || !r->agents)
 		return -ENOMEM;
 	err = open_devtrace_paths(r);
 	if (err)
 		return err;
+	want_device(r, r->o.device_detail);
+	find_agents(r);
 	find_devtrace(r);
 	collector__poll_devtrace(r->col);
 	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
@@ -400,6 +578,7 @@ int recorder__arm(struct recorder *r)
 		}
 		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
 		if (first) {
+			first = after_agents_on(r, first);
 			r->start_ns = first + r->o.delay_ns;
 			r->arm_wait_ns = first > began ? first - began : 0;
 			say_wait(r, &before, r->arm_wait_ns, true);
@@ -483,11 +662,16 @@ static int close_window(struct recorder *r, uint64_t stop)
 			break;
 	} while (r->o.grace_ns && now_ns() < stop + r->o.grace_ns &&
 		 !collector__all_closed(r->col));
+	err = flush_agents(r);
+	if (err)
+		return err;
 	probe_session__drain(r->ps);
 	if (interrupts(r) >= 2) {
 		log_err("aborted: no capture written");
 		return -EINTR;
 	}
+	note_agents(r);
+	say_no_agent(r);
 	err = collector__finish(r->col);
 	if (err) {
 		log_err("finishing the window failed: %s: no capture written", strerror(-err));
@@ -648,6 +832,7 @@ int recorder__set_detail(struct recorder *r, bool on)
 
 	if (!r->ps)
 		return -ENOTCONN;
+	want_device(r, on || r->o.device_detail);
 	if (on) {
 		/* Probes first, then the switch: until it turns, the new
 		 * probes turn their calls away whole. */
@@ -703,7 +888,11 @@ void recorder__free(struct recorder *r)
 {
 	if (!r)
 		return;
+	if (r->agents)
+		want_device(r, false);
 	recorder__detach(r);
+	agent_links__free(r->agents);
+	free(r->told_no_agent);
 	targets__free(r->targets);
 	devtrace_seen__free(r->devtrace_seen);
 	capture__free(r->cap);

@@ -85,8 +85,14 @@ struct recorder_opts {
 	size_t n_devtrace_paths;
 	/* Told of every span kept and every process exit (the daemon). */
 	const struct collector_observer *observer;
+	/*
+	 * Device detail from the in-process agents (docs/agent.md) from the
+	 * attach to the last window's close (record); otherwise only while
+	 * recorder__set_detail has detail on (the daemon's slices).
+	 */
+	bool device_detail;
 };
-#define recorder_opts__last_field observer
+#define recorder_opts__last_field device_detail
 
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
 struct recorder *recorder__new(const struct recorder_opts *opts);
