@@ -157,6 +157,14 @@ static const struct rt_pack_entry pjrt_entries[] = {
  * the 7th argument on is on the stack; [sp] is the return address. */
 #define CU_LAUNCH_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3), ARG(4), ARG(5), \
 			  STACK_AT(8, 4), STACK_AT(16, 4), STACK_AT(24, 8))
+/* cuLaunchKernelEx(const CUlaunchConfig *config, f, params, extra):
+ * config = {gridDimX @0, gridDimY @4, gridDimZ @8, blockDimX @12,
+ * blockDimY @16, blockDimZ @20, sharedMemBytes @24, CUstream hStream @32,
+ * attrs @40, numAttrs @48}, read into cuLaunchKernel's value order.
+ * cuBLASLt launches its GEMMs through it (seen on an H100, CUDA 13). */
+#define CU_LAUNCH_EX_OPS OPS(ARG(1), ARG_AT(0, 0, 4), ARG_AT(0, 4, 4), ARG_AT(0, 8, 4), \
+			     ARG_AT(0, 12, 4), ARG_AT(0, 16, 4), ARG_AT(0, 20, 4), \
+			     ARG_AT(0, 24, 4), ARG_AT(0, 32, 8))
 #define CU_MEMCPY_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3))
 
 static const struct rt_pack_entry cuda_entries[] = {
@@ -166,6 +174,12 @@ static const struct rt_pack_entry cuda_entries[] = {
 	{ .name = "cuLaunchKernel_ptsz", .target = RT_TARGET_SYMBOL,
 	  .symbol = "cuLaunchKernel_ptsz", .event = RT_EV_CUDA_LAUNCH,
 	  .spec_flags = ADOPT, CU_LAUNCH_OPS },
+	{ .name = "cuLaunchKernelEx", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuLaunchKernelEx", .event = RT_EV_CUDA_LAUNCH,
+	  .spec_flags = ADOPT, CU_LAUNCH_EX_OPS },
+	{ .name = "cuLaunchKernelEx_ptsz", .target = RT_TARGET_SYMBOL,
+	  .symbol = "cuLaunchKernelEx_ptsz", .event = RT_EV_CUDA_LAUNCH,
+	  .spec_flags = ADOPT, CU_LAUNCH_EX_OPS },
 	{ .name = "cuMemcpyHtoDAsync_v2", .target = RT_TARGET_SYMBOL,
 	  .symbol = "cuMemcpyHtoDAsync_v2", .event = RT_EV_CUDA_MEMCPY_H2D,
 	  .spec_flags = PAIRED | ADOPT, CU_MEMCPY_OPS },
