@@ -13,9 +13,12 @@ acceltrace's captures use:
 
 stderr: "running pid=P" once compiled (after --warmup steps), "done steps=N
 step_ms=X" at the end. --duration bounds the measured part by time,
---steps by count (0: no bound).
+--steps by count (0: no bound). --profile-steps N first runs N steps under
+JAX's own profiler (jax.profiler.trace into --profile-dir), the reference
+acceltrace's device timeline is checked against.
 
   python3 jax_train.py --truth FILE [--duration 10s] [--steps N] [--warmup 5]
+                       [--profile-steps N --profile-dir DIR]
 """
 import argparse
 import sys
@@ -28,6 +31,8 @@ def main():
     ap = argparse.ArgumentParser()
     add_arguments(ap, warmup=5)
     ap.add_argument("--width", type=int, default=1024)
+    ap.add_argument("--profile-steps", type=int, default=0)
+    ap.add_argument("--profile-dir")
     a = ap.parse_args()
 
     try:
@@ -61,6 +66,13 @@ def main():
     for _ in range(a.warmup):
         params = step(params, jax.device_put(xs), jax.device_put(ys))
     jax.block_until_ready(params)
+
+    if a.profile_steps:
+        with jax.profiler.trace(a.profile_dir):
+            for _ in range(a.profile_steps):
+                params = step(params, jax.device_put(xs), jax.device_put(ys))
+                jax.block_until_ready(params)
+        print("profiled steps=%d" % a.profile_steps, file=sys.stderr, flush=True)
 
     def one_step():
         nonlocal params

@@ -13,7 +13,8 @@ CLOCK_MONOTONIC ns (time.monotonic_ns):
 --count-launches N profiles N extra steps with torch.profiler first and
 prints "launches_per_step=X" (CUDA runtime and driver kernel launches, as
 torch.profiler counts them), the reference acceltrace's count is checked
-against. --device cpu runs the same loop on the CPU (to test the script
+against; --reference FILE also writes, as JSON, the GPU kernels per step
+and their names as torch.profiler (CUPTI through Kineto) saw them. --device cpu runs the same loop on the CPU (to test the script
 itself on a machine without a GPU; no launches then).
 
   python3 torch_train.py --truth FILE [--duration 10s] [--steps N]
@@ -30,7 +31,13 @@ LAUNCH_NAMES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
                 "cuLaunchKernelEx", "cudaGraphLaunch")
 
 
-def count_launches(run_step, n):
+def is_kernel(name):
+    return not name.startswith("Memcpy") and not name.startswith("Memset")
+
+
+def count_launches(run_step, n, reference):
+    import json
+    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(n):
@@ -39,6 +46,18 @@ def count_launches(run_step, n):
     for ev in prof.key_averages():
         if ev.key.split("_ptsz")[0] in LAUNCH_NAMES:
             total += ev.count
+    if reference:
+        # Device events that are kernels: not copies or memsets, and not
+        # the GPU-side ranges of user annotations ("Optimizer.step#SGD.step").
+        kernels = [ev for ev in prof.events()
+                   if ev.device_type == DeviceType.CUDA and is_kernel(ev.name) and
+                   not getattr(ev, "is_user_annotation", False) and "#" not in ev.name]
+        with open(reference, "w") as f:
+            json.dump({"launches_per_step": total / float(n),
+                       "kernels_per_step": len(kernels) / float(n),
+                       "kernel_us_per_step": sum(ev.time_range.elapsed_us()
+                                                 for ev in kernels) / float(n),
+                       "kernel_names": sorted({ev.name for ev in kernels})}, f)
     return total / float(n)
 
 
@@ -47,6 +66,7 @@ def main():
     add_arguments(ap, warmup=20)
     ap.add_argument("--count-launches", type=int, default=0)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--reference")
     a = ap.parse_args()
 
     try:
@@ -83,7 +103,7 @@ def main():
     for _ in range(a.warmup):
         run_step()
     if a.count_launches:
-        print("launches_per_step=%.3f" % count_launches(run_step, a.count_launches),
+        print("launches_per_step=%.3f" % count_launches(run_step, a.count_launches, a.reference),
               file=sys.stderr, flush=True)
 
     def one_step():

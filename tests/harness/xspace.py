@@ -8,6 +8,7 @@ record summary reports), and with their true times where acceltrace clipped
 them to the window.
 """
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -19,9 +20,13 @@ def xplane_pb2():
     """The generated module, built once per process."""
     global _pb2
     if _pb2 is None:
-        out = tempfile.mkdtemp(prefix="xplane-pb2-")
-        subprocess.run(["protoc", "--python_out=" + out, "-I", "user/output",
-                        "user/output/xplane.proto"], check=True)
+        # A machine without protoc (the lent GPU machine) is handed the
+        # module generated here, in XPLANE_PB2_DIR.
+        out = os.environ.get("XPLANE_PB2_DIR")
+        if not out:
+            out = tempfile.mkdtemp(prefix="xplane-pb2-")
+            subprocess.run(["protoc", "--python_out=" + out, "-I", "user/output",
+                            "user/output/xplane.proto"], check=True)
         sys.path.insert(0, out)
         import xplane_pb2 as mod  # noqa: E402
         _pb2 = mod
