@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The agent library as a traced process meets it (docs/agent.md, "Never
+# breaking its host"): one exported symbol, nothing needed beyond libc, and
+# loaded by LD_PRELOAD it only points CUDA's injection hook at itself,
+# leaving one set already alone.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/harness/test.sh
+
+lib=${OUTPUT:-build}/libacceltrace-agent.so
+[[ -f $lib ]] || { fail "$lib is not built (make all)"; test_done; }
+
+exports=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort | tr '\n' ' ')
+[[ $exports == "InitializeInjection " ]] || fail "exports other symbols: $exports"
+
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+for n in $needed; do
+	case $n in
+	libc.so.*|libdl.so.*|libpthread.so.*|ld-linux*) ;;
+	*) fail "needs $n: a traced process may not have it" ;;
+	esac
+done
+
+abs=$(realpath "$lib")
+got=$(env -u CUDA_INJECTION64_PATH LD_PRELOAD="$abs" /usr/bin/env | sed -n 's/^CUDA_INJECTION64_PATH=//p')
+[[ $got == "$abs" ]] || fail "LD_PRELOAD: CUDA_INJECTION64_PATH is '$got', not the agent"
+got=$(CUDA_INJECTION64_PATH=/opt/nsight/libinject.so LD_PRELOAD="$abs" /usr/bin/env |
+	sed -n 's/^CUDA_INJECTION64_PATH=//p')
+[[ $got == /opt/nsight/libinject.so ]] || fail "LD_PRELOAD replaced an injection library set: '$got'"
+test_done
