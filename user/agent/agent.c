@@ -68,22 +68,38 @@ static void wait_wake(uint32_t seen, uint64_t ns)
 	syscall(SYS_futex, &page->wake, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
+/* A driver function: from the global scope (where the H100 runs found
+ * them), else from libcuda by name (a loader that opened it
+ * RTLD_LOCAL). */
+static void *driver_sym(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name), *cuda;
+
+	if (f)
+		return f;
+	cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!cuda)
+		return NULL;
+	f = dlsym(cuda, name);
+	dlclose(cuda);	/* a reference dropped: it stays loaded */
+	return f;
+}
+
 /* The process's GPUs, from the driver that loaded us (libcuda). */
 static unsigned int list_devices(struct gpu_device_info *info, unsigned int max)
 {
-	/* libcuda is often opened RTLD_LOCAL (by libcudart): ask it by name. */
-	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	void *from = cuda ? cuda : RTLD_DEFAULT;
-	int (*get_count)(int *) = (int (*)(int *))dlsym(from, "cuDeviceGetCount");
-	int (*get)(int *, int) = (int (*)(int *, int))dlsym(from, "cuDeviceGet");
-	int (*get_name)(char *, int, int) = (int (*)(char *, int, int))dlsym(from, "cuDeviceGetName");
-	int n = 0, dev;
+	int (*get_count)(int *) = (int (*)(int *))driver_sym("cuDeviceGetCount");
+	int (*get)(int *, int) = (int (*)(int *, int))driver_sym("cuDeviceGet");
+	int (*get_name)(char *, int, int) = (int (*)(char *, int, int))driver_sym("cuDeviceGetName");
+	int n = 0, dev, err = -1;
 
-	if (cuda)
-		dlclose(cuda);	/* only a reference dropped: it stays loaded */
-
-	if (!get_count || get_count(&n) || n <= 0)
-		return 1;	/* unknown: one buffer, records of others refused */
+	if (get_count)
+		err = get_count(&n);
+	if (err || n <= 0) {
+		agent_debug("no device count from the driver (%s, %d): one buffer",
+			    get_count ? "error" : "no cuDeviceGetCount", err);
+		return 1;	/* records of other devices are refused */
+	}
 	if ((unsigned int)n > max)
 		n = (int)max;
 	for (int i = 0; i < n; i++) {
