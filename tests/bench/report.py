@@ -271,6 +271,13 @@ def build(t):
     t.row("PyTorch: bpftrace's own CPU", get("torch.bpftrace.tracer_cpu"), "%", 1)
     compare(t, "PyTorch: acceltrace default vs bpftrace", a, b, "bpftrace")
     compare(t, "PyTorch: acceltrace default vs torch.profiler", a, p, "torch.profiler")
+    t.row("simulated CUDA loop (cuda-app), nothing loaded (steps/s)", get("agent.off"), "steps/s", 1)
+    t.row("simulated CUDA loop: the in-process agent loaded, dormant",
+          slowdown("agent.dormant", "agent.off"), "%", 1, 1, "<=", "within noise (≤ 1 %)")
+    t.row("simulated CUDA loop: record --no-agent (probes only)",
+          slowdown("agent.record_no_agent", "agent.off"), "%", 1)
+    t.row("simulated CUDA loop: record with the agent on (probes and simulated CUPTI)",
+          slowdown("agent.record_agent", "agent.off"), "%", 1)
 
     # ---- 3. collector -------------------------------------------------
     t.section("3. Collector (64-byte records, consumer on one core)")

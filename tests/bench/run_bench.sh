@@ -10,7 +10,7 @@
 # (make bench-long, OUTPUT_DIR/bench/long.txt) are included when present.
 #
 # About 12 minutes on 2 cores. BENCH_REPS (default 5) sets the repetitions;
-# BENCH_ONLY="probe collector writer devtrace trainer torch" picks benchmarks.
+# BENCH_ONLY="probe collector writer devtrace trainer torch agent" picks benchmarks.
 set -uo pipefail
 
 out=${1:-build}
@@ -18,7 +18,7 @@ here=$(dirname "$0")
 dir=$out/bench
 results=$dir/results.txt
 log=$dir/bench.log
-only=${BENCH_ONLY:-probe collector writer devtrace trainer torch}
+only=${BENCH_ONLY:-probe collector writer devtrace trainer torch agent}
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "make bench: the benchmarks load BPF programs; run as root" >&2
@@ -78,6 +78,7 @@ for b in $only; do
 			BENCH_TRAINER_CONFIGS="off acceltrace daemon daemon_full bpftrace" \
 			"$here/bench_trainer.sh" "$out" ;;
 	torch) step torch "$here/bench_torch.sh" "$out" ;;
+	agent) step agent "$here/bench_agent.sh" "$out" ;;
 	esac
 done
 echo "INFO load-after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results"
