@@ -41,6 +41,8 @@
 /* At a window's close: how long the agents may take to hand over what
  * their runtime still holds. */
 #define AGENT_FLUSH_WAIT_NS (1000 * 1000000ull)
+/* How often the agents' pages are read for their state. */
+#define AGENT_READ_NS (100 * 1000000ull)
 /* At arming: how long agents found may take to turn device detail on. */
 #define AGENT_START_WAIT_NS (2000 * 1000000ull)
 
@@ -65,6 +67,7 @@ struct recorder {
 	struct devtrace_seen *devtrace_seen;	/* buffers handed to the collector */
 	struct agent_links *agents;	/* the agents in the targets */
 	bool want_device;		/* device detail asked of them now */
+	uint64_t agents_read_ns;	/* their pages last read */
 	pid_t *told_no_agent;		/* CUDA targets said to have no agent */
 	size_t n_told_no_agent, cap_told_no_agent;
 };
@@ -182,6 +185,10 @@ static void tend_agents(struct recorder *r, uint64_t now)
 		return;
 	if (r->want_device)
 		agent_links__want(r->agents, now + AGENT_LEASE_NS, now);
+	/* A page read is 4 KiB a process: ten times a second is soon enough. */
+	if (now - r->agents_read_ns < AGENT_READ_NS)
+		return;
+	r->agents_read_ns = now;
 	if (agent_links__poll(r->agents))
 		find_devtrace(r);
 }

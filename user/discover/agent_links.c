@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/types.h>
@@ -101,6 +102,33 @@ static void write_lease(struct agent_link *k, uint64_t lease)
 	wake_agent(k);
 }
 
+/*
+ * A page on a file system served by a process or over a network (FUSE,
+ * NFS, SMB) could hang every pread and pwrite of the record loop: such
+ * a page is refused. The agent makes its page in tmpfs (/dev/shm) or
+ * local /tmp.
+ */
+static bool local_file(int fd)
+{
+	static const unsigned long remote[] = {
+		0x65735546,	/* FUSE */
+		0x6969,		/* NFS */
+		0xff534d42,	/* CIFS */
+		0xfe534d42,	/* SMB2 */
+		0x517b,		/* SMB */
+		0x01021997,	/* 9P */
+		0x00c36400,	/* Ceph */
+	};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return false;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((unsigned long)sf.f_type == remote[i])
+			return false;
+	return true;
+}
+
 /* Control pages among @pid's files. */
 struct find_ctx {
 	struct agent_links *l;
@@ -121,6 +149,10 @@ static void offer(void *ctx, const char *open_path, const char *path)
 			      seen_page, l, &st);
 	if (fd < 0)
 		return;
+	if (!local_file(fd)) {
+		close(fd);
+		return;
+	}
 	if (ARRAY_GROW(l->v, l->cap, l->n + 1) ||
 	    hashmap__put(l->seen, st.st_dev, st.st_ino, (void *)1, NULL)) {
 		close(fd);
