@@ -273,10 +273,13 @@ static void start_agent(void)
  */
 static void in_child(void)
 {
+	cupti_backend_forget();
 	if (page)
 		munmap(page, AGENT_CONTROL_SIZE);
 	page = NULL;
 	agent_log_set_page(NULL);
+	/* No CUPTI thread runs here (fork copies the calling thread only),
+	 * and records no longer come to them: let go. */
 	gpu_buffers__drop(buffers);
 	buffers = NULL;
 	started = false;

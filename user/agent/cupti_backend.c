@@ -30,9 +30,12 @@ static const char *const sonames[] = {
 static struct cupti_api_table api;
 static void *lib;
 static int load_err;		/* 0 not tried, 1 loaded, -errno failed */
-static bool callbacks_registered, join_launches;
-static struct gpu_buffers *out;	/* set before any kind is enabled */
+static bool callbacks_registered;
+/* Where records go: set before any kind is enabled, cleared in a forked
+ * child (whose CUPTI may still call back); read atomically. */
+static struct gpu_buffers *out;
 static uint64_t dropped, incomplete;
+static uint32_t enabled;	/* a bit per activity kind turned on */
 /* Per domain (driver 0, runtime 1) and cbid: 0 not asked, 1 a call that
  * queues device work (its LAUNCH record is kept), 2 any other call. */
 static unsigned char cbid_kind[2][CBID_CACHE];
@@ -234,8 +237,10 @@ static const char *copy_name(uint8_t copy_kind)
 	}
 }
 
-static void translate(const struct cupti_activity *a)
+static void translate(struct gpu_buffers *to, const struct cupti_activity *a)
 {
+	bool kept = true;
+
 	switch (a->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -245,9 +250,9 @@ static void translate(const struct cupti_activity *a)
 			__atomic_add_fetch(&incomplete, 1, __ATOMIC_RELAXED);
 			return;
 		}
-		gpu_buffers__kernel(out, k->device_id, k->stream_id, k->correlation_id, k->start,
-				    k->end, k->name);
-		return;
+		kept = gpu_buffers__kernel(to, k->device_id, k->stream_id, k->correlation_id,
+					   k->start, k->end, k->name);
+		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -257,11 +262,11 @@ static void translate(const struct cupti_activity *a)
 			__atomic_add_fetch(&incomplete, 1, __ATOMIC_RELAXED);
 			return;
 		}
-		gpu_buffers__transfer(out, t->device_id, t->stream_id, t->correlation_id, t->start,
-				      t->end, t->bytes,
-				      a->kind == CUPTI_ACTIVITY_KIND_MEMSET ? "Memset" :
-				      copy_name(t->copy_kind));
-		return;
+		kept = gpu_buffers__transfer(to, t->device_id, t->stream_id, t->correlation_id,
+					     t->start, t->end, t->bytes,
+					     a->kind == CUPTI_ACTIVITY_KIND_MEMSET ? "Memset" :
+					     copy_name(t->copy_kind));
+		break;
 	}
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 	case CUPTI_ACTIVITY_KIND_RUNTIME: {
@@ -273,18 +278,23 @@ static void translate(const struct cupti_activity *a)
 		if (!queues_work(domain, c->cbid) || c->end < c->start)
 			return;
 		api.GetCallbackName(domain, c->cbid, &name);
-		gpu_buffers__launch(out, c->thread_id, c->correlation_id, c->start, c->end,
+		gpu_buffers__launch(to, c->thread_id, c->correlation_id, c->start, c->end,
 				    name ? name : "launch");
 		return;
 	}
 	default:
 		return;	/* kinds the agent did not ask for */
 	}
+	/* A device the buffers do not know (the driver listed fewer): lost,
+	 * and counted with the records that had no end. */
+	if (!kept)
+		__atomic_add_fetch(&incomplete, 1, __ATOMIC_RELAXED);
 }
 
 static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer, size_t size,
 			     size_t valid_size)
 {
+	struct gpu_buffers *to = __atomic_load_n(&out, __ATOMIC_ACQUIRE);
 	struct cupti_activity *rec = NULL;
 	size_t lost = 0;
 
@@ -293,8 +303,9 @@ static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer,
 	(void)size;
 	if (!buffer)
 		return;
-	while (out && api.ActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS && rec)
-		translate(rec);
+
+	while (to && api.ActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS && rec)
+		translate(to, rec);
 	if (api.ActivityGetNumDroppedRecords(NULL, 0, &lost) == CUPTI_SUCCESS && lost) {
 		__atomic_add_fetch(&dropped, lost, __ATOMIC_RELAXED);
 		agent_say(AGENT_P_DROPPED, "CUPTI dropped %zu activity records (no buffer in time)",
@@ -311,12 +322,22 @@ static const uint32_t call_kinds[] = {
 	CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
+/* Exactly the kinds turned on, off again. */
 static void disable_all(void)
 {
-	for (size_t i = 0; i < sizeof(work_kinds) / sizeof(work_kinds[0]); i++)
-		api.ActivityDisable(work_kinds[i]);
-	for (size_t i = 0; join_launches && i < sizeof(call_kinds) / sizeof(call_kinds[0]); i++)
-		api.ActivityDisable(call_kinds[i]);
+	for (uint32_t k = 0; k < 32; k++)
+		if (enabled & (1u << k))
+			api.ActivityDisable(k);
+	enabled = 0;
+}
+
+static CUptiResult enable(uint32_t kind)
+{
+	CUptiResult r = api.ActivityEnable(kind);
+
+	if (r == CUPTI_SUCCESS)
+		enabled |= 1u << kind;
+	return r;
 }
 
 static const char *enable_hint(CUptiResult r)
@@ -336,11 +357,12 @@ static const char *enable_hint(CUptiResult r)
 int cupti_backend_start(struct gpu_buffers *buffers)
 {
 	CUptiResult r = CUPTI_SUCCESS;
+	bool join;
 	size_t i;
 
 	if (cupti_backend_load())
 		return -ENOENT;
-	out = buffers;
+	__atomic_store_n(&out, buffers, __ATOMIC_RELEASE);
 	if (!callbacks_registered) {
 		r = api.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 		if (r != CUPTI_SUCCESS)
@@ -348,20 +370,25 @@ int cupti_backend_start(struct gpu_buffers *buffers)
 		callbacks_registered = true;
 	}
 	for (i = 0; i < sizeof(work_kinds) / sizeof(work_kinds[0]); i++) {
-		r = api.ActivityEnable(work_kinds[i]);
+		r = enable(work_kinds[i]);
 		if (r != CUPTI_SUCCESS)
 			goto refused;
 	}
 	/* The calls that queued the work join each kernel to its launch;
-	 * without their names (an old CUPTI) every API call would come. */
-	join_launches = api.GetCallbackName && api.SetThreadIdType;
-	for (i = 0; join_launches && i < sizeof(call_kinds) / sizeof(call_kinds[0]); i++) {
-		if (api.ActivityEnable(call_kinds[i]) != CUPTI_SUCCESS)
-			join_launches = false;
-	}
-	if (!join_launches)
+	 * without their names (an old CUPTI) every API call would come. A
+	 * kind that will not turn on leaves the other off too. */
+	join = api.GetCallbackName && api.SetThreadIdType;
+	for (i = 0; join && i < sizeof(call_kinds) / sizeof(call_kinds[0]); i++)
+		join = enable(call_kinds[i]) == CUPTI_SUCCESS;
+	if (!join) {
+		for (i = 0; i < sizeof(call_kinds) / sizeof(call_kinds[0]); i++)
+			if (enabled & (1u << call_kinds[i])) {
+				api.ActivityDisable(call_kinds[i]);
+				enabled &= ~(1u << call_kinds[i]);
+			}
 		agent_say(AGENT_P_NO_JOIN, "this CUPTI gives no launch records: kernels are "
 			  "shown, not joined to their host launches");
+	}
 	return 0;
 refused:
 	disable_all();
@@ -397,6 +424,12 @@ int cupti_backend_clock_pair(uint64_t *cupti_ts, uint64_t *host_ns)
 	*cupti_ts = ts;
 	*host_ns = t0 + (t1 - t0) / 2;
 	return 0;
+}
+
+void cupti_backend_forget(void)
+{
+	__atomic_store_n(&out, NULL, __ATOMIC_RELEASE);
+	enabled = 0;
 }
 
 uint64_t cupti_backend_dropped(void)

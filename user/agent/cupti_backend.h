@@ -24,6 +24,9 @@ int cupti_backend_start(struct gpu_buffers *out);
 void cupti_backend_flush(bool forced);
 /* Stops recording; records already made are flushed into the buffers. */
 void cupti_backend_stop(void);
+/* In a forked child: records go nowhere any more (the buffers are the
+ * parent's), whatever CUPTI still calls back. */
+void cupti_backend_forget(void);
 /* A clock pair: CUPTI's timestamp and CLOCK_MONOTONIC at one instant. */
 int cupti_backend_clock_pair(uint64_t *cupti_ts, uint64_t *host_ns);
 /* Records CUPTI said it dropped (no buffer), and records without an end. */

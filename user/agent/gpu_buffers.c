@@ -194,8 +194,7 @@ static uint32_t name_id(struct gpu_buffers *b, struct gpu_buffer *g, int kind, c
 	}
 	id = devtrace_map__add_name(&g->m, kind, text, strlen(text));
 	free(demangled);
-	if (id == DEVTRACE_NO_NAME)
-		return id;
+	/* Kept, found or refused (the table full): a name is tried once. */
 	g->index[i].hash = h;
 	g->index[i].id = id;
 	g->indexed++;

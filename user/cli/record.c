@@ -310,6 +310,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		return EXIT_USAGE;
 	}
 	o->device_detail = !a->no_agent;
+	o->no_agents = a->no_agent;
 	return 0;
 }
 

@@ -335,7 +335,14 @@ static bool carry(struct collect_devtrace *d, int buf, struct dt_core *k,
 
 	if (d->replaying || !c->stop_planned)
 		return false;
-	if (!k->carrying) {
+	/* A whole span (a GPU kernel) comes in no ts order: each is the next
+	 * window's if it began past the stop, and says nothing of the
+	 * records after it. */
+	if (DEVTRACE_KIND_IS_SPAN(r->kind)) {
+		t = host_ns(d, k, r->ts);
+		if (!t || t <= c->stop_ns)
+			return false;
+	} else if (!k->carrying) {
 		t = host_ns(d, k, r->ts);
 		if (!t || t <= c->stop_ns)
 			return false;

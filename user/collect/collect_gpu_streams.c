@@ -221,6 +221,17 @@ static size_t first_at(const struct gpu_launches *g, uint32_t pid, uint32_t tid,
 	return lo;
 }
 
+/* Whether entry time @a is a better entry for a call starting at @call
+ * than @b: at or before it beats after it; then the nearer. */
+static bool nearer_entry(uint64_t a, uint64_t b, uint64_t call)
+{
+	bool a_before = a <= call, b_before = b <= call;
+
+	if (a_before != b_before)
+		return a_before;
+	return a_before ? a > b : a < b;
+}
+
 /*
  * Pass 1 claims each call for the innermost span around it; pass 2 gives
  * each span the outermost of the calls it claimed (a runtime call holds
@@ -270,9 +281,10 @@ static uint64_t join_span(const struct capture_span *s, const struct capture_tra
 			continue;
 		if (!j->assign) {
 			/* Innermost: the shortest span; among entries, the
-			 * latest one before the call. */
+			 * nearest one at or before the call's start, else the
+			 * nearest after it (within the slack). */
 			if (len < l->best_len ||
-			    (len == l->best_len && s->start_ns > l->best_start)) {
+			    (len == l->best_len && nearer_entry(s->start_ns, l->best_start, l->start))) {
 				l->best_len = len;
 				l->best_track = s->track;
 				l->best_start = s->start_ns;

@@ -166,7 +166,8 @@ static uint64_t after_agents_on(struct recorder *r, uint64_t start)
 		if (poll_once(r))
 			break;
 	}
-	if (latest > start) {
+	/* The agent's word for when it turned on, bounded by what can be. */
+	if (latest > start && latest <= now_ns()) {
 		log_info("window opens with device detail, %.3f s after the first execution",
 			 (latest - start) / 1e9);
 		return latest;
@@ -252,7 +253,7 @@ static void note_agents(struct recorder *r)
  */
 static void say_no_agent(struct recorder *r)
 {
-	for (size_t i = 0; i < targets__count(r->targets); i++) {
+	for (size_t i = 0; r->agents && i < targets__count(r->targets); i++) {
 		const struct process_report *p = targets__report(r->targets, i);
 		const struct attached_library *lib;
 		bool told = false;
@@ -477,8 +478,8 @@ int recorder__attach(struct recorder *r)
 	capture__set_probes_attached(r->cap, r->probes_attached_ns);
 	/* What the rings hold now is read too: work that began before. */
 	r->devtrace_seen = devtrace_seen__new();
-	r->agents = agent_links__new();
-	if (!r->devtrace_seen || !r->agents)
+	r->agents = r->o.no_agents ? NULL : agent_links__new();
+	if (!r->devtrace_seen || (!r->agents && !r->o.no_agents))
 		return -ENOMEM;
 	err = open_devtrace_paths(r);
 	if (err)

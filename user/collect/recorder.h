@@ -91,8 +91,10 @@ struct recorder_opts {
 	 * recorder__set_detail has detail on (the daemon's slices).
 	 */
 	bool device_detail;
+	/* --no-agent: agents neither looked for nor asked, nor missed. */
+	bool no_agents;
 };
-#define recorder_opts__last_field device_detail
+#define recorder_opts__last_field no_agents
 
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
 struct recorder *recorder__new(const struct recorder_opts *opts);

@@ -656,8 +656,14 @@ size_t devtrace_reader__long_name(const struct devtrace_reader *r, int buf, __u3
 	if (!devtrace_reader__name(r, buf, id, NULL))
 		return 0;
 	b = &r->bufs[buf];
-	/* The entry, then the MORE entries after it (docs/devtrace.md). */
-	for (uint64_t i = id; i < b->names_have && n + 1 < cap; i++) {
+	/*
+	 * The entry, then the MORE entries after it (docs/devtrace.md): a
+	 * writer fills every piece but the last, so a short piece ends the
+	 * name, and no name has more pieces than the longest allowed needs
+	 * (a hostile buffer's empty MORE entries cost no more than that).
+	 */
+	for (uint64_t i = id; i < b->names_have && i - id <= DEVTRACE_LONG_NAME_MAX /
+		     DEVTRACE_NAME_MAX && n + 1 < cap; i++) {
 		const struct dt_name *nm = &b->names[i];
 		size_t len;
 
@@ -670,6 +676,8 @@ size_t devtrace_reader__long_name(const struct devtrace_reader *r, int buf, __u3
 			len = cap - 1 - n;
 		memcpy(out + n, nm->text, len);
 		n += len;
+		if (strlen(nm->text) < DEVTRACE_NAME_MAX)
+			break;
 	}
 	out[n] = '\0';
 	return n;

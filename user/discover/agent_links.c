@@ -5,10 +5,10 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/types.h>
@@ -65,11 +65,29 @@ void agent_links__free(struct agent_links *l)
 	free(l);
 }
 
-static int seen_page(void *ctx, const struct stat *st)
-{
-	struct agent_links *l = ctx;
+/* Control pages among @pid's files. */
+struct find_ctx {
+	struct agent_links *l;
+	pid_t pid;
+	uid_t uid;		/* the process's (its /proc directory's owner) */
+	int found, err;
+};
 
-	return hashmap__get(l->seen, st->st_dev, st->st_ino) != NULL;
+/*
+ * Only what the agent makes is taken for a page, before anything is
+ * opened: a file of exactly one page, unlinked, private to the process's
+ * user (0600) and owned by it. acceltrace writes into the page; a file the
+ * process merely maps or reads (a root-owned one among them) must never
+ * be opened for writing, however its first bytes read.
+ */
+static int not_a_page(void *ctx, int path_fd, const struct stat *st)
+{
+	struct find_ctx *f = ctx;
+
+	(void)path_fd;
+	return hashmap__get(f->l->seen, st->st_dev, st->st_ino) != NULL ||
+	       st->st_size != AGENT_CONTROL_SIZE || st->st_nlink != 0 ||
+	       (st->st_mode & 07777) != 0600 || st->st_uid != f->uid;
 }
 
 /* +1 to the u32 at @off; the new value, 0 when the file refused. */
@@ -102,57 +120,26 @@ static void write_lease(struct agent_link *k, uint64_t lease)
 	wake_agent(k);
 }
 
-/*
- * A page on a file system served by a process or over a network (FUSE,
- * NFS, SMB) could hang every pread and pwrite of the record loop: such
- * a page is refused. The agent makes its page in tmpfs (/dev/shm) or
- * local /tmp.
- */
-static bool local_file(int fd)
-{
-	static const unsigned long remote[] = {
-		0x65735546,	/* FUSE */
-		0x6969,		/* NFS */
-		0xff534d42,	/* CIFS */
-		0xfe534d42,	/* SMB2 */
-		0x517b,		/* SMB */
-		0x01021997,	/* 9P */
-		0x00c36400,	/* Ceph */
-	};
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf))
-		return false;
-	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
-		if ((unsigned long)sf.f_type == remote[i])
-			return false;
-	return true;
-}
-
-/* Control pages among @pid's files. */
-struct find_ctx {
-	struct agent_links *l;
-	pid_t pid;
-	int found, err;
-};
-
 static void offer(void *ctx, const char *open_path, const char *path)
 {
 	struct find_ctx *f = ctx;
 	struct agent_links *l = f->l;
 	struct agent_link *k;
 	struct stat st;
-	int fd;
+	char self[64];
+	int fd, rfd;
 
 	(void)path;
-	fd = mapped_file_open(open_path, O_RDWR, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE,
-			      seen_page, l, &st);
+	rfd = mapped_file_open(open_path, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE, not_a_page, f,
+			       &st);
+	if (rfd < 0)
+		return;
+	/* The page it is: now for writing, the same inode. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", rfd);
+	fd = open(self, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	close(rfd);
 	if (fd < 0)
 		return;
-	if (!local_file(fd)) {
-		close(fd);
-		return;
-	}
 	if (ARRAY_GROW(l->v, l->cap, l->n + 1) ||
 	    hashmap__put(l->seen, st.st_dev, st.st_ino, (void *)1, NULL)) {
 		close(fd);
@@ -175,7 +162,15 @@ static void offer(void *ctx, const char *open_path, const char *path)
 int agent_links__find(struct agent_links *l, pid_t pid)
 {
 	struct find_ctx f = { .l = l, .pid = pid };
-	int err = mapped_files_for_each(pid, offer, &f);
+	struct stat st;
+	char dir[32];
+	int err;
+
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	if (stat(dir, &st))
+		return -errno;
+	f.uid = st.st_uid;
+	err = mapped_files_for_each(pid, offer, &f);
 
 	if (f.err)
 		return f.err;

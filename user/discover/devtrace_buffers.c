@@ -51,10 +51,11 @@ void devtrace_seen__forget(struct devtrace_seen *s, dev_t dev, ino_t ino)
 		hashmap__remove(s->files, dev, ino);
 }
 
-static int already_seen(void *ctx, const struct stat *st)
+static int already_seen(void *ctx, int path_fd, const struct stat *st)
 {
 	struct devtrace_seen *seen = ctx;
 
+	(void)path_fd;
 	/* A buffer already found costs no second open or read. */
 	return seen && hashmap__get(seen->files, st->st_dev, st->st_ino) != NULL;
 }
@@ -62,8 +63,8 @@ static int already_seen(void *ctx, const struct stat *st)
 static int check_open(struct devtrace_seen *seen, const char *open_path)
 {
 	struct stat st;
-	int fd = mapped_file_open(open_path, O_RDONLY, DEVTRACE_MAGIC, DEVTRACE_HEADER_SIZE,
-				  already_seen, seen, &st);
+	int fd = mapped_file_open(open_path, DEVTRACE_MAGIC, DEVTRACE_HEADER_SIZE, already_seen,
+				  seen, &st);
 
 	if (fd < 0)
 		return fd;

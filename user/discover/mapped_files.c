@@ -10,14 +10,33 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "discover/mapped_files.h"
 #include "discover/proc_maps.h"
 #include "discover/procfs.h"
 
-int mapped_file_open(const char *open_path, int oflags, uint64_t magic, off_t min_size,
-		     int (*skip)(void *ctx, const struct stat *st), void *ctx,
+/* FUSE, NFS, SMB, 9P, Ceph: served by a process or over a network. */
+static bool remote_fs(int path_fd)
+{
+	static const unsigned long remote[] = {
+		0x65735546, 0x6969, 0xff534d42, 0xfe534d42, 0x517b, 0x01021997, 0x00c36400,
+	};
+	struct statfs sf;
+
+	/* statfs on FUSE asks its daemon too; the magic is told by the
+	 * kernel for every other file system, before any read. */
+	if (fstatfs(path_fd, &sf))
+		return true;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((unsigned long)sf.f_type == remote[i])
+			return true;
+	return false;
+}
+
+int mapped_file_open(const char *open_path, uint64_t magic, off_t min_size,
+		     int (*skip)(void *ctx, int path_fd, const struct stat *st), void *ctx,
 		     struct stat *st)
 {
 	uint64_t head = 0;
@@ -33,12 +52,16 @@ int mapped_file_open(const char *open_path, int oflags, uint64_t magic, off_t mi
 		close(pfd);
 		return -ENOTSUP;
 	}
-	if (skip && skip(ctx, st)) {
+	if (skip && skip(ctx, pfd, st)) {
 		close(pfd);
 		return -EEXIST;
 	}
+	if (remote_fs(pfd)) {
+		close(pfd);
+		return -ENOTSUP;
+	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, oflags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	err = -errno;
 	close(pfd);
 	if (fd < 0)

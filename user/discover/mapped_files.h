@@ -16,13 +16,15 @@
 #include <sys/types.h>
 
 /*
- * Opens @open_path with @oflags (O_RDONLY or O_RDWR) if it is a regular
- * file of at least @min_size bytes whose first 8 bytes are @magic; @st gets
- * its stat. The fd, or -errno: -ENOTSUP not such a file; @skip (may be
- * NULL) said to skip it (-EEXIST) before anything was opened.
+ * Opens @open_path read only if it is a regular file of at least
+ * @min_size bytes on a local file system whose first 8 bytes are @magic;
+ * @st gets its stat. The fd, or -errno: -ENOTSUP not such a file (or on a
+ * file system a process or a network serves, whose reads could hang the
+ * caller); @skip (may be NULL), given the file's O_PATH descriptor and
+ * stat, said to skip it (-EEXIST) before anything was opened or read.
  */
-int mapped_file_open(const char *open_path, int oflags, uint64_t magic, off_t min_size,
-		     int (*skip)(void *ctx, const struct stat *st), void *ctx,
+int mapped_file_open(const char *open_path, uint64_t magic, off_t min_size,
+		     int (*skip)(void *ctx, int path_fd, const struct stat *st), void *ctx,
 		     struct stat *st);
 
 /*
