@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -186,6 +187,46 @@ static void test_controller_without_session(void)
 	attach_control__free(NULL);
 }
 
+static void note_tid(void *ctx, pid_t tid, pid_t ns_tid)
+{
+	int *n = ctx;
+
+	/* Outside a namespace of its own the ids are the host's. */
+	if (tid == ns_tid && tid == (pid_t)syscall(SYS_gettid))
+		n[0]++;
+	n[1]++;
+}
+
+/* Outside a container each id is its own; in a PID namespace (unshare)
+ * the process is pid 1 there, and its thread is named by that namespace. */
+static void test_ns_ids(void)
+{
+	int n[2] = { 0, 0 }, status = 0;
+	pid_t child;
+
+	ASSERT_EQ(procfs_ns_pid(getpid(), 0), getpid(), "own pid outside a namespace");
+	ASSERT_OK(procfs_for_each_ns_tid(getpid(), note_tid, n), "threads");
+	ASSERT_EQ(n[0], 1, "this thread, the same id on both sides");
+	ASSERT_GE(n[1], 1, "every thread listed");
+	ASSERT_LE(procfs_ns_pid(999999999, 0), -1, "no such process: an error");
+	if (unshare(CLONE_NEWPID)) {
+		printf("note: unshare(CLONE_NEWPID) refused (%s): the namespace half not run\n",
+		       strerror(errno));
+		return;
+	}
+	child = fork();	/* the first child of the new namespace: its pid 1 */
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!ASSERT_GE(child, 1, "fork"))
+		return;
+	ASSERT_EQ(procfs_ns_pid(child, 0), 1, "in its namespace the child is pid 1");
+	ASSERT_EQ(procfs_ns_pid(child, child), 1, "and its thread is thread 1");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
 int main(void)
 {
 	test_names();
@@ -193,5 +234,6 @@ int main(void)
 	test_alive();
 	test_io_reads();
 	test_controller_without_session();
+	test_ns_ids();
 	return test_exit();
 }

@@ -18,7 +18,10 @@ correlation id and its device start and end in CLOCK_MONOTONIC):
   profiling to administrators): the process runs on, the capture is
   written with the host side and says why there are no kernels;
 - --no-agent, and --pid on a process without the agent: no GPU lines, and
-  the latter says so plainly.
+  the latter says so plainly;
+- a process in a PID namespace of its own (a container's): its agent names
+  it and its threads by the namespace's ids; the GPU plane is still the
+  host process's, and its kernels are joined to its launches.
 """
 import collections
 import json
@@ -205,6 +208,46 @@ def by_pid(work, with_agent):
           "%s: the host side is recorded as ever" % label)
 
 
+def namespaced(work):
+    """record --pid on cuda-app in a PID namespace of its own (unshare)."""
+    label = "--pid, in a PID namespace"
+    tp = os.path.join(work, "ns.jsonl")
+    env = agent_env(CUDA_INJECTION64_PATH=AGENT)
+    outer = subprocess.Popen(["unshare", "--pid", "--fork", *app_cmd("runtime", tp)],
+                             stderr=subprocess.PIPE, text=True, env=env,
+                             start_new_session=True)
+    lines = []
+    threading.Thread(target=lambda: lines.extend(outer.stderr), daemon=True).start()
+    try:
+        if not check(wait_for(lambda: any("running" in l for l in lines), 20),
+                     "%s: cuda-app started: %s" % (label, lines[-3:])):
+            return
+        kids = subprocess.run(["pgrep", "-P", str(outer.pid)], capture_output=True,
+                              text=True).stdout.split()
+        if not check(len(kids) == 1, "%s: the namespaced process found: %s" % (label, kids)):
+            return
+        pid = int(kids[0])
+        rc, s, err = record("--pid", str(pid), "-d", "2s", "--logdir", os.path.join(work, "ns"))
+    finally:
+        os.killpg(outer.pid, 9)
+        outer.wait()
+    if not check(rc == 0 and s, "%s: rc %d: %s" % (label, rc, err[-800:])):
+        return
+    cap = capture_of(s)
+    events = gpu_events(cap)
+    check(events, "%s: GPU kernels recorded" % label)
+    planes = cap.plane_stat("acceltrace.pid")
+    gpu_pids = {v for k, v in planes.items() if k.startswith("/device:GPU:")}
+    check(gpu_pids == {pid}, "%s: the GPU plane is the host process's (%d): %s"
+          % (label, pid, gpu_pids))
+    host = host_correlations(cap)
+    kernels = [e for e in events if not e.name.startswith("Mem")]
+    joined = sum(1 for e in kernels if e.stats.get("correlation_id") in host)
+    check(kernels and joined >= 0.99 * len(kernels),
+          "%s: kernels joined through the namespace's thread ids: %d of %d"
+          % (label, joined, len(kernels)))
+
+
 def refused(work):
     tp = os.path.join(work, "refused.jsonl")
     rc, s, err = record("-d", "1s", "--logdir", os.path.join(work, "refused"), "--",
@@ -245,6 +288,7 @@ def main():
         launched(work, mode)
     by_pid(work, True)
     by_pid(work, False)
+    namespaced(work)
     refused(work)
     no_agent_flag(work)
     return finish()

@@ -144,7 +144,14 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 	k->found = found;
 	release_clock(d, old_clock);
 	k->known = true;
+	/* A container's process names itself by its namespace's pid: the
+	 * process the buffer was found in is the one it means. */
 	k->pid = h->owner_pid;
+	if (found.host_pid && found.ns_pid && h->owner_pid == found.ns_pid &&
+	    found.ns_pid != found.host_pid) {
+		k->pid = found.host_pid;
+		k->ns_tids = true;
+	}
 	k->device_id = h->device_id;
 	k->run_id = h->run_id;
 	/* The runtime's device ordinal: cores of device 0, then device 1... */
@@ -480,6 +487,29 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label,
 	memset(k, 0, sizeof(*k));
 	k->found = found;
 	return i;
+}
+
+void collector__devtrace_found_in(struct collector *c, int buf, uint32_t pid, uint32_t ns_pid)
+{
+	struct collect_devtrace *d = c->devtrace;
+
+	if (!d || buf < 0 || (size_t)buf >= d->ncores)
+		return;
+	d->cores[buf].found.host_pid = pid;
+	d->cores[buf].found.ns_pid = ns_pid;
+	/* Its run may have been seen already (read at once when added). */
+	if (d->cores[buf].known && d->cores[buf].pid == ns_pid && ns_pid != pid) {
+		d->cores[buf].pid = pid;
+		d->cores[buf].ns_tids = true;
+	}
+}
+
+void collector__set_ns_tids(struct collector *c, collector_ns_tids_fn fn, void *ctx)
+{
+	if (!c->devtrace)
+		return;
+	c->devtrace->ns_tids = fn;
+	c->devtrace->ns_tids_ctx = ctx;
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "acceltrace/devtrace.h"
+#include "collect/collector.h"
 #include "devtrace/devtrace_reader.h"
 
 struct collector;
@@ -34,6 +35,9 @@ struct dt_found {
 	struct devtrace_seen *seen;	/* NULL: named by the user, kept */
 	dev_t dev;
 	ino_t ino;
+	/* The host process it was found in, and that process's own pid in
+	 * its PID namespace (0: not said). */
+	uint32_t host_pid, ns_pid;
 };
 
 struct dt_core {
@@ -43,6 +47,9 @@ struct dt_core {
 	 * steps are the host runtime's to say, not this buffer's. */
 	bool streams;
 	uint32_t pid, ordinal, device_id;
+	/* pid is a container's process: its threads are named by the
+	 * container's ids in LAUNCH records. */
+	bool ns_tids;
 	uint64_t run_id;
 	int clock;		/* index into collect_devtrace.clocks */
 	char kind[32];
@@ -78,6 +85,7 @@ struct dt_carried {
 /* A host call that queued GPU work (a LAUNCH record), for the join. */
 struct dt_launch {
 	uint32_t pid, tid;
+	bool ns_tid;		/* tid is its PID namespace's, not the host's */
 	int buf;		/* the buffer (core) it came from */
 	/* Device ticks as read; host ns once the window finishes, converted
 	 * with the fit of that moment (the first pairs of a run fit worse). */
@@ -118,6 +126,8 @@ struct collect_devtrace {
 	uint64_t carried_dropped, said_carried_dropped;
 	bool replaying;
 	struct gpu_launches gpu;
+	collector_ns_tids_fn ns_tids;
+	void *ns_tids_ctx;
 	struct collector *c;
 };
 

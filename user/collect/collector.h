@@ -123,6 +123,20 @@ void collector__free(struct collector *c);
  */
 int collector__add_devtrace(struct collector *c, int fd, const char *label,
 			    struct devtrace_seen *seen);
+/*
+ * Buffer @buf (collector__add_devtrace's index) was found in host process
+ * @pid, which is @ns_pid in its own PID namespace (a container's): a
+ * header whose owner_pid is @ns_pid names @pid, and the thread ids of its
+ * LAUNCH records are the namespace's, mapped to the host's through
+ * @ns_tids at a window's finish (NULL: left as they are).
+ */
+void collector__devtrace_found_in(struct collector *c, int buf, uint32_t pid, uint32_t ns_pid);
+/* How a namespace's thread ids map to the host's: @fn(@ctx, pid, each)
+ * calls each(each_ctx, host tid, ns tid) for every thread of pid. */
+typedef int (*collector_ns_tids_fn)(void *ctx, uint32_t pid,
+				    void (*each)(void *each_ctx, pid_t tid, pid_t ns_tid),
+				    void *each_ctx);
+void collector__set_ns_tids(struct collector *c, collector_ns_tids_fn fn, void *ctx);
 /* Reads some of what the devtrace buffers hold that is new (a bounded
  * amount, for one tick of the record loop; finish reads the rest): records
  * read, or -errno. */

@@ -21,6 +21,7 @@
 #include "discover/device_nodes.h"
 #include "discover/agent_links.h"
 #include "discover/devtrace_buffers.h"
+#include "discover/procfs.h"
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"
 #include "probe/kernel_features.h"
@@ -85,34 +86,57 @@ static int interrupts(const struct recorder *r)
 	return r->o.interrupts ? *r->o.interrupts : 0;
 }
 
-/* @seen: where a found buffer is recorded (NULL: one the user named). */
-static void add_devtrace(struct recorder *r, int fd, const char *path,
-			 struct devtrace_seen *seen)
+/* @seen: where a found buffer is recorded (NULL: one the user named).
+ * The buffer's index, or -errno. */
+static int add_devtrace(struct recorder *r, int fd, const char *path,
+			struct devtrace_seen *seen)
 {
-	int err = collector__add_devtrace(r->col, fd, path, seen);
+	int i = collector__add_devtrace(r->col, fd, path, seen);
 
-	if (err < 0)
-		log_warn("devtrace buffer %s: %s", path, strerror(-err));
+	if (i < 0)
+		log_warn("devtrace buffer %s: %s", path, strerror(-i));
 	else
 		log_info("reading devtrace buffer %s", path);
+	return i;
 }
+
+/* A container's threads, its namespace's ids against the host's. */
+static int ns_tids(void *ctx, uint32_t pid, void (*each)(void *, pid_t, pid_t), void *each_ctx)
+{
+	(void)ctx;
+	return procfs_for_each_ns_tid((pid_t)pid, each, each_ctx);
+}
+
+struct found_in {
+	struct recorder *r;
+	pid_t pid, ns_pid;
+};
 
 static int add_found_devtrace(void *ctx, int fd, const char *path)
 {
-	struct recorder *r = ctx;
+	struct found_in *f = ctx;
+	int i = add_devtrace(f->r, fd, path, f->r->devtrace_seen);
 
-	add_devtrace(r, fd, path, r->devtrace_seen);
+	if (i >= 0 && f->ns_pid > 0) {
+		collector__devtrace_found_in(f->r->col, i, (uint32_t)f->pid, (uint32_t)f->ns_pid);
+		collector__set_ns_tids(f->r->col, ns_tids, NULL);
+	}
 	return 0;
 }
 
-/* The devtrace buffers of every traced process not handed over yet. */
+/* The devtrace buffers of every traced process not handed over yet, each
+ * tied to the process it was found in. */
 static void find_devtrace(struct recorder *r)
 {
 	for (size_t i = 0; i < targets__count(r->targets); i++) {
 		const struct process_report *p = targets__report(r->targets, i);
+		struct found_in f = { .r = r };
 
-		if (p)
-			devtrace_buffers_find(p->pid, r->devtrace_seen, add_found_devtrace, r);
+		if (!p)
+			continue;
+		f.pid = p->pid;
+		f.ns_pid = procfs_ns_pid(p->pid, 0);
+		devtrace_buffers_find(p->pid, r->devtrace_seen, add_found_devtrace, &f);
 	}
 }
 

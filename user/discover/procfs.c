@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,4 +158,63 @@ bool procfs_pid_alive(pid_t pid)
 	close_paren = strrchr(buf, ')');
 	return close_paren && close_paren[1] == ' ' &&
 	       close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+
+pid_t procfs_ns_pid(pid_t pid, pid_t tid)
+{
+	char path[80], line[512];
+	pid_t id = -ENOENT;
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end;
+		long v;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		/* One id per nested namespace, outermost first: the last. */
+		for (p = line + 6;; p = end) {
+			v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (v > 0 && v <= INT32_MAX)
+				id = (pid_t)v;
+		}
+		break;
+	}
+	fclose(f);
+	return id;
+}
+
+int procfs_for_each_ns_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid, pid_t ns_tid),
+			   void *ctx)
+{
+	char dir[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		pid_t ns;
+
+		if (*end || tid <= 0 || tid > INT32_MAX)
+			continue;
+		ns = procfs_ns_pid(pid, (pid_t)tid);
+		if (ns > 0)
+			fn(ctx, (pid_t)tid, ns);
+	}
+	closedir(d);
+	return 0;
 }

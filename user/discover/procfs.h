@@ -45,6 +45,20 @@ int procfs_for_each_fd(pid_t pid, int (*fn)(void *ctx, int fd, const char *targe
  */
 int procfs_io_reads(pid_t pid, uint64_t *calls, uint64_t *bytes);
 
+/*
+ * The id a process (@tid 0) or one of its threads has in its innermost PID
+ * namespace (the last field of NSpid in its status): the pid a container's
+ * process knows itself by. The id, or -errno.
+ */
+pid_t procfs_ns_pid(pid_t pid, pid_t tid);
+
+/*
+ * Calls @fn with each thread of @pid: its id on the host and in its PID
+ * namespace (equal outside containers). -errno when they cannot be listed.
+ */
+int procfs_for_each_ns_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid, pid_t ns_tid),
+			   void *ctx);
+
 /* Alive and not a zombie: a zombie still answers kill(pid, 0). */
 bool procfs_pid_alive(pid_t pid);
 
