@@ -11,11 +11,13 @@
  *   and the lease's end turns it off again;
  * - no libcupti, and CUPTI refusing (as a host that restricts profiling
  *   to administrators): unavailable, with the reason in the page;
- * - a forked child lets go of its parent's page.
+ * - a forked child lets go of its parent's page;
+ * - a process that exited has its link let go.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -206,6 +208,36 @@ static void case_fork(void)
 	agent_links__free(l);
 }
 
+/* A process with an agent exits: its link is let go (fd, mapping). */
+static void case_exit(void)
+{
+	struct agent_links *l = agent_links__new();
+	int status = 0, fds;
+	pid_t child;
+
+	setenv("ACCELTRACE_AGENT_CUPTI", cupti_path, 1);
+	if (!ASSERT_OK_PTR(l, "links"))
+		return;
+	fds = test_open_fds();
+	child = fork();
+	if (child == 0) {
+		if (load_agent())
+			pause();
+		_exit(1);
+	}
+	for (int i = 0; i < 300 && agent_links__find(l, child) <= 0; i++)
+		sleep_ms(10);
+	ASSERT_EQ(agent_links__count(l), 1, "the child's agent found");
+	agent_links__drop_exited(l);
+	ASSERT_EQ(agent_links__count(l), 1, "kept while it runs");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	agent_links__drop_exited(l);
+	ASSERT_EQ(agent_links__count(l), 0, "let go once it exited");
+	ASSERT_EQ(test_open_fds(), fds, "its fd closed");
+	agent_links__free(l);
+}
+
 /* Runs @fn in a child of its own; its checks count here. */
 static void in_child(const char *what, void (*fn)(void))
 {
@@ -252,6 +284,7 @@ int main(void)
 	in_child("no libcupti: unavailable", no_cupti);
 	in_child("CUPTI refused: unavailable", refused);
 	in_child("fork", case_fork);
+	in_child("exit", case_exit);
 	rmdir(dir);
 	return test_exit();
 }

@@ -350,6 +350,8 @@ static int poll_once(struct recorder *r)
 		 * across a whole host. */
 		if (full || !r->o.whole_host)
 			find_agents(r);
+		if (full && r->agents)
+			agent_links__drop_exited(r->agents);
 		if (full) {
 			r->last_full_rescan = now;
 			find_devtrace(r);

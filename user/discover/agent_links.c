@@ -15,6 +15,7 @@
 
 #include "discover/agent_links.h"
 #include "discover/mapped_files.h"
+#include "discover/procfs.h"
 #include "lib/array.h"
 #include "lib/hashmap.h"
 
@@ -276,6 +277,27 @@ int agent_links__poll(struct agent_links *l)
 	for (size_t i = 0; i < l->n; i++)
 		changed += read_status(&l->v[i]);
 	return changed;
+}
+
+void agent_links__drop_exited(struct agent_links *l)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct agent_link *k = &l->v[i];
+		struct stat st;
+
+		if (procfs_pid_alive(k->st.pid)) {
+			l->v[w++] = *k;
+			continue;
+		}
+		if (!fstat(k->fd, &st))
+			hashmap__remove(l->seen, st.st_dev, st.st_ino);
+		if (k->wake_map)
+			munmap(k->wake_map, AGENT_CONTROL_SIZE);
+		close(k->fd);
+	}
+	l->n = w;
 }
 
 size_t agent_links__count(const struct agent_links *l)

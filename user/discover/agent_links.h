@@ -47,6 +47,10 @@ bool agent_links__flushed(struct agent_links *l);
  * buffers since the last call (their devtrace buffers are to be found). */
 int agent_links__poll(struct agent_links *l);
 
+/* Lets go of the agents of processes that exited (their page, its
+ * mapping and fd): a daemon meets processes for weeks. */
+void agent_links__drop_exited(struct agent_links *l);
+
 size_t agent_links__count(const struct agent_links *l);
 const struct agent_status *agent_links__status(const struct agent_links *l, size_t i);
 bool agent_links__has(const struct agent_links *l, pid_t pid);
