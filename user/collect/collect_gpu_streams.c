@@ -13,11 +13,16 @@
  *                        XProf and Perfetto link the launch to its kernels
  *
  * A call is given to the innermost host span around it that probed that
- * very function (the runtime names it as the probes do): JAX's Execute
- * holds the cuGraphLaunch that holds the call, and the graph launch is the
- * launch. Driver calls seen inside a runtime call (marked
- * nested_in_runtime_call, not counted) are passed over for the runtime
- * call around them.
+ * function, or one of its kind at the other CUDA layer (the runtime names
+ * its calls as the probes do, "cudaLaunchKernel_v7000"; cuBLASLt's
+ * linked-in runtime is seen by the probes at the driver): JAX's Execute
+ * holds the cuGraphLaunch that holds the call, and the graph launch is
+ * the launch. A driver call probed at its entry only (a span of no
+ * length) takes the call it precedes, or the runtime call around it.
+ * Driver calls seen inside a probed runtime call (marked
+ * nested_in_runtime_call, not counted) are passed over for it. Thread ids
+ * of a container's process are mapped to the host's first, and times
+ * converted with the window's final clock fit.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,7 +45,7 @@
 #define JOIN_SLACK_NS 2000
 /* A call seen at its entry only: the runtime's timing of it begins this
  * soon after at most (a thread preempted between the probe and CUPTI's
- * clock read on a loaded host: tens of µs seen under make test). The next
+ * clock read on a loaded host: over 50 us seen under make test). The next
  * entry on the thread wins the calls after it, so a wide window is safe. */
 #define ENTRY_WINDOW_NS (10 * 1000000ull)
 /* ... and a call around an entry began this long before it at most. */

@@ -16,10 +16,11 @@
 #include "capture/capture.h"
 #include "collect/collector.h"
 #include "collect/recorder.h"
+#include "collect/recorder_internal.h"
+#include "discover/agent_links.h"
 #include "discover/attach_control.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
-#include "discover/agent_links.h"
 #include "discover/devtrace_buffers.h"
 #include "discover/procfs.h"
 #include "discover/runtime_attach.h"
@@ -36,55 +37,9 @@
 #define UNSETTLED_RESCANS 50
 #define FULL_RESCAN_NS (1000 * 1000000ull)
 #define DEFAULT_ARM_TIMEOUT_NS (30 * 1000000000ull)
-/* The agents' lease: renewed every second while device detail is
- * wanted, so an acceltrace that died leaves it on 5 s at most. */
-#define AGENT_LEASE_NS (5000 * 1000000ull)
-/* At a window's close: how long the agents may take to hand over what
- * their runtime still holds. */
-#define AGENT_FLUSH_WAIT_NS (1000 * 1000000ull)
-/* How often the agents' pages are read for their state. */
-#define AGENT_READ_NS (100 * 1000000ull)
-/* At arming: how long agents found may take to turn device detail on. */
-#define AGENT_START_WAIT_NS (2000 * 1000000ull)
-
 #define offsetofend(type, field) \
 	(offsetof(type, field) + sizeof(((type *)0)->field))
 
-struct recorder {
-	struct recorder_opts o;
-	struct features features;
-	struct probe_session *ps;
-	struct runtime_attach *ra;
-	struct attach_control *ac;	/* acts on the collector's control records */
-	struct collector *col;
-	struct targets *targets;
-	struct capture *cap;		/* the current window's */
-	uint32_t window;		/* the current window, from 1 */
-	uint64_t start_ns;		/* where the armed window opens */
-	uint64_t arm_wait_ns;		/* how long the last arming waited */
-	uint64_t probes_attached_ns;
-	uint64_t last_rescan, last_full_rescan;
-	unsigned int quick_rescans;	/* since the probes were last settled */
-	struct devtrace_seen *devtrace_seen;	/* buffers handed to the collector */
-	struct agent_links *agents;	/* the agents in the targets */
-	bool want_device;		/* device detail asked of them now */
-	uint64_t agents_read_ns;	/* their pages last read */
-	pid_t *told_no_agent;		/* CUDA targets said to have no agent */
-	size_t n_told_no_agent, cap_told_no_agent;
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int interrupts(const struct recorder *r)
-{
-	return r->o.interrupts ? *r->o.interrupts : 0;
-}
 
 /* @seen: where a found buffer is recorded (NULL: one the user named).
  * The buffer's index, or -errno. */
@@ -126,7 +81,7 @@ static int add_found_devtrace(void *ctx, int fd, const char *path)
 
 /* The devtrace buffers of every traced process not handed over yet, each
  * tied to the process it was found in. */
-static void find_devtrace(struct recorder *r)
+void recorder_find_devtrace(struct recorder *r)
 {
 	for (size_t i = 0; i < targets__count(r->targets); i++) {
 		const struct process_report *p = targets__report(r->targets, i);
@@ -137,166 +92,6 @@ static void find_devtrace(struct recorder *r)
 		f.pid = p->pid;
 		f.ns_pid = procfs_ns_pid(p->pid, 0);
 		devtrace_buffers_find(p->pid, r->devtrace_seen, add_found_devtrace, &f);
-	}
-}
-
-static int poll_once(struct recorder *r);
-
-/* The agents of the traced processes not found yet (a new one gets the
- * current lease at once). */
-static void find_agents(struct recorder *r)
-{
-	for (size_t i = 0; r->agents && i < targets__count(r->targets); i++) {
-		const struct process_report *p = targets__report(r->targets, i);
-
-		if (p && !agent_links__has(r->agents, p->pid) &&
-		    agent_links__find(r->agents, p->pid) > 0)
-			log_info("pid %d: acceltrace agent found", (int)p->pid);
-	}
-}
-
-/*
- * The window's start, no earlier than device detail: agents found and
- * still turning on are waited for (a bounded time), and the window opens
- * once the last one is on, so that its first steps have their kernels
- * (CUPTI records only what is launched while it is on).
- */
-static uint64_t after_agents_on(struct recorder *r, uint64_t start)
-{
-	uint64_t deadline = now_ns() + AGENT_START_WAIT_NS, latest = 0;
-
-	if (!r->want_device || !r->agents)
-		return start;
-	find_agents(r);
-	for (;;) {
-		bool pending = false;
-
-		agent_links__poll(r->agents);
-		latest = 0;
-		for (size_t i = 0; i < agent_links__count(r->agents); i++) {
-			const struct agent_status *st = agent_links__status(r->agents, i);
-
-			pending |= st->state == AGENT_STATE_DORMANT;
-			if (st->state == AGENT_STATE_ACTIVE && st->state_since_ns > latest)
-				latest = st->state_since_ns;
-		}
-		if (!pending)
-			break;
-		if (now_ns() >= deadline || interrupts(r)) {
-			log_warn("an acceltrace agent did not turn device detail on in %.1f s: "
-				 "the window opens without it", AGENT_START_WAIT_NS / 1e9);
-			break;
-		}
-		if (poll_once(r))
-			break;
-	}
-	/* The agent's word for when it turned on, bounded by what can be. */
-	if (latest > start && latest <= now_ns()) {
-		log_info("window opens with device detail, %.3f s after the first execution",
-			 (latest - start) / 1e9);
-		return latest;
-	}
-	return start;
-}
-
-/*
- * The agents' side of a tick: the lease renewed while device detail is
- * wanted, and an agent that turned on (or made buffers) has its devtrace
- * buffers looked for at once, not at the next full rescan.
- */
-static void tend_agents(struct recorder *r, uint64_t now)
-{
-	if (!r->agents || !agent_links__count(r->agents))
-		return;
-	if (r->want_device)
-		agent_links__want(r->agents, now + AGENT_LEASE_NS, now);
-	/* A page read is 4 KiB a process: ten times a second is soon enough. */
-	if (now - r->agents_read_ns < AGENT_READ_NS)
-		return;
-	r->agents_read_ns = now;
-	if (agent_links__poll(r->agents))
-		find_devtrace(r);
-}
-
-/* Device detail on or off in every agent, now. */
-static void want_device(struct recorder *r, bool on)
-{
-	uint64_t now = now_ns();
-
-	r->want_device = on;
-	if (r->agents)
-		agent_links__want(r->agents, on ? now + AGENT_LEASE_NS : 0, now);
-}
-
-/*
- * A window closes: what the agents' runtimes still hold (CUPTI keeps
- * finished kernels in buffers it has not handed over) is asked for and
- * waited for, a bounded time, while the rings are read.
- */
-static int flush_agents(struct recorder *r)
-{
-	uint64_t deadline = now_ns() + AGENT_FLUSH_WAIT_NS;
-	int err;
-
-	if (!r->agents || !agent_links__flush(r->agents))
-		return 0;
-	while (!agent_links__flushed(r->agents)) {
-		if (now_ns() >= deadline) {
-			log_warn("an acceltrace agent did not hand over its device records in "
-				 "%.1f s: the window's last GPU work may be missing",
-				 AGENT_FLUSH_WAIT_NS / 1e9);
-			break;
-		}
-		err = poll_once(r);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* What the agents said, into the window's capture. */
-static void note_agents(struct recorder *r)
-{
-	for (size_t i = 0; i < agent_links__count(r->agents); i++) {
-		const struct agent_status *st = agent_links__status(r->agents, i);
-
-		if (st->state == AGENT_STATE_UNAVAILABLE)
-			capture__warn(r->cap, "pid %d: no device detail from the acceltrace agent: %s",
-				      (int)st->pid, st->message[0] ? st->message : "no reason given");
-		if (st->runtime_dropped)
-			capture__warn(r->cap, "pid %d: CUPTI dropped %llu activity records since the "
-				      "agent started", (int)st->pid,
-				      (unsigned long long)st->runtime_dropped);
-	}
-}
-
-/*
- * A CUDA process without the agent: its GPU work cannot be seen from
- * outside (CUPTI hands it out only inside the process). Said once per
- * process, and in the capture; the host side is recorded as ever.
- */
-static void say_no_agent(struct recorder *r)
-{
-	for (size_t i = 0; r->agents && i < targets__count(r->targets); i++) {
-		const struct process_report *p = targets__report(r->targets, i);
-		const struct attached_library *lib;
-		bool told = false;
-
-		if (!p || process_report__cuda_runtime(p, &lib) == CUDA_RT_NONE ||
-		    agent_links__has(r->agents, p->pid))
-			continue;
-		for (size_t j = 0; j < r->n_told_no_agent; j++)
-			told |= r->told_no_agent[j] == p->pid;
-		if (!told) {
-			log_info("pid %d has no acceltrace agent: GPU kernels cannot be recorded "
-				 "(the agent is loaded at the process's start: record -- CMD, or "
-				 "CUDA_INJECTION64_PATH; docs/agent.md); host side only", (int)p->pid);
-			if (!ARRAY_GROW(r->told_no_agent, r->cap_told_no_agent,
-					r->n_told_no_agent + 1))
-				r->told_no_agent[r->n_told_no_agent++] = p->pid;
-		}
-		capture__warn(r->cap, "pid %d: no acceltrace agent, so no GPU kernels (see "
-			      "docs/agent.md)", (int)p->pid);
 	}
 }
 
@@ -322,7 +117,7 @@ static int open_devtrace_paths(struct recorder *r)
 /* One tick: the ring buffers read (up to POLL_MS), the devtrace buffers
  * read, the targets rescanned now and then for late libraries, new
  * processes and their devtrace buffers. */
-static int poll_once(struct recorder *r)
+int recorder_poll_once(struct recorder *r)
 {
 	uint64_t now;
 	int n = probe_session__poll(r->ps, POLL_MS);
@@ -349,15 +144,15 @@ static int poll_once(struct recorder *r)
 		 * rescan in the few processes record names, at the full ones
 		 * across a whole host. */
 		if (full || !r->o.whole_host)
-			find_agents(r);
+			recorder_find_agents(r);
 		if (full && r->agents)
 			agent_links__drop_exited(r->agents);
 		if (full) {
 			r->last_full_rescan = now;
-			find_devtrace(r);
+			recorder_find_devtrace(r);
 		}
 	}
-	tend_agents(r, now);
+	recorder_tend_agents(r, now);
 	collector__poll_devtrace(r->col);
 	return 0;
 }
@@ -510,9 +305,9 @@ int recorder__attach(struct recorder *r)
 	err = open_devtrace_paths(r);
 	if (err)
 		return err;
-	want_device(r, r->o.device_detail);
-	find_agents(r);
-	find_devtrace(r);
+	recorder_want_device(r, r->o.device_detail);
+	recorder_find_agents(r);
+	recorder_find_devtrace(r);
 	collector__poll_devtrace(r->col);
 	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
 	return 0;
@@ -541,7 +336,7 @@ int recorder__next_window(struct recorder *r)
 		return err;
 	}
 	while (now_ns() < resume && !interrupts(r)) {
-		err = poll_once(r);
+		err = recorder_poll_once(r);
 		if (err)
 			return err;
 	}
@@ -600,7 +395,7 @@ int recorder__arm(struct recorder *r)
 	while (!interrupts(r)) {
 		uint64_t first;
 
-		err = poll_once(r);
+		err = recorder_poll_once(r);
 		if (err)
 			return err;
 		/* Probes in place (tables found, callbacks probed): from now on
@@ -612,7 +407,7 @@ int recorder__arm(struct recorder *r)
 		}
 		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
 		if (first) {
-			first = after_agents_on(r, first);
+			first = recorder_agents_on(r, first);
 			r->start_ns = first + r->o.delay_ns;
 			r->arm_wait_ns = first > began ? first - began : 0;
 			say_wait(r, &before, r->arm_wait_ns, true);
@@ -645,7 +440,7 @@ static int wait_stop(struct recorder *r, int interrupts_at_start, uint64_t *stop
 	int err;
 
 	for (;;) {
-		err = poll_once(r);
+		err = recorder_poll_once(r);
 		if (err)
 			return err;
 		now = now_ns();
@@ -689,14 +484,14 @@ static int close_window(struct recorder *r, uint64_t stop)
 	 * true end; a second Ctrl-C still aborts. */
 	interrupts_at_stop = interrupts(r);
 	do {
-		err = poll_once(r);
+		err = recorder_poll_once(r);
 		if (err)
 			return err;
 		if (interrupts(r) > interrupts_at_stop)
 			break;
 	} while (r->o.grace_ns && now_ns() < stop + r->o.grace_ns &&
 		 !collector__all_closed(r->col));
-	err = flush_agents(r);
+	err = recorder_flush_agents(r);
 	if (err)
 		return err;
 	probe_session__drain(r->ps);
@@ -704,8 +499,8 @@ static int close_window(struct recorder *r, uint64_t stop)
 		log_err("aborted: no capture written");
 		return -EINTR;
 	}
-	note_agents(r);
-	say_no_agent(r);
+	recorder_note_agents(r);
+	recorder_say_no_agent(r);
 	err = collector__finish(r->col);
 	if (err) {
 		log_err("finishing the window failed: %s: no capture written", strerror(-err));
@@ -728,7 +523,7 @@ int recorder__run_window(struct recorder *r)
 
 	/* With --delay the window opens later than the activity that armed it. */
 	while (now_ns() < r->start_ns && !interrupts(r)) {
-		err = poll_once(r);
+		err = recorder_poll_once(r);
 		if (err)
 			return err;
 	}
@@ -784,7 +579,7 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx)
 
 int recorder__poll(struct recorder *r)
 {
-	return poll_once(r);
+	return recorder_poll_once(r);
 }
 
 int recorder__open(struct recorder *r, uint64_t start_ns)
@@ -866,7 +661,7 @@ int recorder__set_detail(struct recorder *r, bool on)
 
 	if (!r->ps)
 		return -ENOTCONN;
-	want_device(r, on || r->o.device_detail);
+	recorder_want_device(r, on || r->o.device_detail);
 	if (on) {
 		/* Probes first, then the switch: until it turns, the new
 		 * probes turn their calls away whole. */
@@ -923,7 +718,7 @@ void recorder__free(struct recorder *r)
 	if (!r)
 		return;
 	if (r->agents)
-		want_device(r, false);
+		recorder_want_device(r, false);
 	recorder__detach(r);
 	agent_links__free(r->agents);
 	free(r->told_no_agent);

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The recorder's state, shared by recorder.c (the record loop: attach,
+ * arm, windows) and recorder_agents.c (the in-process agents it asks for
+ * device detail).
+ */
+#ifndef ACCELTRACE_RECORDER_INTERNAL_H
+#define ACCELTRACE_RECORDER_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include "collect/recorder.h"
+#include "probe/kernel_features.h"
+
+struct agent_links;
+struct attach_control;
+struct devtrace_seen;
+struct probe_session;
+struct runtime_attach;
+struct targets;
+
+struct recorder {
+	struct recorder_opts o;
+	struct features features;
+	struct probe_session *ps;
+	struct runtime_attach *ra;
+	struct attach_control *ac;	/* acts on the collector's control records */
+	struct collector *col;
+	struct targets *targets;
+	struct capture *cap;		/* the current window's */
+	uint32_t window;		/* the current window, from 1 */
+	uint64_t start_ns;		/* where the armed window opens */
+	uint64_t arm_wait_ns;		/* how long the last arming waited */
+	uint64_t probes_attached_ns;
+	uint64_t last_rescan, last_full_rescan;
+	unsigned int quick_rescans;	/* since the probes were last settled */
+	struct devtrace_seen *devtrace_seen;	/* buffers handed to the collector */
+	struct agent_links *agents;	/* the agents in the targets */
+	bool want_device;		/* device detail asked of them now */
+	uint64_t agents_read_ns;	/* their pages last read */
+	pid_t *told_no_agent;		/* CUDA targets said to have no agent */
+	size_t n_told_no_agent, cap_told_no_agent;
+};
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline int interrupts(const struct recorder *r)
+{
+	return r->o.interrupts ? *r->o.interrupts : 0;
+}
+
+/* One tick of the record loop (recorder.c). */
+int recorder_poll_once(struct recorder *r);
+/* The devtrace buffers of the targets not handed over yet. */
+void recorder_find_devtrace(struct recorder *r);
+
+/* recorder_agents.c: the agents in the targets (docs/agent.md). */
+void recorder_find_agents(struct recorder *r);
+/* Device detail on or off in every agent, now. */
+void recorder_want_device(struct recorder *r, bool on);
+/* A tick's share: the lease renewed, states read, new buffers looked for. */
+void recorder_tend_agents(struct recorder *r, uint64_t now);
+/* The window's start, no earlier than the agents' device detail. */
+uint64_t recorder_agents_on(struct recorder *r, uint64_t start);
+/* At a window's close: what the agents' runtimes hold, handed over. */
+int recorder_flush_agents(struct recorder *r);
+/* What the agents said, and which CUDA targets have none, in the capture. */
+void recorder_note_agents(struct recorder *r);
+void recorder_say_no_agent(struct recorder *r);
+
+#endif /* ACCELTRACE_RECORDER_INTERNAL_H */
