@@ -48,6 +48,7 @@
 #include "devtrace/devtrace_reader.h"
 #include "discover/devtrace_buffers.h"
 #include "lib/array.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 
 /* Per record-loop tick: batches of at most this many records a buffer. */
@@ -123,6 +124,21 @@ static void drop_carried_of(struct collect_devtrace *d, int buf)
 	d->n_carried = w;
 }
 
+static int drop_name(uint64_t buf, uint64_t id, void *value, void *ctx)
+{
+	(void)buf;
+	(void)id;
+	(void)value;
+	(void)ctx;
+	return 1;
+}
+
+static void forget_names(struct collect_devtrace *d)
+{
+	if (d->names)
+		hashmap__filter(d->names, drop_name, NULL);
+}
+
 static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 {
 	struct collect_devtrace *d = ctx;
@@ -140,6 +156,7 @@ static void on_run(void *ctx, int buf, const struct devtrace_header *h)
 		drop_carried_of(d, buf);
 	found = k->found;
 	old_clock = k->known ? k->clock : -1;
+	forget_names(d);	/* a new run's names start over */
 	memset(k, 0, sizeof(*k));
 	k->found = found;
 	release_clock(d, old_clock);
@@ -199,11 +216,27 @@ static double bound_at(struct collect_devtrace *d, const struct dt_core *k, uint
 	return bound;
 }
 
-static uint32_t name_of(struct collect_devtrace *d, int buf, uint32_t id, const char *fallback)
+uint32_t collect_devtrace_name(struct collect_devtrace *d, int buf, uint32_t id,
+			       const char *fallback)
 {
-	const char *s = devtrace_reader__name(d->reader, buf, id, NULL);
+	char text[DEVTRACE_LONG_NAME_MAX + 1];
+	uintptr_t hit;
+	uint32_t s;
 
-	return capture__intern(d->c->cap, s ? s : fallback);
+	if (d->names_gen != d->c->cap_gen) {
+		forget_names(d);	/* ids of the previous window's capture */
+		d->names_gen = d->c->cap_gen;
+	}
+	if (d->names && id != DEVTRACE_NO_NAME &&
+	    (hit = (uintptr_t)hashmap__get(d->names, (uint64_t)buf, id)))
+		return (uint32_t)hit;
+	/* A name not read yet is not kept: it may be there at the next read. */
+	if (!devtrace_reader__long_name(d->reader, buf, id, text, sizeof(text)))
+		return fallback ? capture__intern(d->c->cap, fallback) : 0;
+	s = capture__intern(d->c->cap, text);
+	if (s && d->names)
+		hashmap__put(d->names, (uint64_t)buf, id, (void *)(uintptr_t)s, NULL);
+	return s;
 }
 
 /*
@@ -275,7 +308,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	if (sk == SPAN_DEVICE_MODULE) {
 		name = capture__intern(c->cap, k->module[0] ? k->module : "module");
 	} else {
-		name = name_of(d, buf, o->name_id, infeed_wait ? "infeed" : "op");
+		name = collect_devtrace_name(d, buf, o->name_id, infeed_wait ? "infeed" : "op");
 	}
 	collect_init_span(&s, track, sk, name, start, end);
 	s.flags = flags;
@@ -453,6 +486,7 @@ int collector__add_devtrace(struct collector *c, int fd, const char *label,
 			return -ENOMEM;
 		}
 		d->c = c;
+		d->names = hashmap__new();	/* without it names are read each time */
 		ops.ctx = d;
 		d->reader = devtrace_reader__new(&ropts, &ops);
 		if (!d->reader) {
@@ -775,6 +809,7 @@ void collect_devtrace_free(struct collector *c)
 	free(d->cores);
 	free(d->carried);
 	collect_gpu_free(d);
+	hashmap__free(d->names, NULL);
 	free(d);
 	c->devtrace = NULL;
 }

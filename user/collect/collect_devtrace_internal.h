@@ -20,6 +20,7 @@
 struct collector;
 struct devtrace_clock;
 struct devtrace_seen;
+struct hashmap;
 
 /* A span begun and not ended yet. */
 struct dt_open {
@@ -126,11 +127,19 @@ struct collect_devtrace {
 	uint64_t carried_dropped, said_carried_dropped;
 	bool replaying;
 	struct gpu_launches gpu;
+	/* (buffer, name id) -> the name interned in the capture of
+	 * generation names_gen: read and interned once, not per span. */
+	struct hashmap *names;
+	uint32_t names_gen;
 	collector_ns_tids_fn ns_tids;
 	void *ns_tids_ctx;
 	struct collector *c;
 };
 
+/* Name @id of buffer @buf (MORE entries included) interned in the current
+ * capture, cached; @fallback (may be NULL: 0) when it has none. */
+uint32_t collect_devtrace_name(struct collect_devtrace *d, int buf, uint32_t id,
+			       const char *fallback);
 /* Device ticks of core @k as host CLOCK_MONOTONIC ns (0: no clock yet). */
 uint64_t host_ns_of(struct collect_devtrace *d, const struct dt_core *k, uint64_t ts);
 

@@ -74,7 +74,7 @@ static void stream_span(struct collect_devtrace *d, int buf, struct dt_core *k,
 			const struct devtrace_record *r, uint64_t start, uint64_t end)
 {
 	struct collector *c = d->c;
-	char name[DEVTRACE_LONG_NAME_MAX + 1], details[48];
+	char details[48];
 	struct capture_span s;
 	int dev, track;
 
@@ -84,9 +84,10 @@ static void stream_span(struct collect_devtrace *d, int buf, struct dt_core *k,
 		collect_out_of_memory(c);
 		return;
 	}
-	if (!devtrace_reader__long_name(d->reader, buf, r->name_id, name, sizeof(name)))
-		snprintf(name, sizeof(name), "%s", r->kind == DEVTRACE_KERNEL ? "kernel" : "Memcpy");
-	collect_init_span(&s, track, SPAN_DEVICE_OP, capture__intern(c->cap, name), start, end);
+	collect_init_span(&s, track, SPAN_DEVICE_OP,
+			  collect_devtrace_name(d, buf, r->name_id,
+						r->kind == DEVTRACE_KERNEL ? "kernel" : "Memcpy"),
+			  start, end);
 	s.correlation_id = r->correlation_id;
 	collect_span_stat(c, &s, "stream_id", r->step);
 	if (r->kind == DEVTRACE_TRANSFER) {
@@ -106,7 +107,6 @@ void collect_gpu_stream_record(struct collect_devtrace *d, int buf, struct dt_co
 {
 	struct collector *c = d->c;
 	uint64_t start = host_ns_of(d, k, r->ts), end = host_ns_of(d, k, r->arg);
-	char name[DEVTRACE_LONG_NAME_MAX + 1];
 	struct dt_launch *l;
 
 	if (!start || !end) {
@@ -140,9 +140,7 @@ void collect_gpu_stream_record(struct collect_devtrace *d, int buf, struct dt_co
 	l->start = r->ts;
 	l->end = r->arg;
 	l->corr = r->correlation_id;
-	l->api = 0;
-	if (devtrace_reader__long_name(d->reader, buf, r->name_id, name, sizeof(name)))
-		l->api = capture__intern(c->cap, name);
+	l->api = collect_devtrace_name(d, buf, r->name_id, NULL);
 	l->best_len = UINT64_MAX;
 	l->best_track = UINT32_MAX;
 	l->best_start = 0;
