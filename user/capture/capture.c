@@ -324,6 +324,22 @@ static int new_track(struct capture *c, const struct capture_track *info)
 	return c->ntracks++;
 }
 
+/* A new track known in @map by @key (host threads, GPU streams); the
+ * track is taken back when the map cannot hold it. */
+static int new_keyed_track(struct capture *c, struct u64_map *map, uint64_t key,
+			   const struct capture_track *info)
+{
+	int ret = new_track(c, info);
+
+	if (ret < 0)
+		return ret;
+	if (u64_map__put(map, key, ret)) {
+		c->ntracks--;
+		return -ENOMEM;
+	}
+	return ret;
+}
+
 int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid)
 {
 	uint64_t key = pair_key(pid, tid);
@@ -335,7 +351,6 @@ int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid)
 		.tid = tid,
 		.device = UINT32_MAX,
 	};
-	int ret;
 
 	if (id != NO_ID)
 		return id;
@@ -345,14 +360,7 @@ int capture__host_track(struct capture *c, uint32_t pid, uint32_t tid)
 	if (!t)
 		return -ENOMEM;
 	info.name = t->name;
-	ret = new_track(c, &info);
-	if (ret < 0)
-		return ret;
-	if (u64_map__put(&c->host_tracks, key, ret)) {
-		c->ntracks--;
-		return -ENOMEM;
-	}
-	return ret;
+	return new_keyed_track(c, &c->host_tracks, key, &info);
 }
 
 int capture__device_track(struct capture *c, uint32_t device,
@@ -392,7 +400,6 @@ int capture__stream_track(struct capture *c, uint32_t device, uint32_t stream)
 		.device = device,
 	};
 	uint32_t id;
-	int ret;
 
 	if (device >= c->ndevices)
 		return -ENOENT;
@@ -402,14 +409,7 @@ int capture__stream_track(struct capture *c, uint32_t device, uint32_t stream)
 	if (c->finalized)
 		return -EBUSY;
 	info.pid = c->devices[device].pid;
-	ret = new_track(c, &info);
-	if (ret < 0)
-		return ret;
-	if (u64_map__put(&c->stream_tracks, key, ret)) {
-		c->ntracks--;
-		return -ENOMEM;
-	}
-	return ret;
+	return new_keyed_track(c, &c->stream_tracks, key, &info);
 }
 
 /* ---- warnings and losses --------------------------------------------- */
