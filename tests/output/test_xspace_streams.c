@@ -26,6 +26,7 @@
 #include "capture/capture.h"
 #include "output/xspace_writer.h"
 #include "xplane.pb-c.h"
+#include "xplane_c.h"
 
 #define WS 10000000000ULL		/* window start, CLOCK_MONOTONIC ns */
 #define WE (WS + 1000000ULL)		/* 1 ms window */
@@ -35,8 +36,6 @@
 #define NSTEPS 4
 #define MOVED (1LL << 62)		/* stream ids 1..3: line id with bit 62 */
 
-typedef Tensorflow__Profiler__XSpace XSpace;
-typedef Tensorflow__Profiler__XPlane XPlane;
 typedef Tensorflow__Profiler__XLine XLine;
 typedef Tensorflow__Profiler__XEvent XEvent;
 typedef Tensorflow__Profiler__XStat XStat;
@@ -153,44 +152,6 @@ fail:
 	return NULL;
 }
 
-static uint8_t *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc(n ? n : 1);
-		if (buf && fread(buf, 1, n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = n;
-	}
-	fclose(f);
-	return buf;
-}
-
-static const XPlane *plane(const XSpace *xs, const char *name)
-{
-	for (size_t i = 0; i < xs->n_planes; i++) {
-		if (!strcmp(xs->planes[i]->name, name))
-			return xs->planes[i];
-	}
-	return NULL;
-}
-
-static const char *event_name(const XPlane *p, const XEvent *e)
-{
-	for (size_t i = 0; i < p->n_event_metadata; i++) {
-		if (p->event_metadata[i]->key == e->metadata_id)
-			return p->event_metadata[i]->value->name;
-	}
-	return NULL;
-}
-
 /* An event's stat by name; NULL if absent. */
 static const XStat *event_stat(const XPlane *p, const XEvent *e, const char *name)
 {
@@ -238,7 +199,7 @@ static void check_file(const char *path)
 	size_t len = 0;
 	XSpace *xs;
 
-	buf = read_all(path, &len);
+	buf = xplane_read_file(path, &len);
 	if (!ASSERT_OK_PTR(buf, "read back"))
 		return;
 	xs = tensorflow__profiler__xspace__unpack(NULL, len, buf);
@@ -246,8 +207,8 @@ static void check_file(const char *path)
 		free(buf);
 		return;
 	}
-	g0 = plane(xs, "/device:GPU:0");
-	g1 = plane(xs, "/device:GPU:1");
+	g0 = xplane_plane(xs, "/device:GPU:0");
+	g1 = xplane_plane(xs, "/device:GPU:1");
 	if (!ASSERT_TRUE(g0 && g1, "two GPU planes"))
 		goto out;
 
@@ -266,21 +227,22 @@ static void check_file(const char *path)
 	if (g0->n_lines == 6) {
 		/* Stream 9: the first copy, with its correlation id and args. */
 		l = g0->lines[5];
-		ASSERT_STREQ(event_name(g0, l->events[0]), "MemcpyH2D", "stream 9 first event");
+		ASSERT_STREQ(xplane_event_name(g0, l->events[0]->metadata_id), "MemcpyH2D",
+			     "stream 9 first event");
 		ASSERT_EQ(l->events[0]->offset_ps, 100 * US * 1000, "at the first step");
 		ASSERT_EQ(l->events[0]->duration_ps, 20 * US * 1000, "20 us");
 		ASSERT_EQ(u64_stat(g0, l->events[0], "correlation_id"), 200, "copy's correlation id");
 		ASSERT_EQ(u64_stat(g0, l->events[0], "bytes"), 4096, "bytes");
 		ASSERT_EQ(u64_stat(g0, l->events[0], "stream_id"), 9, "stream_id");
-		ASSERT_STREQ(event_name(g0, l->events[1]), "Memset", "then the memset");
+		ASSERT_STREQ(xplane_event_name(g0, l->events[1]->metadata_id), "Memset", "then the memset");
 		/* Stream 7: the clipped warm-up first, then the first kernel. */
 		l = g0->lines[3];
-		ASSERT_STREQ(event_name(g0, l->events[0]), "warmup_kernel", "clipped first");
+		ASSERT_STREQ(xplane_event_name(g0, l->events[0]->metadata_id), "warmup_kernel", "clipped first");
 		ASSERT_TRUE(event_stat(g0, l->events[0], "acceltrace.true_start_ns") != NULL,
 			    "its true start");
-		ASSERT_STREQ(event_name(g0, l->events[1]), "gemm_fusion_dot_2", "a kernel");
+		ASSERT_STREQ(xplane_event_name(g0, l->events[1]->metadata_id), "gemm_fusion_dot_2", "a kernel");
 		ASSERT_EQ(u64_stat(g0, l->events[1], "correlation_id"), 500, "kernel's correlation id");
-		ASSERT_STREQ(event_name(g0, g0->lines[4]->events[0]), "graph_branch_b",
+		ASSERT_STREQ(xplane_event_name(g0, g0->lines[4]->events[0]->metadata_id), "graph_branch_b",
 			     "the partial overlap on the extra line");
 	}
 out:
@@ -314,7 +276,7 @@ static void test_fixed_ids(const char *dir)
 	snprintf(path, sizeof(path), "%s/ids.xplane.pb", dir);
 	if (!ASSERT_OK(xspace_write_file(cap, path, NULL), "write"))
 		goto out;
-	buf = read_all(path, &len);
+	buf = xplane_read_file(path, &len);
 	xs = buf ? tensorflow__profiler__xspace__unpack(NULL, len, buf) : NULL;
 	if (ASSERT_OK_PTR(xs, "parse") && ASSERT_EQ(xs->planes[1]->n_lines, 6, "six lines")) {
 		const XPlane *p = xs->planes[1];

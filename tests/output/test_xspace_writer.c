@@ -23,13 +23,12 @@
 #include "capture/capture.h"
 #include "output/xspace_writer.h"
 #include "xplane.pb-c.h"
+#include "xplane_c.h"
 
 #define WS 10000000000ULL		/* window start, CLOCK_MONOTONIC ns */
 #define WE (WS + 1000000ULL)		/* 1 ms window */
 #define RT_OFFSET 1700000000000000000LL
 
-typedef Tensorflow__Profiler__XSpace XSpace;
-typedef Tensorflow__Profiler__XPlane XPlane;
 typedef Tensorflow__Profiler__XLine XLine;
 typedef Tensorflow__Profiler__XEvent XEvent;
 
@@ -175,44 +174,6 @@ static struct capture *build_sample(void)
 	return cap;
 }
 
-static uint8_t *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc(n ? n : 1);
-		if (buf && fread(buf, 1, n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = n;
-	}
-	fclose(f);
-	return buf;
-}
-
-static const XPlane *plane(const XSpace *xs, const char *name)
-{
-	for (size_t i = 0; i < xs->n_planes; i++) {
-		if (!strcmp(xs->planes[i]->name, name))
-			return xs->planes[i];
-	}
-	return NULL;
-}
-
-static const char *event_name(const XPlane *p, int64_t id)
-{
-	for (size_t i = 0; i < p->n_event_metadata; i++) {
-		if (p->event_metadata[i]->key == id)
-			return p->event_metadata[i]->value->name;
-	}
-	return NULL;
-}
-
 /* Sorted (offset asc, duration desc), nested, nothing negative. */
 static bool line_ok(const XLine *l, char *why, size_t len)
 {
@@ -264,7 +225,7 @@ static void check_sample_file(const char *path)
 	char why[128];
 	bool ok = true;
 
-	buf = read_all(path, &len);
+	buf = xplane_read_file(path, &len);
 	if (!ASSERT_OK_PTR(buf, "read back"))
 		return;
 	xs = tensorflow__profiler__xspace__unpack(NULL, len, buf);
@@ -276,10 +237,10 @@ static void check_sample_file(const char *path)
 	if (xs->n_hostnames)
 		ASSERT_STREQ(xs->hostnames[0], "tpu-host_8470", "hostname, ':' replaced");
 	ASSERT_EQ(xs->n_planes, 4, "host, two TPUs, task environment");
-	host = plane(xs, "/host:CPU");
-	tpu0 = plane(xs, "/device:TPU:0");
-	tpu1 = plane(xs, "/device:TPU:1");
-	task = plane(xs, "Task Environment");
+	host = xplane_plane(xs, "/host:CPU");
+	tpu0 = xplane_plane(xs, "/device:TPU:0");
+	tpu1 = xplane_plane(xs, "/device:TPU:1");
+	task = xplane_plane(xs, "Task Environment");
 	ASSERT_TRUE(host && tpu0 && tpu1 && task, "plane names");
 	if (!host || !tpu0 || !tpu1 || !task)
 		goto out;
@@ -316,10 +277,10 @@ static void check_sample_file(const char *path)
 		ASSERT_EQ(l0->n_events, 5, "G, A, B, F, D on the first line");
 		ASSERT_EQ(l1->n_events, 1, "C on the second line");
 		if (l0->n_events == 5) {
-			ASSERT_STREQ(event_name(host, l0->events[0]->metadata_id), "train",
+			ASSERT_STREQ(xplane_event_name(host, l0->events[0]->metadata_id), "train",
 				     "the longest clipped span first");
 			ASSERT_EQ(l0->events[0]->duration_ps, 1000000000LL, "clipped to the window");
-			ASSERT_STREQ(event_name(host, l0->events[1]->metadata_id),
+			ASSERT_STREQ(xplane_event_name(host, l0->events[1]->metadata_id),
 				     "PjRtLoadedExecutable::Execute", "then A");
 			ASSERT_EQ(l0->events[1]->offset_ps, 0, "A clipped to 0");
 		}
@@ -413,7 +374,7 @@ static void test_device_types(const char *dir)
 	snprintf(path, sizeof(path), "%s/types.xplane.pb", dir);
 	if (!ASSERT_OK(xspace_write_file(c, path, NULL), "write"))
 		goto out;
-	buf = read_all(path, &len);
+	buf = xplane_read_file(path, &len);
 	xs = buf ? tensorflow__profiler__xspace__unpack(NULL, len, buf) : NULL;
 	if (!ASSERT_OK_PTR(xs, "parses"))
 		goto out;
@@ -422,7 +383,7 @@ static void test_device_types(const char *dir)
 		const XPlane *p;
 
 		snprintf(pname, sizeof(pname), "/device:%s:%d", gpu ? "GPU" : "TPU", i);
-		p = plane(xs, pname);
+		p = xplane_plane(xs, pname);
 		if (!ASSERT_OK_PTR(p, pname))
 			continue;
 		if (want[i])
@@ -538,7 +499,7 @@ static void test_thread_labels(void)
 	if (!ASSERT_OK(capture__finalize(c), "finalize"))
 		goto out;
 	xs = write_and_parse(c);
-	host = xs ? plane(xs, "/host:CPU") : NULL;
+	host = xs ? xplane_plane(xs, "/host:CPU") : NULL;
 	if (ASSERT_OK_PTR(host, "host plane") && ASSERT_EQ(host->n_lines, 2, "two lines")) {
 		const char *h = plane_stat_str(host, "acceltrace.thread_names");
 
@@ -604,7 +565,7 @@ static void test_random_nesting(const char *dir)
 	ASSERT_OK(xspace_write_file(c, path, NULL), "write");
 	capture__free(c);
 
-	buf = read_all(path, &len);
+	buf = xplane_read_file(path, &len);
 	xs = buf ? tensorflow__profiler__xspace__unpack(NULL, len, buf) : NULL;
 	if (!ASSERT_OK_PTR(xs, "parse")) {
 		free(buf);
