@@ -27,6 +27,7 @@
 #include "test.h"
 #include "acceltrace/devtrace.h"
 #include "capture/capture.h"
+#include "capture_find.h"
 #include "collect/collector.h"
 #include "discover/devtrace_buffers.h"
 
@@ -138,15 +139,7 @@ static void write_second_core(void)
 static const struct capture_span *find(const struct capture *cap, const char *what,
 				       enum span_kind kind)
 {
-	for (size_t t = 0; t < capture__num_tracks(cap); t++) {
-		size_t n;
-		const struct capture_span *sp = capture__track_spans(cap, t, &n);
-
-		for (size_t i = 0; sp && i < n; i++)
-			if (sp[i].kind == kind && !strcmp(capture__string(cap, sp[i].name), what))
-				return &sp[i];
-	}
-	return NULL;
+	return test_find_span(cap, what, kind, NULL);
 }
 
 static bool near(uint64_t a, uint64_t b)

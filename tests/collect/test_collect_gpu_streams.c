@@ -20,6 +20,7 @@
 #include "acceltrace/devtrace.h"
 #include "acceltrace/devtrace_publish.h"
 #include "capture/capture.h"
+#include "capture_find.h"
 #include "collect/collector.h"
 
 #define US 1000ull
@@ -121,17 +122,7 @@ static int host_span(struct capture *cap, const char *name, uint64_t start, uint
 static const struct capture_span *find(const struct capture *cap, const char *what,
 				       const struct capture_track **track)
 {
-	for (size_t t = 0; t < capture__num_tracks(cap); t++) {
-		size_t n;
-		const struct capture_span *sp = capture__track_spans(cap, t, &n);
-
-		for (size_t i = 0; sp && i < n; i++)
-			if (!strcmp(capture__string(cap, sp[i].name), what)) {
-				*track = capture__track(cap, t);
-				return &sp[i];
-			}
-	}
-	return NULL;
+	return test_find_span(cap, what, -1, track);
 }
 
 static bool near(uint64_t a, uint64_t b)

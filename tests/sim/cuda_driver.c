@@ -231,19 +231,8 @@ static uint32_t graph_id(CUgraphExec exec)
 	return i + 1;
 }
 
-/*
- * Kernel names as CUPTI hands them: mangled, chosen by grid y (cuda-app's
- * kernel index in its step, from 1). One is 79 bytes and one exactly 56,
- * around the 56-byte cut of acceltrace's name table.
- */
-static const char *const kernel_names[] = {
-	"_Z10sim_matmulPKfS0_Pfiii",
-	"_Z12sim_add_biasPfPKfi",
-	"_Z8sim_reluPfi",
-	"_ZN3sim6kernel23flash_attention_forwardILi128ELi64ELb1EEEvPK6__halfS4_S4_PS2_fi",
-	"_Z16sim_softmax_rowsPfPKfii",
-	"_ZN3sim6layers17fused_layer_normsILi1024EEEvPKfS3_S3_Pfi",
-};
+/* Kernel names (cuda_sim.h), and a graph's. */
+static const char *const kernel_names[SIM_KERNEL_NAME_COUNT] = SIM_KERNEL_NAMES;
 static const char *const graph_kernel_names[GRAPH_NODES] = {
 	"_Z14sim_graph_gemmPK6__halfS1_PS_i",
 	"_Z18sim_graph_epiloguePfPKfi",

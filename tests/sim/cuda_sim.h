@@ -223,4 +223,21 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
 
+/*
+ * Kernel names as the simulated CUPTI hands them out (mangled, as CUPTI
+ * does), chosen by a launch's grid y (cuda-app's kernel index in its step,
+ * from 1): SIM_KERNEL_NAMES[(gy - 1) % SIM_KERNEL_NAME_COUNT]. One is 79
+ * bytes and one exactly 56, around the 56-byte piece of acceltrace's name
+ * table. The driver serves them; its test expects them.
+ */
+#define SIM_KERNEL_NAMES {						\
+	"_Z10sim_matmulPKfS0_Pfiii",					\
+	"_Z12sim_add_biasPfPKfi",					\
+	"_Z8sim_reluPfi",						\
+	"_ZN3sim6kernel23flash_attention_forwardILi128ELi64ELb1EEEvPK6__halfS4_S4_PS2_fi", \
+	"_Z16sim_softmax_rowsPfPKfii",					\
+	"_ZN3sim6layers17fused_layer_normsILi1024EEEvPKfS3_S3_Pfi",	\
+}
+#define SIM_KERNEL_NAME_COUNT 6
+
 #endif /* ACCELTRACE_SIM_CUDA_H */

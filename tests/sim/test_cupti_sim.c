@@ -45,14 +45,7 @@
 #define MAX_BUFFERS 1024
 #define MAX_RECORDS 4096
 
-static const char *const kernel_names[] = {
-	"_Z10sim_matmulPKfS0_Pfiii",
-	"_Z12sim_add_biasPfPKfi",
-	"_Z8sim_reluPfi",
-	"_ZN3sim6kernel23flash_attention_forwardILi128ELi64ELb1EEEvPK6__halfS4_S4_PS2_fi",
-	"_Z16sim_softmax_rowsPfPKfii",
-	"_ZN3sim6layers17fused_layer_normsILi1024EEEvPKfS3_S3_Pfi",
-};
+static const char *const kernel_names[SIM_KERNEL_NAME_COUNT] = SIM_KERNEL_NAMES;
 
 static struct cupti_api_table cupti;
 
@@ -447,7 +440,7 @@ static int check_main_run(void)
 			ASSERT_EQ(k->grid_y, kernels_seen, "grid y, in launch order");
 			ASSERT_EQ(k->block_x, 128, "block x");
 			ASSERT_EQ(k->dynamic_shared_memory, 64, "dynamic shared memory");
-			ASSERT_STREQ(k->name, kernel_names[(k->grid_y - 1) % 6], "name from grid y");
+			ASSERT_STREQ(k->name, kernel_names[(k->grid_y - 1) % SIM_KERNEL_NAME_COUNT], "name from grid y");
 			a = api_of(CUPTI_ACTIVITY_KIND_RUNTIME, k->correlation_id);
 			ASSERT_STREQ(api_name(CUPTI_ACTIVITY_KIND_RUNTIME, a), "cudaLaunchKernel",
 				     "kernel corr == its cudaLaunchKernel record's");
