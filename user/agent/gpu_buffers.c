@@ -164,11 +164,6 @@ void gpu_buffers__drop(struct gpu_buffers *b)
 	gpu_buffers__free(b);
 }
 
-unsigned int gpu_buffers__count(const struct gpu_buffers *b)
-{
-	return b ? b->n : 0;
-}
-
 /* The id of @name (kind @kind) in @g, published on first sight; under
  * the lock. */
 static uint32_t name_id(struct gpu_buffers *b, struct gpu_buffer *g, int kind, const char *name)

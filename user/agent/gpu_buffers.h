@@ -28,7 +28,6 @@ void gpu_buffers__free(struct gpu_buffers *b);
 /* In a forked child: lets go of the parent's buffers without closing them
  * (they are the parent's, and still written by it). */
 void gpu_buffers__drop(struct gpu_buffers *b);
-unsigned int gpu_buffers__count(const struct gpu_buffers *b);
 
 /* Device work on @stream, from @start to @end (runtime ns); @name as the
  * runtime gave it (a kernel's is demangled here). false: @device unknown. */

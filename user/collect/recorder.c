@@ -72,6 +72,9 @@ static int add_found_devtrace(void *ctx, int fd, const char *path)
 	struct found_in *f = ctx;
 	int i = add_devtrace(f->r, fd, path, f->r->devtrace_seen);
 
+	/* Its own pid in its namespace, read when a buffer is found only. */
+	if (i >= 0 && !f->ns_pid)
+		f->ns_pid = procfs_ns_pid(f->pid, 0);
 	if (i >= 0 && f->ns_pid > 0) {
 		collector__devtrace_found_in(f->r->col, i, (uint32_t)f->pid, (uint32_t)f->ns_pid);
 		collector__set_ns_tids(f->r->col, ns_tids, NULL);
@@ -90,7 +93,6 @@ void recorder_find_devtrace(struct recorder *r)
 		if (!p)
 			continue;
 		f.pid = p->pid;
-		f.ns_pid = procfs_ns_pid(p->pid, 0);
 		devtrace_buffers_find(p->pid, r->devtrace_seen, add_found_devtrace, &f);
 	}
 }
@@ -140,15 +142,14 @@ int recorder_poll_once(struct recorder *r)
 
 		targets__rescan(r->targets, full);
 		r->last_rescan = now;
-		/* An agent starts with CUDA, at any time: looked for at every
-		 * rescan in the few processes record names, at the full ones
-		 * across a whole host. */
-		if (full || !r->o.whole_host)
-			recorder_find_agents(r);
-		if (full && r->agents)
-			agent_links__drop_exited(r->agents);
 		if (full) {
+			/* An agent starts with CUDA, at any time: looked for
+			 * with the devtrace buffers (and at arming, when it is
+			 * waited for). */
 			r->last_full_rescan = now;
+			recorder_find_agents(r);
+			if (r->agents)
+				agent_links__drop_exited(r->agents);
 			recorder_find_devtrace(r);
 		}
 	}
