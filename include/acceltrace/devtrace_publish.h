@@ -22,16 +22,36 @@ struct devtrace_map {
 };
 
 /* Offsets of a buffer with @name_capacity names and @record_capacity
- * slots; returns the file's size. */
+ * slots (either pointer may be NULL); returns the file's size. */
 static inline __u64 devtrace_layout(__u32 name_capacity, __u64 record_capacity,
 				    __u64 *names_offset, __u64 *records_offset)
 {
 	__u64 names = DEVTRACE_HEADER_SIZE;
 	__u64 records = (names + (__u64)name_capacity * DEVTRACE_NAME_SIZE + 4095) & ~4095ULL;
 
-	*names_offset = names;
-	*records_offset = records;
+	if (names_offset)
+		*names_offset = names;
+	if (records_offset)
+		*records_offset = records;
 	return records + record_capacity * DEVTRACE_RECORD_SIZE;
+}
+
+/* The format's part of a new header of that layout (version, sizes,
+ * offsets, capacities); what the device is, the writer fills. */
+static inline void devtrace_header__init_layout(struct devtrace_header *h,
+						__u32 name_capacity, __u64 record_capacity)
+{
+	__u64 names_offset, records_offset;
+
+	devtrace_layout(name_capacity, record_capacity, &names_offset, &records_offset);
+	h->version = DEVTRACE_VERSION;
+	h->header_size = DEVTRACE_HEADER_SIZE;
+	h->record_size = DEVTRACE_RECORD_SIZE;
+	h->name_size = DEVTRACE_NAME_SIZE;
+	h->name_capacity = name_capacity;
+	h->names_offset = names_offset;
+	h->records_offset = records_offset;
+	h->record_capacity = record_capacity;
 }
 
 /* @base: the mapped file, its header filled except magic, which this

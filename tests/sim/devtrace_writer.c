@@ -49,7 +49,6 @@ struct devtrace_writer *devtrace_writer__new(const struct devtrace_writer_opts *
 	struct devtrace_writer *w;
 	struct devtrace_header *hdr;
 	__u32 name_cap = o->name_capacity ? o->name_capacity : 256;
-	__u64 names_off, rec_off;
 	int err;
 
 	if (!o->record_capacity) {
@@ -62,7 +61,7 @@ struct devtrace_writer *devtrace_writer__new(const struct devtrace_writer_opts *
 	w->fd = -1;
 	w->map = MAP_FAILED;
 	pthread_mutex_init(&w->names_lock, NULL);
-	w->size = devtrace_layout(name_cap, o->record_capacity, &names_off, &rec_off);
+	w->size = devtrace_layout(name_cap, o->record_capacity, NULL, NULL);
 
 	w->fd = open(o->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0)
@@ -73,15 +72,8 @@ struct devtrace_writer *devtrace_writer__new(const struct devtrace_writer_opts *
 	if (w->map == MAP_FAILED)
 		goto fail;
 	hdr = w->map;
-	hdr->version = DEVTRACE_VERSION;
-	hdr->header_size = DEVTRACE_HEADER_SIZE;
-	hdr->record_size = DEVTRACE_RECORD_SIZE;
-	hdr->name_size = DEVTRACE_NAME_SIZE;
-	hdr->name_capacity = name_cap;
+	devtrace_header__init_layout(hdr, name_cap, o->record_capacity);
 	hdr->core = o->core;
-	hdr->names_offset = names_off;
-	hdr->records_offset = rec_off;
-	hdr->record_capacity = o->record_capacity;
 	hdr->clock_rate_hz = o->clock_rate_hz;
 	hdr->run_id = new_run_id();
 	hdr->num_cores = o->num_cores;

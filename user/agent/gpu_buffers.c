@@ -56,10 +56,9 @@ static int buffer_init(struct gpu_buffer *g, unsigned int device,
 		       const struct gpu_device_info *info, uint64_t dev_ts, uint64_t host_ns)
 {
 	struct devtrace_header *h;
-	__u64 names_off, rec_off;
 	char what[32];
 
-	g->size = devtrace_layout(NAME_ENTRIES, RING_RECORDS, &names_off, &rec_off);
+	g->size = devtrace_layout(NAME_ENTRIES, RING_RECORDS, NULL, NULL);
 	g->index = calloc(INDEX_SLOTS, sizeof(*g->index));
 	if (!g->index)
 		return -ENOMEM;
@@ -68,16 +67,9 @@ static int buffer_init(struct gpu_buffer *g, unsigned int device,
 	if (!g->map)
 		return -errno;
 	h = g->map;
-	h->version = DEVTRACE_VERSION;
-	h->header_size = DEVTRACE_HEADER_SIZE;
-	h->record_size = DEVTRACE_RECORD_SIZE;
-	h->name_size = DEVTRACE_NAME_SIZE;
-	h->name_capacity = NAME_ENTRIES;
+	devtrace_header__init_layout(h, NAME_ENTRIES, RING_RECORDS);
 	h->core = 0;
 	h->num_cores = 1;
-	h->names_offset = names_off;
-	h->records_offset = rec_off;
-	h->record_capacity = RING_RECORDS;
 	h->clock_rate_hz = CUPTI_CLOCK_HZ;
 	/* A new run each time a process makes its buffers. */
 	h->run_id = ((uint64_t)getpid() << 32) ^ host_ns ^ ((uint64_t)device << 56);
