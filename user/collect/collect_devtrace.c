@@ -57,8 +57,6 @@
 /* At an exit or the finish: a whole ring's worth (16 x 4096), a few times. */
 #define CATCH_UP_BATCHES 16
 #define CATCH_UP_POLLS 4
-/* Running this long when the watch began: arms the window (see below). */
-#define LONG_EXECUTION_NS (1000 * 1000000ull)
 /* A converted time whose bound exceeds this is warned about. */
 #define CLOCK_BOUND_WARN_NS 10000.0
 /* Records past a planned stop, kept for the next window, at most (16 MB). */

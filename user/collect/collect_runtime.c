@@ -76,6 +76,8 @@ static void device_execution(struct collector *c, struct owner *o,
 	if (start > end)
 		start = end;
 	d->last_end = end;
+	if (o->issued_ns > d->done_issued)
+		d->done_issued = o->issued_ns;
 	/* The device's own trace buffer draws its executions. */
 	if (collect_devtrace_covers(c, o->pid, o->device))
 		return;
@@ -587,6 +589,10 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 	/* Still running at stop: end it there, marked; keep tracking it. */
 	d = device_of(c, o->pid, o->device);
 	if (!d)
+		return 0;
+	/* Later work on its device completed: so did this, unseen (its
+	 * callback ran before it was probed). */
+	if (d->done_issued > o->issued_ns)
 		return 0;
 	start = o->launch->enqueue_end > d->last_end ? o->launch->enqueue_end :
 						       d->last_end;

@@ -38,6 +38,48 @@ void collector__watch_activity(struct collector *c, uint64_t after_ns)
 		c->first_activity = 0;
 }
 
+struct busy_device {
+	struct collector *c;
+	uint64_t now;
+	bool found;
+};
+
+static int long_in_flight(uint64_t pid, uint64_t event, void *value, void *ctx)
+{
+	struct busy_device *b = ctx;
+	struct collector *c = b->c;
+	struct owner *o = value;
+	struct device_state *d;
+
+	(void)event;
+	if (b->found || o->kind != OWN_EXEC || !o->issued_ns ||
+	    o->issued_ns >= c->watch_after || b->now - o->issued_ns <= LONG_EXECUTION_NS)
+		return 0;
+	/* Its completion would have been seen: a callback was registered for
+	 * it, or it was issued once completions were probed. */
+	if (!o->user_arg && (!c->completions_probed_ns || o->issued_ns < c->completions_probed_ns))
+		return 0;
+	/* A device completes in order: work issued after this one that
+	 * completed means this one completed unseen (before its callback
+	 * was probed), not that the device is busy with it. */
+	d = hashmap__get(c->devices, pid, o->device);
+	if (d && d->done_issued > o->issued_ns)
+		return 0;
+	b->found = true;
+	return 0;
+}
+
+void collector__note_busy_device(struct collector *c, uint64_t now_ns)
+{
+	struct busy_device b = { .c = c, .now = now_ns };
+
+	if (!c->watch_after || c->first_activity)
+		return;
+	hashmap__filter(c->owners, long_in_flight, &b);
+	if (b.found)
+		collect_note_activity(c, c->watch_after, ACT_EXECUTION);
+}
+
 uint64_t collector__window_steps_end(const struct collector *c)
 {
 	return smallest_k__full(&c->step_starts) ? smallest_k__top(&c->step_starts) : 0;

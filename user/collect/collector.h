@@ -157,6 +157,14 @@ bool collector__completions_probed(const struct collector *c);
 uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
 /*
+ * Seen from the host: an execution the probes saw launched before the
+ * watch began, whose completion can be seen and has not come for over a
+ * second at @now_ns (nothing issued after it on its device completed
+ * either), keeps the device busy: the watch's start becomes the first
+ * activity, as a device trace buffer showing the same arms at once.
+ */
+void collector__note_busy_device(struct collector *c, uint64_t now_ns);
+/*
  * With opts.steps N: when the window's step N + 1 began (the start of its
  * (N + 1)-th earliest execution), or 0 until it has been seen. `--steps N`
  * ends the window just before it: N whole steps, each with the host work

@@ -31,6 +31,12 @@
  * capture budget keeps spans (40 bytes each). */
 #define MAX_STEP_CANDIDATES 1000000
 
+/* An execution in flight this long, launched before the watch for
+ * activity began, arms the window at once (collect_window.c,
+ * collect_devtrace.c): the device is busy with it, and the next launch
+ * may not come until it ends. */
+#define LONG_EXECUTION_NS (1000 * 1000000ull)
+
 /* One Execute call: its per-device work completes one device at a time. */
 struct launch {
 	uint64_t launch_id;
@@ -61,6 +67,9 @@ struct owner {
 /* Per (pid, device): when the device last finished, for runtime-view starts. */
 struct device_state {
 	uint64_t last_end;
+	/* The latest issue time of work whose completion was seen: work
+	 * issued before it completed too (a device runs in order). */
+	uint64_t done_issued;
 	uint32_t index;		/* capture device index */
 	uint32_t gen;		/* of the capture @index belongs to */
 };

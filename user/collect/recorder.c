@@ -406,6 +406,12 @@ int recorder__arm(struct recorder *r)
 			settled_at = now_ns();
 			collector__watch_activity(r->col, settled_at);
 		}
+		/* A running trainer's device busy with one long execution
+		 * arms at once, not at the launch after it. A command
+		 * launched here is starting up: its long one-off programs
+		 * do not open the window. */
+		if (settled_at && !r->o.command)
+			collector__note_busy_device(r->col, now_ns());
 		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
 		if (first) {
 			first = recorder_agents_on(r, first);
