@@ -913,26 +913,39 @@ static void test_arming(void)
 		compile_named(&r, 0x4000, "jit_init_1", 5 * MS);
 		execute_once(&r, 0x4000, 102, 5 * MS + 500000);
 		if (from_start) {
-			ASSERT_EQ(collector__first_activity(r.col, 1), 1 * MS,
+			ASSERT_EQ(collector__first_activity(r.col), 1 * MS,
 				  "--from-start: the first transfer arms");
 			rig_close(&r);
 			continue;
 		}
-		ASSERT_EQ(collector__first_activity(r.col, 1), 0,
+		ASSERT_EQ(collector__first_activity(r.col), 0,
 			  "transfers and one-off programs do not arm");
 		compile_named(&r, 0x1000, "jit_step", 6 * MS);
 		execute_once(&r, 0x1000, 1, 10 * MS);
-		ASSERT_EQ(collector__first_activity(r.col, 1), 0, "one step does not arm yet");
+		ASSERT_EQ(collector__first_activity(r.col), 0, "one step does not arm yet");
 		execute_once(&r, 0x1000, 2, 12 * MS);
-		ASSERT_EQ(collector__first_activity(r.col, 1), 10 * MS,
+		ASSERT_EQ(collector__first_activity(r.col), 10 * MS,
 			  "the second step arms, at the first");
 		/* A later watch: a program first run before it arms at its next. */
 		collector__watch_activity(r.col, 11 * MS);
 		execute_once(&r, 0x1000, 3, 14 * MS);
-		ASSERT_EQ(collector__first_activity(r.col, 11 * MS), 14 * MS,
+		ASSERT_EQ(collector__first_activity(r.col), 14 * MS,
 			  "a known program arms a later watch at its next execution");
 		rig_close(&r);
 	}
+	/* The first watch began while the step ran (the callback probe came
+	 * after its first runs): the window starts at its first run seen. */
+	if (!ASSERT_OK(rig_open_opts(&r, 0), "rig"))
+		return;
+	compile_named(&r, 0x1000, "jit_step", 1 * MS);
+	execute_once(&r, 0x1000, 1, 2 * MS);
+	execute_once(&r, 0x1000, 2, 3 * MS);
+	collector__watch_activity(r.col, 4 * MS);
+	ASSERT_EQ(collector__first_activity(r.col), 0, "nothing since the watch began yet");
+	execute_once(&r, 0x1000, 3, 5 * MS);
+	ASSERT_EQ(collector__first_activity(r.col), 2 * MS,
+		  "the first watch arms at the step's first run before it");
+	rig_close(&r);
 }
 
 static uint64_t count_with_arg(const struct capture *c, const char *key)

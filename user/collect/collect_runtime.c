@@ -207,6 +207,20 @@ static void note_program_execution(struct collector *c, uint32_t pid,
 		collect_put(c, c->program_runs, pid, key, (void *)(uintptr_t)t, NULL);
 		return;
 	}
+	/*
+	 * First run before the first watch began, while the completion
+	 * callback was being probed (a plugin loaded mid-run, an attach):
+	 * the window still starts there, for every execution since was
+	 * seen (it is remembered) and held; completions the callback probe
+	 * missed are counted (unobserved), and a device trace buffer draws
+	 * them anyway. A later watch (the next window) starts at the next
+	 * execution: the first run may be long past.
+	 */
+	if (first < c->watch_after && c->watch_after && c->watches == 1) {
+		if (!c->first_activity || first < c->first_activity)
+			c->first_activity = first;
+		return;
+	}
 	collect_note_activity(c, first >= c->watch_after ? first : t, ACT_EXECUTION);
 }
 

@@ -26,14 +26,15 @@ bool collector__completions_probed(const struct collector *c)
 	       collect_devtrace_long_execution((struct collector *)c);
 }
 
-uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns)
+uint64_t collector__first_activity(const struct collector *c)
 {
-	return c->first_activity >= after_ns ? c->first_activity : 0;
+	return c->watch_after ? c->first_activity : 0;
 }
 
 void collector__watch_activity(struct collector *c, uint64_t after_ns)
 {
 	c->watch_after = after_ns;
+	c->watches++;
 	if (c->first_activity < after_ns)
 		c->first_activity = 0;
 }

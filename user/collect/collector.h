@@ -152,9 +152,15 @@ int collector__record(void *ctx, const void *data, size_t size);
  * waits for this, so no window opens before its completions are visible.
  */
 bool collector__completions_probed(const struct collector *c);
-/* The first activity that arms a window (see arm_on_any_activity)
- * starting at or after @after_ns, by a traced process; 0 when none yet. */
-uint64_t collector__first_activity(const struct collector *c, uint64_t after_ns);
+/*
+ * The first activity that arms a window (see arm_on_any_activity) since
+ * collector__watch_activity, by a traced process; 0 when none yet. It
+ * begins at or after the watch's start, except in the first watch: a step
+ * whose program first ran before it (seen, so after the probes were in
+ * place, while the completion callback was being probed) arms at that
+ * first run.
+ */
+uint64_t collector__first_activity(const struct collector *c);
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
 /*
  * Seen from the host: an execution the probes saw launched before the

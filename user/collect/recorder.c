@@ -412,7 +412,7 @@ int recorder__arm(struct recorder *r)
 		 * do not open the window. */
 		if (settled_at && !r->o.command)
 			collector__note_busy_device(r->col, now_ns());
-		first = settled_at ? collector__first_activity(r->col, settled_at) : 0;
+		first = settled_at ? collector__first_activity(r->col) : 0;
 		if (first) {
 			first = recorder_agents_on(r, first);
 			r->start_ns = first + r->o.delay_ns;
