@@ -25,3 +25,11 @@ TESTS += $(TEST_C_BINS) $(TEST_SCRIPTS)
 TESTS += $(wildcard tests/gpu/test_*.sh)
 
 -include $(wildcard $(OUTPUT)/tests/*/*.d)
+
+# tests/agent/test_xspace_decode: the agent's own objects (the agent is a
+# library of its own, not part of libacceltrace).
+AGENT_TEST_OBJS := $(OUTPUT)/agent-obj/agent/xspace_decode.o \
+	$(OUTPUT)/agent-obj/agent/tpu_buffers.o $(OUTPUT)/agent-obj/agent/name_index.o \
+	$(OUTPUT)/agent-obj/agent/agent_files.o $(OUTPUT)/agent-obj/agent/agent_log.o
+$(OUTPUT)/tests/agent/test_xspace_decode: $(AGENT_TEST_OBJS)
+$(OUTPUT)/tests/agent/test_xspace_decode: TEST_EXTRA_OBJS := $(AGENT_TEST_OBJS)

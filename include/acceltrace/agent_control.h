@@ -28,6 +28,8 @@ enum agent_state {
 	AGENT_STATE_DORMANT = 1,	/* no subscription, no session: costs nothing */
 	AGENT_STATE_ACTIVE = 2,		/* recording device work into devtrace */
 	AGENT_STATE_UNAVAILABLE = 3,	/* cannot record here: message says why */
+	AGENT_STATE_NO_RUNTIME = 4,	/* no CUDA nor PJRT plugin loaded (yet): nothing
+					 * to record; tried again at the next lease */
 };
 
 struct agent_control {

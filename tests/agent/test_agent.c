@@ -133,7 +133,7 @@ static void case_lease(void)
 	if (!ASSERT_OK_PTR(st, "status"))
 		return;
 	ASSERT_EQ(st->state, AGENT_STATE_DORMANT, "dormant when loaded");
-	ASSERT_EQ(st->backends, AGENT_BACKEND_CUPTI, "CUPTI backend");
+	ASSERT_EQ(st->backends, AGENT_BACKEND_CUPTI | AGENT_BACKEND_PJRT, "CUPTI and PJRT backends");
 	ASSERT_EQ(st->buffers, 0, "no buffer while dormant");
 	ASSERT_EQ(buffers().gpu_buffers, 0, "no devtrace buffer while dormant");
 

@@ -3,13 +3,15 @@
  * libacceltrace-agent.so: acceltrace's agent inside a traced process
  * (docs/agent.md). Loaded by CUDA's injection hook (CUDA_INJECTION64_PATH:
  * libcuda calls InitializeInjection during cuInit) or by LD_PRELOAD (then
- * it only points CUDA's hook at itself). At load it registers and nothing
+ * it also points CUDA's hook at itself). At load it registers and nothing
  * more: one control page and one thread that sleeps on it. When acceltrace
- * wants device detail (a lease in the page) the thread turns the backend
- * on, flushes it every FLUSH_NS and writes clock pairs; when the lease runs
- * out it turns it off again. The process never waits on the agent, and
- * nothing the agent cannot do stops the process: it says so once and stays
- * dormant.
+ * wants device detail (a lease in the page) the thread turns a backend on:
+ * CUPTI in a process that initialised CUDA, else the profiler extension of
+ * a PJRT plugin the process loaded. CUPTI is flushed every FLUSH_NS with
+ * clock pairs; a PJRT session is collected at each flush acceltrace asks
+ * for and when the lease runs out, which turns the backend off again. The
+ * process never waits on the agent, and nothing the agent cannot do stops
+ * the process: it says so once and stays dormant.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,6 +33,8 @@
 #include "agent/agent_log.h"
 #include "agent/cupti_backend.h"
 #include "agent/gpu_buffers.h"
+#include "agent/pjrt_backend.h"
+#include "agent/tpu_buffers.h"
 
 #define EXPORT __attribute__((visibility("default")))
 /* While active: CUPTI's finished buffers handed over, and a clock pair. */
@@ -39,10 +43,16 @@
 #define DORMANT_WAIT_NS (1000 * 1000000ull)
 #define MAX_DEVICES 64
 
+enum backend { BACKEND_NONE, BACKEND_CUPTI, BACKEND_PJRT };
+
 static struct agent_control *page;
 static struct gpu_buffers *buffers;
+static struct tpu_buffers *tpu;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
+/* CUDA called InitializeInjection: CUPTI is this process's backend. */
+static bool cuda_entered;
+static enum backend backend;
 
 static uint64_t mono_ns(void)
 {
@@ -142,30 +152,72 @@ static void clock_pair(void)
 		gpu_buffers__clock_sync(buffers, dev_ts, host_ns);
 }
 
-static bool activate(void)
+static enum agent_state activate_cupti(void)
 {
 	if (cupti_backend_load() || !make_buffers() || cupti_backend_start(buffers))
-		return false;
+		return AGENT_STATE_UNAVAILABLE;
 	clock_pair();
+	backend = BACKEND_CUPTI;
+	return AGENT_STATE_ACTIVE;
+}
+
+/* Without CUDA: a PJRT plugin's profiler, once the process loaded one. */
+static enum agent_state activate_pjrt(void)
+{
+	int err = pjrt_backend_find();
+
+	/* A plugin whose device writes its own devtrace buffers (as the
+	 * simulator's does) is read from them, not asked twice. */
+	if (err == -ENOENT || pjrt_backend_device_traced(tpu))
+		return AGENT_STATE_NO_RUNTIME;
+	if (err) {
+		agent_say(AGENT_P_PJRT, "the PJRT plugin %s has no profiler extension: no "
+			  "device timeline from it", pjrt_backend_plugin());
+		return AGENT_STATE_UNAVAILABLE;
+	}
+	if (!tpu && !(tpu = tpu_buffers__new("TPU")))
+		return AGENT_STATE_UNAVAILABLE;
+	if (pjrt_backend_start(tpu))
+		return AGENT_STATE_UNAVAILABLE;
+	backend = BACKEND_PJRT;
+	return AGENT_STATE_ACTIVE;
+}
+
+/* The state it took: ACTIVE, or why not. */
+static enum agent_state activate(void)
+{
+	enum agent_state st = cuda_entered ? activate_cupti() : activate_pjrt();
+
+	if (st != AGENT_STATE_ACTIVE)
+		return st;
 	__atomic_add_fetch(&page->activations, 1, __ATOMIC_RELAXED);
 	set_state(AGENT_STATE_ACTIVE);
-	agent_debug("active");
-	return true;
+	agent_debug("active (%s)", backend == BACKEND_CUPTI ? "CUPTI" : "PJRT profiler");
+	return st;
 }
 
 static void deactivate(void)
 {
-	cupti_backend_stop();
-	clock_pair();
+	if (backend == BACKEND_CUPTI) {
+		cupti_backend_stop();
+		clock_pair();
+	} else if (backend == BACKEND_PJRT) {
+		pjrt_backend_collect(false);
+	}
+	backend = BACKEND_NONE;
 	set_state(AGENT_STATE_DORMANT);
 	agent_debug("dormant");
 }
 
 static void publish_counts(void)
 {
-	__atomic_store_n(&page->records, gpu_buffers__records(buffers), __ATOMIC_RELAXED);
-	__atomic_store_n(&page->runtime_dropped, cupti_backend_dropped(), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->records, gpu_buffers__records(buffers) +
+			 tpu_buffers__records(tpu), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->runtime_dropped, cupti_backend_dropped() +
+			 pjrt_backend_dropped(), __ATOMIC_RELAXED);
 	__atomic_store_n(&page->incomplete, cupti_backend_incomplete(), __ATOMIC_RELAXED);
+	if (tpu)
+		__atomic_store_n(&page->buffers, tpu_buffers__count(tpu), __ATOMIC_RELAXED);
 }
 
 /* acceltrace closing a window asks for everything CUPTI holds, finished
@@ -176,11 +228,15 @@ static void flush_if_asked(bool active)
 
 	if (req == __atomic_load_n(&page->flush_done, __ATOMIC_RELAXED))
 		return;
-	if (active) {
+	if (active && backend == BACKEND_CUPTI) {
 		cupti_backend_flush(true);
 		clock_pair();
-		publish_counts();
+	} else if (active && backend == BACKEND_PJRT) {
+		/* The session's records so far; a new one goes on. */
+		pjrt_backend_collect(true);
 	}
+	if (active)
+		publish_counts();
 	__atomic_store_n(&page->flush_done, req, __ATOMIC_RELEASE);
 }
 
@@ -197,11 +253,14 @@ static void *control_loop(void *arg)
 		bool want = lease > now;
 
 		if (want && !active && lease != failed_lease) {
-			active = activate();
+			enum agent_state st = activate();
+
+			active = st == AGENT_STATE_ACTIVE;
 			if (!active) {
-				/* Tried for this lease; a new one tries again. */
+				/* Tried for this lease; a new one (each renewal)
+				 * tries again: a plugin may load later. */
 				failed_lease = lease;
-				set_state(AGENT_STATE_UNAVAILABLE);
+				set_state(st);
 			}
 			next_flush = now + FLUSH_NS;
 		} else if (!want && active) {
@@ -210,7 +269,7 @@ static void *control_loop(void *arg)
 			publish_counts();
 		}
 		flush_if_asked(active);
-		if (active && now >= next_flush) {
+		if (active && backend == BACKEND_CUPTI && now >= next_flush) {
 			cupti_backend_flush(false);
 			clock_pair();
 			publish_counts();
@@ -241,7 +300,7 @@ static void start_agent(void)
 	page->version = AGENT_CONTROL_VERSION;
 	page->size = AGENT_CONTROL_SIZE;
 	page->pid = (__u32)getpid();
-	page->backends = AGENT_BACKEND_CUPTI;
+	page->backends = AGENT_BACKEND_CUPTI | AGENT_BACKEND_PJRT;
 	page->state = AGENT_STATE_DORMANT;
 	page->state_since_ns = mono_ns();
 	__atomic_store_n(&page->magic, AGENT_CONTROL_MAGIC, __ATOMIC_RELEASE);
@@ -274,6 +333,7 @@ static void start_agent(void)
 static void in_child(void)
 {
 	cupti_backend_forget();
+	pjrt_backend_forget();
 	if (page)
 		munmap(page, AGENT_CONTROL_SIZE);
 	page = NULL;
@@ -282,6 +342,9 @@ static void in_child(void)
 	 * and records no longer come to them: let go. */
 	gpu_buffers__drop(buffers);
 	buffers = NULL;
+	tpu_buffers__drop(tpu);
+	tpu = NULL;
+	backend = BACKEND_NONE;
 	started = false;
 	pthread_mutex_init(&start_lock, NULL);
 }
@@ -290,6 +353,7 @@ static void in_child(void)
 EXPORT int InitializeInjection(void)
 {
 	pthread_mutex_lock(&start_lock);
+	__atomic_store_n(&cuda_entered, true, __ATOMIC_RELEASE);
 	if (!started) {
 		started = true;
 		pthread_atfork(NULL, NULL, in_child);
@@ -300,16 +364,27 @@ EXPORT int InitializeInjection(void)
 }
 
 /*
- * Loaded by LD_PRELOAD: only points CUDA's injection hook at this library,
- * so that a later cuInit calls InitializeInjection (a process that never
- * uses CUDA pays nothing more). An injection library set already is kept.
+ * Loaded by LD_PRELOAD: registers (the page and the sleeping thread), so
+ * that a PJRT plugin the process loads later can be asked for its device
+ * timeline, and points CUDA's injection hook at this library, so that a
+ * later cuInit makes CUPTI the backend (an injection library set already
+ * is kept). Loaded by CUDA's hook instead, the constructor finds
+ * CUDA_INJECTION64_PATH set and leaves the start to InitializeInjection.
  */
 __attribute__((constructor)) static void on_load(void)
 {
 	Dl_info self;
 
 	if (getenv("CUDA_INJECTION64_PATH"))
-		return;
+		goto start;
 	if (dladdr((void *)on_load, &self) && self.dli_fname && self.dli_fname[0] == '/')
 		setenv("CUDA_INJECTION64_PATH", self.dli_fname, 0);
+start:
+	pthread_mutex_lock(&start_lock);
+	if (!started) {
+		started = true;
+		pthread_atfork(NULL, NULL, in_child);
+		start_agent();
+	}
+	pthread_mutex_unlock(&start_lock);
 }

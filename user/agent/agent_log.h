@@ -18,6 +18,8 @@ enum agent_problem {
 	AGENT_P_BUFFERS,	/* no devtrace buffer could be made */
 	AGENT_P_NO_JOIN,	/* API records unavailable: kernels not joined to launches */
 	AGENT_P_DROPPED,	/* CUPTI dropped records */
+	AGENT_P_PJRT,		/* no PJRT plugin with a profiler, or it refused */
+	AGENT_P_PJRT_DATA,	/* a collection the agent could not read whole */
 	AGENT_P__COUNT,
 };
 

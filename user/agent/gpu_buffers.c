@@ -14,25 +14,19 @@
 #include "acceltrace/devtrace_publish.h"
 #include "agent/agent_files.h"
 #include "agent/gpu_buffers.h"
+#include "agent/name_index.h"
 
 /* 8 MiB of records a device: at 30k records/s (a PyTorch loop's kernels,
  * copies and launches) four seconds between reads before any is lost. */
 #define RING_RECORDS (128u << 10)
 #define NAME_ENTRIES 16384u
-#define INDEX_SLOTS (2 * NAME_ENTRIES)	/* a power of two, half full at most */
 #define CUPTI_CLOCK_HZ 1000000000ull	/* CUPTI's timestamps are ns */
-
-struct name_slot {
-	uint64_t hash;		/* 0: empty */
-	uint32_t id;
-};
 
 struct gpu_buffer {
 	void *map;
 	uint64_t size;
 	struct devtrace_map m;
-	struct name_slot *index;
-	unsigned int indexed;
+	struct name_index index;
 };
 
 struct gpu_buffers {
@@ -43,15 +37,6 @@ struct gpu_buffers {
 	char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
-static uint64_t name_hash(int kind, const char *s)
-{
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h ? h : 1;
-}
-
 static int buffer_init(struct gpu_buffer *g, unsigned int device,
 		       const struct gpu_device_info *info, uint64_t dev_ts, uint64_t host_ns)
 {
@@ -59,8 +44,7 @@ static int buffer_init(struct gpu_buffer *g, unsigned int device,
 	char what[32];
 
 	g->size = devtrace_layout(NAME_ENTRIES, RING_RECORDS, NULL, NULL);
-	g->index = calloc(INDEX_SLOTS, sizeof(*g->index));
-	if (!g->index)
+	if (name_index__init(&g->index, NAME_ENTRIES))
 		return -ENOMEM;
 	snprintf(what, sizeof(what), "gpu%u.devtrace", device);
 	g->map = agent_map_new_file(what, g->size);
@@ -137,7 +121,7 @@ void gpu_buffers__free(struct gpu_buffers *b)
 			devtrace_map__close(&g->m);
 			munmap(g->map, g->size);
 		}
-		free(g->index);
+		name_index__free(&g->index);
 	}
 	free(b->bufs);
 	pthread_mutex_destroy(&b->lock);
@@ -160,32 +144,29 @@ void gpu_buffers__drop(struct gpu_buffers *b)
  * the lock. */
 static uint32_t name_id(struct gpu_buffers *b, struct gpu_buffer *g, int kind, const char *name)
 {
-	uint64_t h = name_hash(kind, name);
-	size_t i = h & (INDEX_SLOTS - 1);
+	uint64_t hash = name_index__hash(kind, name, strlen(name));
+	struct name_slot *slot;
 	char *demangled = NULL;
 	const char *text = name;
-	uint32_t id;
 	int status = -1;
+	bool found;
 
-	while (g->index[i].hash) {
-		if (g->index[i].hash == h)
-			return g->index[i].id;
-		i = (i + 1) & (INDEX_SLOTS - 1);
-	}
-	if (g->indexed >= INDEX_SLOTS / 2)
+	slot = name_index__slot(&g->index, hash, &found);
+	if (!slot)
 		return DEVTRACE_NO_NAME;	/* the table is full anyway */
+	if (found)
+		return slot->id;
 	if (kind == DEVTRACE_NAME_OP && b->demangle && name[0] == '_' && name[1] == 'Z') {
 		demangled = b->demangle(name, NULL, NULL, &status);
 		if (status == 0 && demangled)
 			text = demangled;
 	}
-	id = devtrace_map__add_name(&g->m, kind, text, strlen(text));
-	free(demangled);
 	/* Kept, found or refused (the table full): a name is tried once. */
-	g->index[i].hash = h;
-	g->index[i].id = id;
-	g->indexed++;
-	return id;
+	slot->hash = hash;
+	slot->id = devtrace_map__add_name(&g->m, kind, text, strlen(text));
+	name_index__filled(&g->index);
+	free(demangled);
+	return slot->id;
 }
 
 static bool emit(struct gpu_buffers *b, unsigned int device, struct devtrace_record *r,

@@ -346,10 +346,30 @@ static bool find_agent(char *path, size_t len)
 	return false;
 }
 
+/* @path first in LD_PRELOAD, before what the user preloads. */
+static void preload(const char *path)
+{
+	const char *was = getenv("LD_PRELOAD");
+	char *both;
+
+	if (!was || !was[0]) {
+		setenv("LD_PRELOAD", path, 1);
+		return;
+	}
+	if (strstr(was, path))
+		return;
+	if (asprintf(&both, "%s %s", path, was) < 0)
+		return;		/* then CUDA's hook alone */
+	setenv("LD_PRELOAD", both, 1);
+	free(both);
+}
+
 /*
- * What `record -- CMD` launches gets the agent through CUDA's injection
- * hook (libcuda loads it at cuInit; a process that never uses CUDA never
- * loads it). An injection library the user set (Nsight's) is left alone.
+ * What `record -- CMD` launches gets the agent: through CUDA's injection
+ * hook (libcuda loads it at cuInit) and LD_PRELOAD (for a PJRT plugin's
+ * profiler; each process then holds a dormant control page and thread).
+ * An injection library the user set (Nsight's) is left alone, and then
+ * the agent is not preloaded either: one profiler of the device at once.
  */
 static void load_agent_into_command(void)
 {
@@ -367,7 +387,9 @@ static void load_agent_into_command(void)
 		return;
 	}
 	setenv("CUDA_INJECTION64_PATH", path, 1);
-	log_debug("CUDA_INJECTION64_PATH=%s for the command", path);
+	preload(path);
+	log_debug("CUDA_INJECTION64_PATH=%s and LD_PRELOAD=%s for the command", path,
+		  getenv("LD_PRELOAD"));
 }
 
 /* ---------------------------------------------------------------- summary */

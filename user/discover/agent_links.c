@@ -249,7 +249,7 @@ static bool read_status(struct agent_link *k)
 		k->st.state = 0;
 		return false;
 	}
-	k->st.state = c.state >= AGENT_STATE_DORMANT && c.state <= AGENT_STATE_UNAVAILABLE ?
+	k->st.state = c.state >= AGENT_STATE_DORMANT && c.state <= AGENT_STATE_NO_RUNTIME ?
 		      c.state : 0;
 	k->st.state_since_ns = c.state_since_ns;
 	k->st.backends = c.backends;
