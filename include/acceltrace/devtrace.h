@@ -21,6 +21,10 @@
 #define DEVTRACE_NAME_SIZE	64
 #define DEVTRACE_NAME_MAX	56	/* bytes of name text in one entry */
 #define DEVTRACE_NO_NAME	0xffffffffU
+/* The largest name table a reader accepts (4 MiB of entries): a header
+ * announcing more is refused, so a table's size cannot make a reader's
+ * memory or time grow past this (docs/devtrace.md, "Names"). */
+#define DEVTRACE_NAME_CAPACITY_MAX	65536
 
 /* header.flags */
 #define DEVTRACE_F_CLOSED	0x1	/* the writer closed the buffer cleanly */
@@ -34,7 +38,8 @@ struct devtrace_header {
 	__u32 header_size;		/*  12: bytes reserved for the header */
 	__u32 record_size;		/*  16: DEVTRACE_RECORD_SIZE */
 	__u32 name_size;		/*  20: DEVTRACE_NAME_SIZE */
-	__u32 name_capacity;		/*  24: entries in the name table */
+	__u32 name_capacity;		/*  24: entries in the name table,
+					 *      <= DEVTRACE_NAME_CAPACITY_MAX */
 	__u32 core;			/*  28: core index within the device */
 	__u64 names_offset;		/*  32: file offset of name entry 0 */
 	__u64 records_offset;		/*  40: file offset of record slot 0 */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The capture model: options (session per window), interning, tracks,
+ * The capture model: options (session per window), interning (names made
+ * valid UTF-8), tracks,
  * GPU stream tracks (keyed by device and stream), devices (unknown type),
  * threads and their name histories, the lifecycle
  * (-EBUSY after finalize, -EAGAIN before), sorting, the span budget (which
@@ -162,6 +163,13 @@ static void test_interning(void)
 		     !strcmp(capture__string(c, ids[i]), buf);
 	}
 	ASSERT_TRUE(ok, "5000 strings intern to stable ids");
+	/* Names from outside: kept as valid UTF-8 without controls. */
+	ASSERT_STREQ(capture__string(c, capture__intern(c, "w\xffrker\n")),
+		     "w\xef\xbf\xbdrker\xef\xbf\xbd", "0xff and a newline as U+FFFD");
+	ASSERT_EQ(capture__intern(c, "w\xffrker\n"), capture__intern(c, "w\xef\xbf\xbdrker\x01"),
+		  "interned as what is kept");
+	ASSERT_STREQ(capture__string(c, capture__intern(c, "\xe6\x97\xa5\xe6\x9c\xac")),
+		     "\xe6\x97\xa5\xe6\x9c\xac", "valid UTF-8 unchanged");
 	ASSERT_TRUE(first == capture__string(c, a), "string pointers do not move");
 	ASSERT_GE(capture__num_strings(c), 5003, "num_strings counts them");
 	capture__free(c);

@@ -27,6 +27,7 @@
 #include "test.h"
 #include "alloc_fail.h"
 #include "acceltrace/events.h"
+#include "analyze/mlir_bytecode.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
 #include "discover/attach_control.h"
@@ -356,11 +357,12 @@ static void *slurp(const char *path, size_t *len)
 }
 
 /*
- * Compile's program is read in the target at the call's entry: MLIR
+ * Compile's program is read in the target while Compile runs: MLIR
  * bytecode names its module past the bytes a probe copies, and JAX frees
- * it as Compile returns (the fake memory is gone by the return here). The
- * return names the executable with what was read; a program that cannot
- * be read falls back to the copied bytes.
+ * it as Compile returns (the fake memory is gone by the return here). It
+ * is read after the drain that brought the entry, not in the ring
+ * callback. The return names the executable with what was read; a program
+ * that cannot be read falls back to the copied bytes.
  */
 static void test_compile_program(void)
 {
@@ -384,7 +386,9 @@ static void test_compile_program(void)
 	r.ctl.mem_addr = addr;
 	r.ctl.mem_len = len;
 	rt_call(&r, P_COMPILE_PROGRAM, 1 * MS, 1 * MS, entry, V_COMPILE_CODE_SIZE + 1, NULL);
-	ASSERT_TRUE(r.ctl.mem_reads > 0, "read at the entry");
+	ASSERT_EQ(r.ctl.mem_reads, 0, "not read in the ring callback");
+	ASSERT_EQ(collector__name_programs(r.col), 1, "named after the drain");
+	ASSERT_TRUE(r.ctl.mem_reads > 0, "read while Compile runs");
 	r.ctl.mem = NULL;		/* freed as Compile returns */
 	rt_call(&r, P_COMPILE, 1 * MS, 5 * MS, compile, V_COMPILE_EXECUTABLE + 1, NULL);
 	/* Another thread's program is gone before it is read: the copied
@@ -407,6 +411,127 @@ static void test_compile_program(void)
 		ASSERT_TRUE(!span_named(r.cap, "PJRT_Client_Compile (program)"),
 			    "the entry record makes no span of its own");
 	}
+	rig_close(&r);
+	free(bc);
+}
+
+/* The string of @s's arg @key, or NULL. */
+static const char *arg_str(const struct capture *c, const struct capture_span *s,
+			   const char *key)
+{
+	for (uint32_t i = 0; i < s->nargs; i++)
+		if (s->args[i].type == ARG_STR &&
+		    !strcmp(capture__string(c, s->args[i].key), key))
+			return capture__string(c, s->args[i].value.str);
+	return NULL;
+}
+
+/*
+ * Compile's entry, its return and the executions of what it compiled all
+ * in one drain: the return and the executions wait for the name (read
+ * after the drain), then are handled in their order: the Compile span,
+ * the Executes and the device executions carry the program's name, and
+ * every completion still finds its execution.
+ */
+static void test_compile_program_one_drain(void)
+{
+	const uint64_t addr = 0x7f0000001000ull;
+	uint64_t entry[V_COMPILE_CODE_SIZE + 1] = { [V_COMPILE_PROGRAM] = 0x5000,
+						    [V_COMPILE_CODE] = addr };
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	const struct capture_span *s;
+	size_t len;
+	void *bc = slurp("tests/analyze/data/jit_train_step.v6.mlirbc", &len);
+	struct rig r;
+
+	if (!ASSERT_OK_PTR(bc, "bytecode fixture") || !ASSERT_OK(rig_open(&r), "rig")) {
+		free(bc);
+		return;
+	}
+	entry[V_COMPILE_CODE_SIZE] = len;
+	ASSERT_OK(collector__open_window(r.col, 1), "open window");
+	r.ctl.mem = bc;
+	r.ctl.mem_addr = addr;
+	r.ctl.mem_len = len;
+	rt_call(&r, P_COMPILE_PROGRAM, 1 * MS, 1 * MS, entry, V_COMPILE_CODE_SIZE + 1, NULL);
+	rt_call(&r, P_COMPILE, 1 * MS, 5 * MS, compile, V_COMPILE_EXECUTABLE + 1, NULL);
+	execution(&r, 7, 10 * MS, true);
+	ASSERT_EQ(r.ctl.mem_reads, 0, "nothing read in the ring callbacks");
+	ASSERT_EQ(collector__stats(r.col)->completions, 0, "the completions wait too");
+	ASSERT_EQ(collector__name_programs(r.col), 1, "named after the drain");
+	ASSERT_EQ(collector__name_programs(r.col), 0, "once");
+	ASSERT_EQ(collector__stats(r.col)->completions, 2, "then handled, in order");
+	collector__begin_close(r.col, 40 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (ASSERT_OK(capture__finalize(r.cap), "finalize")) {
+		ASSERT_EQ(count_kind(r.cap, SPAN_DEVICE_MODULE), 2, "both devices' executions");
+		s = first_of(r.cap, SPAN_DEVICE_MODULE);
+		if (ASSERT_OK_PTR(s, "a device execution"))
+			ASSERT_STREQ(capture__string(r.cap, s->name), "jit_train_step",
+				     "the device execution named");
+		s = span_named(r.cap, "PJRT_Client_Compile");
+		if (ASSERT_OK_PTR(s, "Compile span"))
+			ASSERT_STREQ(arg_str(r.cap, s, "module"), "jit_train_step",
+				     "the Compile span named");
+		s = first_of(r.cap, SPAN_EXECUTE);
+		if (ASSERT_OK_PTR(s, "Execute span"))
+			ASSERT_STREQ(arg_str(r.cap, s, "module"), "jit_train_step",
+				     "the Execute named");
+	}
+	rig_close(&r);
+	free(bc);
+}
+
+/* A bytecode program of more strings than are indexed: not read further,
+ * named for what it is, and counted in the capture. */
+static void test_program_too_large(void)
+{
+	const uint64_t addr = 0x7f0000001000ull, strings = MLIR_NAME_MAX_ENTRIES + 1;
+	uint64_t entry[V_COMPILE_CODE_SIZE + 1] = { [V_COMPILE_PROGRAM] = 0x5000,
+						    [V_COMPILE_CODE] = addr };
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	/* Three-byte MLIR varints: (v << 3 | 0b100), little-endian. */
+#define VARINT3(v) (uint8_t)((v) << 3 | 4), (uint8_t)((v) >> 5), (uint8_t)((v) >> 13)
+	const uint8_t head[] = { 'M', 'L', 0xef, 'R', 0x03, 0,
+				 0, VARINT3(strings + 3), VARINT3(strings) };
+	const uint8_t tail[] = { 1, 1, 2, 1, 3, 1, 4, 9, 5, 1, 0, 1 };
+	size_t len = sizeof(head) + strings + sizeof(tail), found = 0;
+	uint8_t *bc = calloc(1, len);
+	const struct capture_span *s;
+	uint64_t n;
+	struct rig r;
+
+	if (!ASSERT_OK_PTR(bc, "program") || !ASSERT_OK(rig_open(&r), "rig")) {
+		free(bc);
+		return;
+	}
+	/* magic, version 1, producer "", strings (the count, a byte each),
+	 * empty dialects and attributes, an IR of the root op alone */
+	memcpy(bc, head, sizeof(head));
+	memcpy(bc + sizeof(head) + strings, tail, sizeof(tail));
+	entry[V_COMPILE_CODE_SIZE] = len;
+	ASSERT_OK(collector__open_window(r.col, 1), "open window");
+	r.ctl.mem = bc;
+	r.ctl.mem_addr = addr;
+	r.ctl.mem_len = len;
+	rt_call(&r, P_COMPILE_PROGRAM, 1 * MS, 1 * MS, entry, V_COMPILE_CODE_SIZE + 1, NULL);
+	rt_call(&r, P_COMPILE, 1 * MS, 5 * MS, compile, V_COMPILE_EXECUTABLE + 1, NULL);
+	execution(&r, 7, 10 * MS, true);
+	ASSERT_EQ(collector__name_programs(r.col), 1, "named after the drain");
+	ASSERT_EQ(collector__stats(r.col)->programs_too_large, 1, "counted");
+	collector__begin_close(r.col, 40 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (ASSERT_OK(capture__finalize(r.cap), "finalize")) {
+		s = first_of(r.cap, SPAN_DEVICE_MODULE);
+		if (ASSERT_OK_PTR(s, "a device execution"))
+			ASSERT_STRCONTAINS(capture__string(r.cap, s->name),
+					   "unnamed program (", "a fallback name");
+		for (size_t i = 0; i < capture__num_losses(r.cap); i++)
+			if (strstr(capture__loss(r.cap, i, &n), "naming bounds") && n == 1)
+				found++;
+		ASSERT_EQ(found, 1, "the capture says so");
+	}
+#undef VARINT3
 	rig_close(&r);
 	free(bc);
 }
@@ -1066,6 +1191,8 @@ int main(void)
 	test_cuda_threads();
 	test_execution();
 	test_compile_program();
+	test_compile_program_one_drain();
+	test_program_too_large();
 	test_arming();
 	test_ioctls();
 	test_eventfd();

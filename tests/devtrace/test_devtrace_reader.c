@@ -7,20 +7,29 @@
  * counts kept, their index reused), batching across buffers
  * (a poll's submissions do not grow with the number of buffers), a racing
  * writer that never yields a torn record, and corrupted buffers: bad
- * records skipped and counted, bad headers refused, no crash. Every case
- * runs with io_uring and with the pread engine.
+ * records skipped and counted, bad headers refused, no crash; name tables
+ * as hostile input: a sparse file announcing 2^24 names is refused at once
+ * in bounded memory, and a full table of the largest size accepted is read
+ * a bounded part per poll, its records waiting for their names, none lost.
+ * Every case runs with io_uring and with the pread engine.
  */
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "test.h"
 #include "devtrace_writer.h"
 #include "devtrace/devtrace_reader.h"
+#include "acceltrace/devtrace_publish.h"
 
 static char dir[] = "/tmp/acceltrace-devtrace.XXXXXX";
+/* Name entries the reader may read of a buffer in one poll: 4096 (its
+ * NAMES_PER_POLL); a sixteenth of the largest table. */
+#define NAMES_LIMIT_PER_POLL 4096
 static int force_pread;
 
 struct seen {
@@ -488,6 +497,173 @@ out:
 	devtrace_reader__free(r);
 }
 
+/* ---------------------------------------------------------------- name tables */
+
+/*
+ * A buffer file made here, not by the writer: @name_capacity entries, all
+ * published (name_count), most of them a sparse file's holes; entry
+ * @named_id holds "last_name"; @n_recs records, record i naming
+ * @rec_names[i].
+ */
+static bool sparse_buffer(const char *name, uint32_t name_capacity, uint32_t named_id,
+			  const uint32_t *rec_names, size_t n_recs)
+{
+	struct devtrace_header h = {};
+	struct devtrace_name e = { .id = named_id, .kind = DEVTRACE_NAME_OP, .len = 9 };
+	uint64_t size = devtrace_layout(name_capacity, 64, NULL, NULL);
+	char path[256];
+	bool ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return false;
+	devtrace_header__init_layout(&h, name_capacity, 64);
+	h.magic = DEVTRACE_MAGIC;
+	h.run_id = 1;
+	h.clock_rate_hz = 1000000000;
+	h.num_cores = 1;
+	h.name_count = name_capacity;
+	h.write_seq = h.begin_seq = n_recs;
+	memcpy(e.name, "last_name", 9);
+	ok = !ftruncate(fd, size) &&
+	     pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	     pwrite(fd, &e, sizeof(e), h.names_offset + (uint64_t)named_id * sizeof(e)) ==
+		     (ssize_t)sizeof(e);
+	for (size_t i = 0; ok && i < n_recs; i++) {
+		struct devtrace_record rec;
+
+		fill(&rec, i + 1, rec_names[i]);
+		rec.seq = i + 1;
+		ok = pwrite(fd, &rec, sizeof(rec), h.records_offset + i * sizeof(rec)) ==
+		     (ssize_t)sizeof(rec);
+	}
+	close(fd);
+	return ok;
+}
+
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The fastest of three first polls of a fresh reader over @name. */
+static double first_poll_time(const char *name)
+{
+	double best = 1e9;
+
+	for (int i = 0; i < 3; i++) {
+		struct seen s;
+		struct devtrace_reader *r = reader(&s, 0);
+		double t;
+
+		if (!r)
+			return -1;
+		add(r, name);
+		t = now_s();
+		devtrace_reader__poll(r, 0);
+		t = now_s() - t;
+		if (t < best)
+			best = t;
+		devtrace_reader__free(r);
+	}
+	return best;
+}
+
+/*
+ * A sparse file announcing 2^24 names (a GiB of table), every one
+ * published, and a record naming the last: refused by its header, in one
+ * poll costing about what a small buffer's does, memory unchanged.
+ */
+static void test_names_announced_huge(void)
+{
+	const uint32_t last = (1u << 24) - 1, small_names[] = { 3 };
+	struct devtrace_buffer_stats st;
+	struct seen s;
+	struct devtrace_reader *r;
+	double t_small, t_huge;
+	long rss;
+	int b;
+
+	if (!ASSERT_TRUE(sparse_buffer("huge.devtrace", 1u << 24, last, &last, 1),
+			 "sparse buffer of 2^24 names") ||
+	    !ASSERT_TRUE(sparse_buffer("small.devtrace", 64, 3, small_names, 1), "small buffer"))
+		return;
+	rss = max_rss_kib();
+	r = reader(&s, 0);
+	if (!ASSERT_OK_PTR(r, "reader"))
+		return;
+	b = add(r, "huge.devtrace");
+	ASSERT_EQ(devtrace_reader__poll(r, 0), 0, "nothing delivered");
+	devtrace_reader__stats(r, b, &st);
+	ASSERT_EQ(st.state, DEVTRACE_BUF_FAILED, "refused");
+	ASSERT_STRCONTAINS(st.error, "name_capacity", "says why");
+	ASSERT_LE(st.names, NAMES_LIMIT_PER_POLL, "names read");
+	devtrace_reader__free(r);
+	ASSERT_LE(max_rss_kib() - rss, 16 * 1024, "peak memory grew by under 16 MiB");
+	t_small = first_poll_time("small.devtrace");
+	t_huge = first_poll_time("huge.devtrace");
+	printf("first poll: %.3f ms (64 names), %.3f ms (2^24 announced), peak RSS +%ld KiB\n",
+	       t_small * 1e3, t_huge * 1e3, max_rss_kib() - rss);
+	ASSERT_TRUE(t_small > 0 && t_huge < 20 * t_small,
+		    "2^24 names announced: a poll within 20 times a small buffer's");
+}
+
+/*
+ * The largest table accepted, full (a sparse file), a record naming entry
+ * 0 and one naming the last entry: a poll reads a bounded part of the
+ * table; the second record waits (not bad, not lost, not nameless) until
+ * the polls reach its name, then is delivered with it.
+ */
+static void test_names_read_a_part_per_poll(void)
+{
+	const uint32_t cap = DEVTRACE_NAME_CAPACITY_MAX, names[] = { 0, cap - 1 };
+	struct devtrace_buffer_stats st;
+	struct seen s;
+	struct devtrace_reader *r;
+	unsigned int polls = 1;
+	long rss = max_rss_kib();
+	int b;
+
+	if (!ASSERT_TRUE(sparse_buffer("full.devtrace", cap, cap - 1, names, 2),
+			 "a full table of the largest size"))
+		return;
+	r = reader(&s, 0);
+	if (!ASSERT_OK_PTR(r, "reader"))
+		return;
+	b = add(r, "full.devtrace");
+	ASSERT_EQ(devtrace_reader__poll(r, 0), 1, "the first record, its name read");
+	devtrace_reader__stats(r, b, &st);
+	ASSERT_LE(st.names, NAMES_LIMIT_PER_POLL, "a bounded part of the table in one poll");
+	ASSERT_EQ(st.bad + st.lost, 0, "the other waits");
+	while (s.n < 2 && polls < 2 * cap / NAMES_LIMIT_PER_POLL) {
+		devtrace_reader__poll(r, 0);
+		polls++;
+	}
+	devtrace_reader__stats(r, b, &st);
+	printf("a full table of %u names: read in %u polls, peak RSS +%ld KiB\n", cap, polls,
+	       max_rss_kib() - rss);
+	ASSERT_EQ(s.n, 2, "both records delivered");
+	ASSERT_EQ(st.names, cap, "every name read");
+	ASSERT_EQ(st.bad + st.lost, 0, "none bad or lost");
+	ASSERT_STREQ(devtrace_reader__name(r, b, cap - 1, NULL), "last_name", "its name");
+	ASSERT_TRUE(devtrace_reader__caught_up(r, b), "caught up");
+	ASSERT_LE(max_rss_kib() - rss, 16 * 1024, "peak memory grew by under 16 MiB");
+	devtrace_reader__free(r);
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
@@ -507,6 +683,8 @@ int main(void)
 		test_corrupted_records();
 		test_corrupted_headers();
 		test_garbage();
+		test_names_announced_huge();
+		test_names_read_a_part_per_poll();
 	}
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return test_exit();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The JSON writer: nesting, commas, escaping, numbers (exact decimals too), compact and pretty. */
+/* The JSON writer: nesting, commas, escaping, numbers (exact decimals too), compact and pretty;
+ * strings valid UTF-8 whatever they held (a byte 0xff from a thread's name). */
 #include <math.h>
 
 #include "test.h"
@@ -61,6 +62,14 @@ static void fill_decimals(struct json_writer *jw)
 	jw_end_array(jw);
 }
 
+/* A name (key) and a value holding bytes that begin no character. */
+static void fill_invalid_utf8(struct json_writer *jw)
+{
+	jw_start_object(jw);
+	jw_string_field(jw, "tr\xc0\xafn", "w\xffrker \xe6\x97\xa5\n");
+	jw_end_object(jw);
+}
+
 int main(void)
 {
 	char *s;
@@ -75,6 +84,11 @@ int main(void)
 
 	s = render(true, fill_small);
 	ASSERT_STREQ(s, "{\n  \"a\": [\n    1,\n    2\n  ]\n}", "pretty document");
+	free(s);
+
+	s = render(false, fill_invalid_utf8);
+	ASSERT_STREQ(s, "{\"tr\xef\xbf\xbd\xef\xbf\xbdn\":\"w\xef\xbf\xbdrker \xe6\x97\xa5\\n\"}",
+		     "invalid bytes as U+FFFD, valid characters kept");
 	free(s);
 
 	s = render(false, fill_decimals);

@@ -62,6 +62,7 @@ struct trainer_config {
 	bool clock_drift_set;
 	uint64_t clock_offset;
 	bool keep_files;
+	const char *main_thread_name;	/* NULL: pt_main_thread */
 };
 
 /* Parses argv into cfg. Returns 0, 1 when --help was printed, or -EINVAL

@@ -19,6 +19,7 @@ enum {
 	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS, OPT_INIT_PROGRAMS,
 	OPT_EVAL_EVERY, OPT_EVAL_TIME,
 	OPT_CLOCK_RATE, OPT_CLOCK_DRIFT, OPT_CLOCK_OFFSET, OPT_KEEP_FILES,
+	OPT_MAIN_THREAD_NAME,
 };
 
 struct flag {
@@ -67,6 +68,7 @@ static const struct flag flags[] = {
 	{ { "clock-drift-ppb", 1, 0, OPT_CLOCK_DRIFT }, "N", "device clock drift against CLOCK_MONOTONIC (default 37000)" },
 	{ { "clock-offset", 1, 0, OPT_CLOCK_OFFSET }, "TICKS", "device clock reading at client creation (default 5e12)" },
 	{ { "keep-files", 0, 0, OPT_KEEP_FILES }, NULL, "keep the default device directory at exit" },
+	{ { "main-thread-name", 1, 0, OPT_MAIN_THREAD_NAME }, "NAME", "name the main thread (and so the process) NAME, bytes as given, not UTF-8 checked (default pt_main_thread)" },
 	{ { "help", 0, 0, 'h' }, NULL, "this help" },
 };
 
@@ -310,6 +312,7 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 		}
 		case OPT_CLOCK_OFFSET: err = parse_u64(name, optarg, 0, 1ull << 62, &cfg->clock_offset); break;
 		case OPT_KEEP_FILES: cfg->keep_files = true; break;
+		case OPT_MAIN_THREAD_NAME: cfg->main_thread_name = optarg; break;
 		default:
 			usage(stderr);
 			return -EINVAL;

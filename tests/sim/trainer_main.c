@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -210,7 +211,9 @@ static int run_trainer(const struct trainer_config *cfg, int index)
 			goto out;
 		}
 	}
-	pthread_setname_np(pthread_self(), "pt_main_thread");
+	/* Names are the process's to choose, any bytes (acceltrace's tests
+	 * give one that is not UTF-8); the kernel keeps 15. */
+	prctl(PR_SET_NAME, cfg->main_thread_name ? cfg->main_thread_name : "pt_main_thread");
 	fprintf(stderr, "tpu-trainer: pid=%d index=%d plugin=%s device_dir=%s node=%s "
 		"trace_dir=%s data_dir=%s truth=%s\n", (int)getpid(), index, cfg->plugin,
 		ps.device_dir, ps.node[0] ? ps.node : "(none)", ps.trace_dir, ps.data_dir,

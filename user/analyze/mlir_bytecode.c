@@ -30,10 +30,18 @@
  *   The builtin dialect encodes DictionaryAttr as code 1, count, (name
  *   attr, value attr) pairs, and StringAttr as code 2 (or 3, with a type),
  *   string index. An attribute without a dialect encoding is its text.
+ *
+ * The program is hostile input (another process's memory): the string and
+ * attribute tables are decoded once each into an index, so every lookup
+ * after is O(1) and naming costs time linear in the tables; reads go
+ * through a small cache of aligned blocks and are counted against
+ * MLIR_NAME_MAX_READ, and tables longer than MLIR_NAME_MAX_ENTRIES are
+ * refused before they size an allocation (-E2BIG, with why).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/mlir_bytecode.h"
@@ -57,18 +65,20 @@ enum {
 #define CODE_STRING 2
 #define CODE_STRING_WITH_TYPE 3
 
-/* Reads of another process cost a system call: fetch a window at a time. */
-#define WINDOW 512
+#define MAX_DIALECTS 64
 
-struct cursor {
-	const struct byte_source *src;
-	uint64_t off, end;
-	uint8_t win[WINDOW];
-	uint64_t win_off;
-	size_t win_len;
-	int err;		/* the first failure; reads give 0 after it */
-	char *why;
-	size_t why_len;
+/*
+ * Reads of another process cost a system call: bytes are fetched in
+ * aligned blocks, a few kept, so the tables read in order and the small
+ * lookups near each other (a dictionary's keys) share their reads.
+ */
+#define BLOCK 4096
+#define BLOCKS 4
+
+struct block {
+	uint64_t off;
+	uint32_t len;		/* 0: empty */
+	uint8_t data[BLOCK];
 };
 
 struct section {
@@ -82,6 +92,27 @@ struct program {
 	struct section sec[SEC__MAX];
 	char *why;
 	size_t why_len;
+	uint64_t bytes_read;	/* against MLIR_NAME_MAX_READ */
+	struct block cache[BLOCKS];
+	unsigned int next_victim;
+	/* The string table, decoded once: string i's bytes (its NUL
+	 * included) are [str_data + str_off[i], str_data + str_off[i + 1]). */
+	uint32_t n_strings;
+	uint32_t *str_off;
+	uint64_t str_data;
+	/* The attribute table, decoded once: attribute i's bytes are
+	 * [attr_off[i], attr_off[i + 1]) in the data section, in its
+	 * dialect's encoding where attr_encoded[i], else its text. */
+	uint32_t n_attrs;
+	uint32_t *attr_off;
+	uint8_t *attr_encoded;
+};
+
+struct cursor {
+	struct program *p;
+	uint64_t off, end;
+	const struct block *b;	/* the block off was last found in */
+	int err;		/* the first failure; reads give 0 after it */
 };
 
 static int fail(char *why, size_t len, const char *fmt, ...)
@@ -96,17 +127,42 @@ static int fail(char *why, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static void cursor_init(struct cursor *c, const struct program *p, uint64_t start,
+static void cursor_init(struct cursor *c, struct program *p, uint64_t start,
 			uint64_t end)
 {
-	c->src = p->src;
+	c->p = p;
 	c->off = start;
 	c->end = end;
-	c->win_len = 0;
-	c->win_off = 0;
+	c->b = NULL;
 	c->err = 0;
-	c->why = p->why;
-	c->why_len = p->why_len;
+}
+
+/* The block holding @off, read (and counted) if it is not kept. */
+static const struct block *block_at(struct program *p, uint64_t off, int *err)
+{
+	uint64_t start = off - off % BLOCK;
+	struct block *b;
+	uint64_t len;
+
+	for (int i = 0; i < BLOCKS; i++)
+		if (p->cache[i].len && p->cache[i].off == start)
+			return &p->cache[i];
+	len = p->src->size - start < BLOCK ? p->src->size - start : BLOCK;
+	if (p->bytes_read + len > MLIR_NAME_MAX_READ) {
+		fail(p->why, p->why_len, "naming reads more than %u bytes of the program",
+		     MLIR_NAME_MAX_READ);
+		*err = -E2BIG;
+		return NULL;
+	}
+	p->bytes_read += len;
+	b = &p->cache[p->next_victim++ % BLOCKS];
+	b->len = 0;
+	*err = p->src->read(p->src->ctx, start, b->data, len);
+	if (*err)
+		return NULL;
+	b->off = start;
+	b->len = len;
+	return b;
 }
 
 static uint8_t get_byte(struct cursor *c)
@@ -114,25 +170,16 @@ static uint8_t get_byte(struct cursor *c)
 	if (c->err)
 		return 0;
 	if (c->off >= c->end) {
-		c->err = fail(c->why, c->why_len, "runs past its end at byte %llu",
+		c->err = fail(c->p->why, c->p->why_len, "runs past its end at byte %llu",
 			      (unsigned long long)c->off);
 		return 0;
 	}
-	if (c->off < c->win_off || c->off >= c->win_off + c->win_len) {
-		uint64_t n = c->src->size - c->off;
-		int err;
-
-		if (n > WINDOW)
-			n = WINDOW;
-		err = c->src->read(c->src->ctx, c->off, c->win, n);
-		if (err) {
-			c->err = err;
+	if (!c->b || !c->b->len || c->off < c->b->off || c->off >= c->b->off + c->b->len) {
+		c->b = block_at(c->p, c->off, &c->err);
+		if (!c->b)
 			return 0;
-		}
-		c->win_off = c->off;
-		c->win_len = n;
 	}
-	return c->win[c->off++ - c->win_off];
+	return c->b->data[c->off++ - c->b->off];
 }
 
 static uint64_t get_varint(struct cursor *c)
@@ -160,7 +207,7 @@ static void skip(struct cursor *c, uint64_t n)
 	if (c->err)
 		return;
 	if (n > c->end - c->off)
-		c->err = fail(c->why, c->why_len, "a length of %llu runs past its end",
+		c->err = fail(c->p->why, c->p->why_len, "a length of %llu runs past its end",
 			      (unsigned long long)n);
 	else
 		c->off += n;
@@ -169,6 +216,7 @@ static void skip(struct cursor *c, uint64_t n)
 /* One section header at the cursor: its id and where its data lies. */
 static int next_section(struct cursor *c, unsigned int *id, struct section *s)
 {
+	struct program *p = c->p;
 	uint8_t code = get_byte(c);
 	uint64_t len = get_varint(c);
 
@@ -177,17 +225,17 @@ static int next_section(struct cursor *c, unsigned int *id, struct section *s)
 		uint64_t align = get_varint(c);
 
 		if (!c->err && (!align || (align & (align - 1)) || align > 4096))
-			return fail(c->why, c->why_len, "section %u: bad alignment %llu",
+			return fail(p->why, p->why_len, "section %u: bad alignment %llu",
 				    *id, (unsigned long long)align);
 		while (!c->err && c->off % align)
 			if (get_byte(c) != 0xcb)
-				return fail(c->why, c->why_len,
+				return fail(p->why, p->why_len,
 					    "section %u: padding is not 0xcb", *id);
 	}
 	if (c->err)
 		return c->err;
 	if (len > c->end - c->off)
-		return fail(c->why, c->why_len, "section %u: %llu bytes past the end",
+		return fail(p->why, p->why_len, "section %u: %llu bytes past the end",
 			    *id, (unsigned long long)len);
 	s->start = c->off;
 	s->end = c->off + len;
@@ -231,62 +279,148 @@ static int open_program(struct program *p)
 	return 0;
 }
 
-/* String @index into @out (cut to fit). */
-static int string_at(const struct program *p, uint64_t index, char *out, size_t len)
+/* A table's entry count, checked before it sizes an index: each entry
+ * takes a byte of its section at least, and MLIR_NAME_MAX_ENTRIES at most
+ * are indexed. */
+static int table_count(struct cursor *c, const struct section *s, const char *what,
+		       uint64_t count)
+{
+	struct program *p = c->p;
+
+	if (c->err)
+		return c->err;
+	if (count > s->end - s->start)
+		return fail(p->why, p->why_len, "%llu %s in %llu bytes",
+			    (unsigned long long)count, what,
+			    (unsigned long long)(s->end - s->start));
+	if (count > MLIR_NAME_MAX_ENTRIES) {
+		fail(p->why, p->why_len, "%llu %s (more than %u are not indexed)",
+		     (unsigned long long)count, what, MLIR_NAME_MAX_ENTRIES);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* The string table into p->str_off: one walk of the sizes. */
+static int index_strings(struct program *p)
 {
 	const struct section *s = &p->sec[SEC_STRINGS];
-	uint64_t count, before = 0, size = 0, data;
+	uint64_t count, total = 0;
 	struct cursor c;
+	int err;
 
 	cursor_init(&c, p, s->start, s->end);
 	count = get_varint(&c);
-	if (c.err || index >= count || count > s->end - s->start)
-		return c.err ? c.err : fail(p->why, p->why_len, "string %llu of %llu",
-					    (unsigned long long)index,
-					    (unsigned long long)count);
+	err = table_count(&c, s, "strings", count);
+	if (err)
+		return err;
+	p->str_off = calloc(count + 1, sizeof(*p->str_off));
+	if (!p->str_off)
+		return -ENOMEM;
 	/* Sizes are in reverse order: string i's is the (count-1-i)th. */
 	for (uint64_t k = 0; k < count && !c.err; k++) {
 		uint64_t sz = get_varint(&c);
-		uint64_t i = count - 1 - k;
 
-		if (i < index)
-			before += sz;
-		else if (i == index)
-			size = sz;
+		if (sz > s->end - s->start)
+			return fail(p->why, p->why_len, "string %llu: %llu bytes",
+				    (unsigned long long)(count - 1 - k),
+				    (unsigned long long)sz);
+		p->str_off[count - k] = sz;	/* string count-1-k's end, for now */
 	}
-	data = c.off;
 	if (c.err)
 		return c.err;
+	p->str_data = c.off;
+	for (uint64_t i = 0; i < count; i++) {
+		total += p->str_off[i + 1];
+		if (total > s->end - p->str_data)
+			return fail(p->why, p->why_len, "string %llu past its section",
+				    (unsigned long long)i);
+		p->str_off[i + 1] = total;
+	}
+	p->n_strings = count;
+	return 0;
+}
+
+/* The attribute table into p->attr_off: one walk of the offsets. */
+static int index_attrs(struct program *p)
+{
+	const struct section *s = &p->sec[SEC_ATTR_OFFSETS];
+	uint64_t data_len = p->sec[SEC_ATTR_DATA].end - p->sec[SEC_ATTR_DATA].start;
+	uint64_t count, seen = 0, at = 0;
+	struct cursor c;
+	int err;
+
+	cursor_init(&c, p, s->start, s->end);
+	count = get_varint(&c);
+	get_varint(&c);			/* types */
+	err = table_count(&c, s, "attributes", count);
+	if (err)
+		return err;
+	p->attr_off = calloc(count + 1, sizeof(*p->attr_off));
+	p->attr_encoded = calloc(count + 1, 1);
+	if (!p->attr_off || !p->attr_encoded)
+		return -ENOMEM;
+	while (!c.err && seen < count) {
+		uint64_t n;
+
+		get_varint(&c);		/* the group's dialect */
+		n = get_varint(&c);
+		for (uint64_t k = 0; k < n && !c.err && seen < count; k++, seen++) {
+			uint64_t v = get_varint(&c);
+
+			p->attr_off[seen] = at;
+			p->attr_encoded[seen] = v & 1;
+			if ((v >> 1) > data_len - at)
+				return fail(p->why, p->why_len,
+					    "attribute %llu past its section",
+					    (unsigned long long)seen);
+			at += v >> 1;
+		}
+	}
+	if (c.err)
+		return c.err;
+	p->attr_off[count] = at;
+	p->n_attrs = count;
+	return 0;
+}
+
+/* String @index into @out (cut to fit: only what fits is read). */
+static int string_at(struct program *p, uint64_t index, char *out, size_t len)
+{
+	uint64_t size, n;
+	struct cursor c;
+
+	if (index >= p->n_strings)
+		return fail(p->why, p->why_len, "string %llu of %u",
+			    (unsigned long long)index, p->n_strings);
+	size = p->str_off[index + 1] - p->str_off[index];
 	if (!size)
 		return fail(p->why, p->why_len, "string %llu has no size",
 			    (unsigned long long)index);
-	cursor_init(&c, p, data + before, s->end);
-	for (uint64_t i = 0; i + 1 < size && !c.err; i++) {
-		char ch = get_byte(&c);
-
-		if (i + 1 < len)
-			out[i] = ch;
-	}
-	if (len)
-		out[size - 1 < len ? size - 1 : len - 1] = '\0';
+	n = size - 1 < len - 1 ? size - 1 : len - 1;
+	cursor_init(&c, p, p->str_data + p->str_off[index],
+		    p->str_data + p->str_off[index + 1]);
+	for (uint64_t i = 0; i < n && !c.err; i++)
+		out[i] = get_byte(&c);
+	out[n] = '\0';
 	return c.err;
 }
 
-/* The dialect name of dialect @number, and the name of op name @op_index:
- * "builtin" and "module" for the root of a program. */
-static int op_name(const struct program *p, uint64_t op_index, char *dialect,
+/* The dialect name of the root op's dialect and its op name: "builtin"
+ * and "module" for the root of a program. */
+static int op_name(struct program *p, uint64_t op_index, char *dialect,
 		   char *op, size_t len)
 {
 	const struct section *s = &p->sec[SEC_DIALECTS];
-	uint64_t n_dialects, seen = 0, name_of[64];
+	uint64_t n_dialects, seen = 0, name_of[MAX_DIALECTS];
 	struct cursor c;
 	int err;
 
 	cursor_init(&c, p, s->start, s->end);
 	n_dialects = get_varint(&c);
-	if (!c.err && n_dialects > 64)
-		return fail(p->why, p->why_len, "%llu dialects (64 are read)",
-			    (unsigned long long)n_dialects);
+	if (!c.err && n_dialects > MAX_DIALECTS)
+		return fail(p->why, p->why_len, "%llu dialects (%d are read)",
+			    (unsigned long long)n_dialects, MAX_DIALECTS);
 	for (uint64_t d = 0; d < n_dialects && !c.err; d++) {
 		uint64_t v = get_varint(&c);
 
@@ -308,6 +442,11 @@ static int op_name(const struct program *p, uint64_t op_index, char *dialect,
 		if (!c.err && d >= n_dialects)
 			return fail(p->why, p->why_len, "op names of dialect %llu of %llu",
 				    (unsigned long long)d, (unsigned long long)n_dialects);
+		/* Every op name takes a byte: a longer group is not there. */
+		if (!c.err && count > c.end - c.off)
+			return fail(p->why, p->why_len, "%llu op names in %llu bytes",
+				    (unsigned long long)count,
+				    (unsigned long long)(c.end - c.off));
 		for (uint64_t k = 0; k < count && !c.err; k++, seen++) {
 			uint64_t v = get_varint(&c);
 			uint64_t str = p->version >= 5 ? v >> 1 : v;
@@ -322,53 +461,31 @@ static int op_name(const struct program *p, uint64_t op_index, char *dialect,
 				    (unsigned long long)op_index);
 }
 
-/* Where attribute @index's bytes are, its dialect's number, and whether
- * they are the dialect's own encoding (else the attribute's text). */
-static int attr_at(const struct program *p, uint64_t index, struct section *where,
-		   uint64_t *dialect, bool *encoded)
+/* Where attribute @index's bytes are, and whether they are its dialect's
+ * own encoding (else the attribute's text). */
+static int attr_at(struct program *p, uint64_t index, struct section *where,
+		   bool *encoded)
 {
-	const struct section *s = &p->sec[SEC_ATTR_OFFSETS];
-	uint64_t n_attrs, seen = 0, at = p->sec[SEC_ATTR_DATA].start;
-	struct cursor c;
+	uint64_t data = p->sec[SEC_ATTR_DATA].start;
 
-	cursor_init(&c, p, s->start, s->end);
-	n_attrs = get_varint(&c);
-	get_varint(&c);			/* types */
-	if (!c.err && index >= n_attrs)
-		return fail(p->why, p->why_len, "attribute %llu of %llu",
-			    (unsigned long long)index, (unsigned long long)n_attrs);
-	while (!c.err && seen < n_attrs) {
-		uint64_t d = get_varint(&c), count = get_varint(&c);
-
-		for (uint64_t k = 0; k < count && !c.err && seen < n_attrs; k++, seen++) {
-			uint64_t v = get_varint(&c);
-
-			if (seen == index) {
-				where->start = at;
-				where->end = at + (v >> 1);
-				*dialect = d;
-				*encoded = v & 1;
-				if (where->end > p->sec[SEC_ATTR_DATA].end)
-					return fail(p->why, p->why_len,
-						    "attribute %llu past its section",
-						    (unsigned long long)index);
-				return 0;
-			}
-			at += v >> 1;
-		}
-	}
-	return c.err ? c.err : fail(p->why, p->why_len, "attribute %llu not found",
-				    (unsigned long long)index);
+	if (index >= p->n_attrs)
+		return fail(p->why, p->why_len, "attribute %llu of %u",
+			    (unsigned long long)index, p->n_attrs);
+	where->start = data + p->attr_off[index];
+	where->end = data + p->attr_off[index + 1];
+	*encoded = p->attr_encoded[index];
+	return 0;
 }
 
-/* The text of a StringAttr (builtin's encoding, or its quoted text). */
-static int string_attr(const struct program *p, uint64_t index, char *out, size_t len)
+/* The text of a StringAttr (builtin's encoding, or its quoted text), cut
+ * to fit @len. */
+static int string_attr(struct program *p, uint64_t index, char *out, size_t len)
 {
 	struct section a;
 	struct cursor c;
-	uint64_t dialect, code;
+	uint64_t code;
 	bool encoded;
-	int err = attr_at(p, index, &a, &dialect, &encoded);
+	int err = attr_at(p, index, &a, &encoded);
 
 	if (err)
 		return err;
@@ -381,11 +498,9 @@ static int string_attr(const struct program *p, uint64_t index, char *out, size_
 			return c.err ? c.err : fail(p->why, p->why_len,
 						    "attribute %llu is not a string",
 						    (unsigned long long)index);
-		while (!c.err && (ch = get_byte(&c)) != '"' && ch)
-			if (n + 1 < len)
-				out[n++] = ch;
-		if (len)
-			out[n] = '\0';
+		while (n + 1 < len && !c.err && (ch = get_byte(&c)) != '"' && ch)
+			out[n++] = ch;
+		out[n] = '\0';
 		return c.err;
 	}
 	code = get_varint(&c);
@@ -398,7 +513,7 @@ static int string_attr(const struct program *p, uint64_t index, char *out, size_
 
 /* sym_name from the op's properties (version 5 on): ModuleOp writes its
  * optional sym_name first. 0 and *attr, -ENOENT when absent. */
-static int name_from_properties(const struct program *p, uint64_t entry, uint64_t *attr)
+static int name_from_properties(struct program *p, uint64_t entry, uint64_t *attr)
 {
 	const struct section *s = &p->sec[SEC_PROPERTIES];
 	uint64_t count, v;
@@ -423,15 +538,16 @@ static int name_from_properties(const struct program *p, uint64_t entry, uint64_
 	return 0;
 }
 
-/* sym_name from the op's attribute dictionary (before version 5). */
-static int name_from_dictionary(const struct program *p, uint64_t dict, uint64_t *attr)
+/* sym_name from the op's attribute dictionary (before version 5): each
+ * key an O(1) lookup in the tables' indexes. */
+static int name_from_dictionary(struct program *p, uint64_t dict, uint64_t *attr)
 {
 	struct section a;
 	struct cursor c;
-	uint64_t dialect, n;
+	uint64_t n;
 	bool encoded;
 	char key[16];
-	int err = attr_at(p, dict, &a, &dialect, &encoded);
+	int err = attr_at(p, dict, &a, &encoded);
 
 	if (err)
 		return err;
@@ -461,49 +577,73 @@ bool mlir_bytecode_is(const void *head, size_t len)
 	return len >= 4 && !memcmp(head, MAGIC, 4);
 }
 
-int mlir_bytecode_module_name(const struct byte_source *src, char *name,
-			      size_t name_len, char *why, size_t why_len)
+/* The root op's name, and its sym_name attribute's index. */
+static int root_module(struct program *p, uint64_t *attr)
 {
-	struct program p = { .src = src, .why = why, .why_len = why_len };
 	char dialect[32], op[32];
-	uint64_t op_index, loc, dict = 0, props = 0, attr = 0;
+	uint64_t op_index, dict = 0, props = 0;
 	uint8_t mask;
 	struct cursor c;
 	int err;
 
-	if (why && why_len)
-		why[0] = '\0';
-	if (!name_len)
-		return -EINVAL;
-	err = open_program(&p);
-	if (err)
-		return err;
-	cursor_init(&c, &p, p.sec[SEC_IR].start, p.sec[SEC_IR].end);
+	cursor_init(&c, p, p->sec[SEC_IR].start, p->sec[SEC_IR].end);
 	get_varint(&c);			/* the top block: ops << 1 | has args */
 	op_index = get_varint(&c);
 	mask = get_byte(&c);
-	loc = get_varint(&c);
-	(void)loc;
+	get_varint(&c);			/* its location */
 	if (mask & OP_HAS_ATTRS)
 		dict = get_varint(&c);
 	if (mask & OP_HAS_PROPERTIES)
 		props = get_varint(&c);
 	if (c.err)
 		return c.err;
-	err = op_name(&p, op_index, dialect, op, sizeof(op));
+	err = index_strings(p);
+	if (!err)
+		err = op_name(p, op_index, dialect, op, sizeof(op));
 	if (err)
 		return err;
 	if (strcmp(dialect, "builtin") || strcmp(op, "module"))
-		return fail(why, why_len, "the root op is %s.%s, not builtin.module",
+		return fail(p->why, p->why_len, "the root op is %s.%s, not builtin.module",
 			    dialect, op);
-	err = -ENOENT;
-	if (mask & OP_HAS_PROPERTIES)
-		err = name_from_properties(&p, props, &attr);
-	if (err == -ENOENT && (mask & OP_HAS_ATTRS))
-		err = name_from_dictionary(&p, dict, &attr);
+	err = index_attrs(p);
 	if (err)
 		return err;
-	return string_attr(&p, attr, name, name_len);
+	err = -ENOENT;
+	if (mask & OP_HAS_PROPERTIES)
+		err = name_from_properties(p, props, attr);
+	if (err == -ENOENT && (mask & OP_HAS_ATTRS))
+		err = name_from_dictionary(p, dict, attr);
+	return err;
+}
+
+int mlir_bytecode_module_name(const struct byte_source *src, char *name,
+			      size_t name_len, char *why, size_t why_len)
+{
+	struct program *p;
+	uint64_t attr = 0;
+	int err;
+
+	if (why && why_len)
+		why[0] = '\0';
+	if (!name_len)
+		return -EINVAL;
+	/* The block cache is 16 KiB: on the heap, not the caller's stack. */
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->src = src;
+	p->why = why;
+	p->why_len = why_len;
+	err = open_program(p);
+	if (!err)
+		err = root_module(p, &attr);
+	if (!err)
+		err = string_attr(p, attr, name, name_len);
+	free(p->str_off);
+	free(p->attr_off);
+	free(p->attr_encoded);
+	free(p);
+	return err;
 }
 
 static int read_buffer(void *ctx, uint64_t off, void *buf, size_t len)

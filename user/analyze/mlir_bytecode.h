@@ -9,7 +9,7 @@
  * read from the op's properties (bytecode version >= 5) or its attribute
  * dictionary (older), through the attribute table to the string section.
  * Reads go through a byte source, so a program can be read in place in
- * another process's memory a few bytes at a time, never all of it.
+ * another process's memory a block at a time, never all of it.
  */
 #ifndef ACCELTRACE_MLIR_BYTECODE_H
 #define ACCELTRACE_MLIR_BYTECODE_H
@@ -30,10 +30,20 @@ struct byte_source {
 bool mlir_bytecode_is(const void *head, size_t len);
 
 /*
+ * What naming one program may cost, whatever the program says: bytes read
+ * from the source (in blocks of 4 KiB, the tables and a few entries, never
+ * the whole program), and entries indexed per table (strings, attributes;
+ * 4 bytes each). Past either, naming stops with -E2BIG.
+ */
+#define MLIR_NAME_MAX_READ	(8u << 20)
+#define MLIR_NAME_MAX_ENTRIES	(1u << 20)
+
+/*
  * The root module's sym_name into @name (NUL-terminated, cut to fit).
  * Returns 0; -ENOENT when the module has no name (`module { ... }`);
  * -EINVAL when the bytes are not bytecode this understands (@why says
- * where), or the source's -errno.
+ * where); -E2BIG when naming it would pass a bound above (@why says
+ * which); -ENOMEM, or the source's -errno. Time is linear in the tables.
  */
 int mlir_bytecode_module_name(const struct byte_source *src, char *name,
 			      size_t name_len, char *why, size_t why_len);

@@ -24,6 +24,7 @@
 #include "lib/array.h"
 #include "lib/strtab.h"
 #include "lib/u64_map.h"
+#include "lib/utf8.h"
 
 #define LOG_CONTEXT "capture"
 #include "lib/log.h"
@@ -165,13 +166,26 @@ void capture__free(struct capture *c)
 
 uint32_t capture__intern_len(struct capture *c, const char *s, size_t len)
 {
+	char *clean = NULL;
 	uint32_t id;
 
 	if (!s || !len)
 		return 0;
-	if (len > UINT32_MAX - 1)
-		len = UINT32_MAX - 1;
-	id = strtab__intern(c->strs, s, len);
+	if (len > UINT32_MAX / 4)
+		len = UINT32_MAX / 4;
+	/* Names come from outside (threads, programs, devices, files): every
+	 * string of the model is valid UTF-8 without control characters, as
+	 * proto3 strings, JSON and terminals need. */
+	if (!utf8_is_clean(s, len, UTF8_REPLACE_CONTROLS)) {
+		size_t need = utf8_sanitized_len(s, len, UTF8_REPLACE_CONTROLS);
+
+		clean = malloc(need + 1);
+		if (clean)
+			len = utf8_sanitize(s, len, clean, need + 1, UTF8_REPLACE_CONTROLS);
+		s = clean;
+	}
+	id = s ? strtab__intern(c->strs, s, len) : 0;
+	free(clean);
 	if (!id) {
 		c->strings_lost++;
 		errno = ENOMEM;

@@ -196,6 +196,10 @@ void capture__free(struct capture *c);
 
 /*
  * Interns a string; returns its id (never 0 for a non-empty string; 0 is "").
+ * What is kept is valid UTF-8 without control characters: a byte that
+ * begins no character, and a control character, become U+FFFD
+ * (lib/utf8.h), so every name the model holds, whoever gave it, can be
+ * written where UTF-8 is required.
  * Out of memory, returns 0 with errno ENOMEM (the value reads as "") and
  * finalize warns that names were lost. Interning stays allowed after finalize.
  */

@@ -15,7 +15,6 @@
 
 #define LOG_CONTEXT "collector"
 #include "lib/log.h"
-#include "analyze/mlir_bytecode.h"
 #include "analyze/program_name.h"
 #include "collect/collector_internal.h"
 #include "discover/pjrt_api.h"
@@ -316,49 +315,17 @@ static uint64_t sum_sizes(const struct ev_rt_call *r, int first, uint64_t count,
 	return total;
 }
 
-/* Another process's memory as a byte source, through the controller. */
-struct target_program {
-	struct collector *c;
-	uint32_t pid;
-	uint64_t addr;
-};
-
-static int read_target(void *ctx, uint64_t off, void *buf, size_t len)
-{
-	struct target_program *t = ctx;
-
-	return t->c->ctl.read_memory(t->c->ctl.ctx, t->pid, t->addr + off, buf, len);
-}
-
 /*
- * Compile's entry: the program is read in the target while Compile runs
- * (JAX frees its bytecode as the call returns, and bytecode names its
- * module near its end, past the 64 bytes a probe copies), and its name
- * kept for the thread until the call's return names the executable.
+ * Compile's entry: the program must be read in the target while Compile
+ * runs (JAX frees its bytecode as the call returns, and bytecode names its
+ * module near its end, past the 64 bytes a probe copies). It is queued and
+ * read after the drain (collect_programs.c); the name is kept for the
+ * thread until the call's return names the executable, and that return
+ * waits for it.
  */
 static void on_compile_program(struct collector *c, const struct ev_rt_call *r)
 {
-	struct target_program t = { .c = c, .pid = r->h.pid,
-				    .addr = r->vals[V_COMPILE_CODE] };
-	struct byte_source src = { .ctx = &t, .size = r->vals[V_COMPILE_CODE_SIZE],
-				   .read = read_target };
-	char name[64], *copy, *old = NULL;
-
-	if (!c->ctl.read_memory || !t.addr || !src.size || r->fault_mask)
-		return;
-	c->st.programs_read++;
-	if (pjrt_program_module_name_from(&src, name, sizeof(name))) {
-		c->st.programs_unnamed++;
-		return;
-	}
-	copy = strdup(name);
-	if (!copy) {
-		collect_out_of_memory(c);
-		return;
-	}
-	if (collect_put(c, c->compiling, r->h.pid, r->h.tid, copy, (void **)&old))
-		free(copy);
-	free(old);
+	collect_programs_queue(c, r);
 }
 
 /* Compile: the program's name, remembered for the executable it returns:
@@ -686,6 +653,8 @@ static int drop_undetailed_owner(uint64_t pid, uint64_t ev, void *value, void *c
 
 void collector__detail_ended(struct collector *c)
 {
+	/* The records the detail slice left waiting for a name first. */
+	collect_programs_flush(c);
 	hashmap__filter(c->owners, drop_undetailed_owner, c);
 }
 
@@ -693,6 +662,8 @@ void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts
 {
 	struct exit_ctx x = { .c = c, .pid = pid, .ts = ts };
 
+	/* What waited for a program's name is handled before the exit. */
+	collect_programs_flush_pid(c, pid);
 	hashmap__filter(c->owners, close_exited_owner, &x);
 	collect_cuda_process_exit(c, pid);
 	hashmap__filter(c->executables, name_of_pid, &x);

@@ -324,6 +324,9 @@ static void count_losses(struct collector *c)
 	if (c->st.unknown_probes)
 		capture__count_loss(c->cap, "records from unknown probes",
 				    c->st.unknown_probes);
+	if (c->st.programs_too_large)
+		capture__count_loss(c->cap, "programs past the naming bounds (named \"unnamed program\")",
+				    c->st.programs_too_large);
 	if (c->st.bad_records)
 		capture__count_loss(c->cap, "malformed records", c->st.bad_records);
 	if (c->st.out_of_memory)
@@ -349,6 +352,8 @@ int collector__finish(struct collector *c)
 {
 	if (!c->window_open)
 		return -EINVAL;
+	/* Records waiting for a program's name are the window's too. */
+	collect_programs_flush(c);
 	if (!c->closing)
 		collector__begin_close(c, c->start_ns);
 	/* A stop placed in the past (--steps) leaves later records' spans. */

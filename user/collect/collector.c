@@ -197,7 +197,7 @@ int collect_replay_open_call(struct collector *c, const void *data, size_t size,
 static bool carry(struct collector *c, const void *data, size_t size)
 {
 	const struct ev_header *h = data;
-	struct carried *r;
+	struct raw_record *r;
 
 	if (!(c->closing || c->stop_planned) || h->start_ns <= c->stop_ns || c->replaying ||
 	    h->type == EV_TASK || h->type == EV_DEV_OPEN || h->type == EV_MAPPED)
@@ -249,8 +249,16 @@ int collector__record(void *ctx, const void *data, size_t size)
 		c->st.bad_records++;
 		return 0;
 	}
-	if (carry(c, data, size))
-		return 0;
+	collect_record_in(c, data, size);
+	return 0;
+}
+
+void collect_record_in(struct collector *c, const void *data, size_t size)
+{
+	const struct ev_header *h = data;
+
+	if (carry(c, data, size) || collect_programs_hold(c, data, size))
+		return;
 	c->st.records[h->type]++;
 	switch (h->type) {
 	case EV_RT_CALL:
@@ -275,7 +283,6 @@ int collector__record(void *ctx, const void *data, size_t size)
 		collect_mapped(c, data);
 		break;
 	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- lifecycle */
@@ -311,7 +318,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 	c->compiling = hashmap__new();
 	c->program_runs = hashmap__new();
 	c->cuda_threads = hashmap__new();
-	if (!c->program_runs || !c->cuda_threads || !c->owners || !c->user_args || !c->dev_fds ||
+	c->held = hashmap__new();
+	if (!c->held || !c->program_runs || !c->cuda_threads || !c->owners || !c->user_args || !c->dev_fds ||
 	    !c->eventfds || !c->off_cpu || !c->exited || !c->devices ||
 	    !c->executables || !c->compiling ||
 	    collector__set_capture(c, opts->capture)) {
@@ -337,6 +345,7 @@ void collector__free(struct collector *c)
 	if (!c)
 		return;
 	collect_devtrace_free(c);
+	collect_programs_free(c);
 	/* user_args point at the same owners: free them once, via owners. */
 	hashmap__free(c->user_args, NULL);
 	hashmap__free(c->owners, collect_free_owner);

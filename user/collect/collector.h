@@ -89,6 +89,9 @@ struct collector_stats {
 	 * those of them that named no module (or could not be read). */
 	uint64_t programs_read;
 	uint64_t programs_unnamed;
+	/* Programs past a naming bound (mlir_bytecode.h): named "unnamed
+	 * program (N bytes, past the naming bounds)". */
+	uint64_t programs_too_large;
 	/* Records past a closing window's stop that the next window could
 	 * not be handed (over MAX_CARRIED, or out of memory). */
 	uint64_t carried_dropped;
@@ -141,6 +144,15 @@ void collector__set_ns_tids(struct collector *c, collector_ns_tids_fn fn, void *
  * amount, for one tick of the record loop; finish reads the rest): records
  * read, or -errno. */
 long collector__poll_devtrace(struct collector *c);
+
+/*
+ * Names the Compile programs the records read since the last call asked
+ * for, reading them from their processes (up to NAMING_BYTES_PER_POLL,
+ * the rest next time), after the ring drain: naming stays off the path
+ * that drains the rings. Records that wait for a name are handled then.
+ * The number named.
+ */
+size_t collector__name_programs(struct collector *c);
 
 /* The probe_record_fn for probe_session: one record. */
 int collector__record(void *ctx, const void *data, size_t size);

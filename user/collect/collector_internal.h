@@ -7,6 +7,7 @@
  *   collect_cuda.c      CUDA's two layers, each launch counted once
  *   collect_tasks.c     threads and processes, scheduling, interrupts
  *   collect_window.c    the window: open, close, open spans at stop, finish
+ *   collect_programs.c  Compile programs named after the drain, in a budget
  *   collect_devtrace.c  the device's own timeline from its devtrace buffers
  *   collect_devtrace_match.c  its executions joined to the host's Executes
  */
@@ -109,6 +110,35 @@ struct cuda_nest {
 /* Records carried past a window's stop, at most (~20 MB). */
 #define MAX_CARRIED 65536
 
+/* A ring-buffer record kept as it came, to be handled later. */
+struct raw_record {
+	size_t size;
+	char data[];
+};
+
+/*
+ * Program naming, off the ring-draining path (collect_programs.c): a
+ * Compile's program is read from the target after the drain, a bounded
+ * number of bytes per poll, and the process's later runtime records wait
+ * for its name (its Compile's return, the Executes of what it compiled),
+ * so they are handled as if it had been named at once.
+ */
+#define MAX_PENDING_NAMINGS 64
+#define MAX_HELD_RECORDS 4096		/* ~1 MB of records, all processes */
+#define NAMING_BYTES_PER_POLL (8u << 20)
+
+struct program_naming {
+	uint32_t pid, tid;
+	uint64_t addr, size;
+};
+
+/* A process's runtime records, held while one of its programs is named. */
+struct held_records {
+	uint32_t namings;		/* its namings still pending */
+	struct raw_record **recs;
+	size_t n, cap;
+};
+
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
@@ -163,12 +193,16 @@ struct collector {
 	/* The window's device executions: the candidates for steps. */
 	/* Records past a closing (or planned) window's stop, for the next
 	 * window (collector.c, carry()). */
-	struct carried {
-		size_t size;
-		char data[];
-	} **carried;
+	struct raw_record **carried;
 	size_t n_carried, cap_carried;
 	bool replaying;
+	/* Compile programs waiting to be named, oldest first (a ring), and
+	 * the runtime records of their processes held meanwhile
+	 * (collect_programs.c). */
+	struct program_naming namings[MAX_PENDING_NAMINGS];
+	size_t namings_head, n_namings;
+	struct hashmap *held;		/* (pid, 0) -> held_records */
+	size_t n_held;			/* records held, all processes */
 	struct step_candidate *execs;
 	size_t n_execs, cap_execs;
 
@@ -226,6 +260,22 @@ void collect_runtime_close_open(struct collector *c);
 void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts);
 /* An execution that started in the window: a step, for --steps. */
 void collect_count_window_execution(struct collector *c, uint64_t start_ns);
+
+/* ---- collect_programs.c ----------------------------------------------- */
+
+/* Compile's entry: its program queued to be named after the drain. */
+void collect_programs_queue(struct collector *c, const struct ev_rt_call *r);
+/* True when @data (a record of a process with a naming pending) is held,
+ * to be handled once the name is known. */
+bool collect_programs_hold(struct collector *c, const void *data, size_t size);
+/* Names every pending program of @pid now (it exits, or too much is
+ * held), and handles its held records. */
+void collect_programs_flush_pid(struct collector *c, uint32_t pid);
+/* Names every pending program now (the window finishes). */
+void collect_programs_flush(struct collector *c);
+void collect_programs_free(struct collector *c);
+/* A record as it came from the ring: held, carried or handled now. */
+void collect_record_in(struct collector *c, const void *data, size_t size);
 
 /* ---- collect_devtrace.c ----------------------------------------------- */
 

@@ -128,6 +128,8 @@ int recorder_poll_once(struct recorder *r)
 		log_err("reading the ring buffers failed: %s", strerror(-n));
 		return n;
 	}
+	/* Off the drain: programs the records asked to be named. */
+	collector__name_programs(r->col);
 	now = now_ns();
 	if (runtime_attach__settled(r->ra))
 		r->quick_rescans = 0;

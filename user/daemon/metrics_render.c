@@ -2,7 +2,7 @@
 /*
  * The metrics in Prometheus' text exposition format (version 0.0.4): a
  * HELP and a TYPE line per family, then its samples; label values escaped
- * (backslash, double quote, newline). The same text serves the HTTP
+ * (backslash, double quote, newline) and valid UTF-8. The same text serves the HTTP
  * endpoint and node_exporter's textfile collector.
  */
 #include <errno.h>
@@ -10,18 +10,31 @@
 #include <string.h>
 
 #include "daemon/metrics_internal.h"
+#include "lib/utf8.h"
 
+/* A label value: backslash, double quote and newline escaped as the
+ * format says, and valid UTF-8 whatever the name held (a process names
+ * itself): a byte that begins no character, or another control
+ * character, is written as U+FFFD, since one invalid label value makes
+ * Prometheus refuse the whole scrape. */
 static void escaped(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
+	size_t len = strlen(s);
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char_len(s + i, len - i);
+
+		if (n == 1 && s[i] == '\\')
 			fputs("\\\\", out);
-		else if (*s == '"')
+		else if (n == 1 && s[i] == '"')
 			fputs("\\\"", out);
-		else if (*s == '\n')
+		else if (n == 1 && s[i] == '\n')
 			fputs("\\n", out);
+		else if (!n || utf8_is_control(s + i, n))
+			fputs(UTF8_REPLACEMENT, out);
 		else
-			fputc(*s, out);
+			fwrite(s + i, 1, n, out);
+		i += n ? n : 1;
 	}
 }
 

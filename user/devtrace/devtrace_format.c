@@ -14,6 +14,8 @@ const char *devtrace_header_problem(const struct devtrace_header *h, uint64_t fi
 		return "unexpected record or name size";
 	if (h->header_size < DEVTRACE_HEADER_READ || h->names_offset < h->header_size)
 		return "header overlaps its name table";
+	if (h->name_capacity > DEVTRACE_NAME_CAPACITY_MAX)
+		return "name_capacity over 65536 (DEVTRACE_NAME_CAPACITY_MAX)";
 	if (h->records_offset % 4096)
 		return "records_offset is not page aligned";
 	if (!h->record_capacity || h->record_capacity > (UINT64_MAX - h->records_offset) /
@@ -35,7 +37,7 @@ const char *devtrace_header_problem(const struct devtrace_header *h, uint64_t fi
 	return NULL;
 }
 
-static int has_name(unsigned int kind)
+bool devtrace_kind_has_name(unsigned int kind)
 {
 	switch (kind) {
 	case DEVTRACE_MODULE_BEGIN:
@@ -47,9 +49,9 @@ static int has_name(unsigned int kind)
 	case DEVTRACE_KERNEL:
 	case DEVTRACE_TRANSFER:
 	case DEVTRACE_LAUNCH:
-		return 1;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 enum devtrace_record_verdict devtrace_record_check(const struct devtrace_record *r,
@@ -59,7 +61,7 @@ enum devtrace_record_verdict devtrace_record_check(const struct devtrace_record 
 		return DEVTRACE_REC_EMPTY;
 	if (r->kind >= DEVTRACE_KIND_MAX)
 		return DEVTRACE_REC_UNKNOWN;
-	if (has_name(r->kind) && r->name_id != DEVTRACE_NO_NAME && r->name_id >= names)
+	if (devtrace_kind_has_name(r->kind) && r->name_id != DEVTRACE_NO_NAME && r->name_id >= names)
 		return DEVTRACE_REC_BAD;
 	switch (r->kind) {
 	case DEVTRACE_OP_BEGIN:

@@ -7,6 +7,7 @@
 #ifndef ACCELTRACE_DEVTRACE_FORMAT_H
 #define ACCELTRACE_DEVTRACE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -31,6 +32,8 @@ enum devtrace_record_verdict {
  * entries the buffer has published. */
 enum devtrace_record_verdict devtrace_record_check(const struct devtrace_record *r,
 						   uint64_t names);
+/* Whether records of @kind name something by name_id. */
+bool devtrace_kind_has_name(unsigned int kind);
 const char *devtrace_kind_name(unsigned int kind);
 /* XLA's name of an op category (hlo_category), or NULL for none/unknown. */
 const char *devtrace_category_name(unsigned int cat);

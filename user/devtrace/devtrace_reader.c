@@ -13,6 +13,12 @@
  *      published before the records that use them);
  *   5. read new names, check and deliver the copies; the fresh headers
  *      plan the next batch (back to 3) until every buffer is caught up.
+ *
+ * A buffer is hostile input: its name table is at most
+ * DEVTRACE_NAME_CAPACITY_MAX entries (devtrace_format.c), and a poll reads
+ * at most NAMES_PER_POLL new entries of each buffer. A record whose name
+ * is published but not read yet waits, with the rest of its buffer, for a
+ * later poll: neither delivered nameless nor counted bad.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +37,7 @@
 #define HDR_SLOT 320		/* DEVTRACE_HEADER_READ, rounded to 64 */
 #define NAMES_RESERVE (256u << 10)
 #define BACKWARDS_LIMIT 4	/* ts going back this often: the earlier one lied */
+#define NAMES_PER_POLL 4096	/* name entries read per buffer per poll (256 KiB) */
 
 struct dt_name {
 	__u16 kind;
@@ -50,6 +57,8 @@ struct dt_buffer {
 	struct dt_name *names;
 	size_t names_cap;
 	uint64_t names_have;
+	uint64_t names_this_poll;	/* entries read in this poll */
+	bool names_wait;		/* a record waits for a name not read yet */
 	/* the batch in flight */
 	uint64_t copy_lo, copy_n;	/* seqs copy_lo .. copy_lo + copy_n - 1 */
 	struct devtrace_record *copy;	/* in staging */
@@ -401,7 +410,29 @@ static long plan(struct devtrace_reader *r, const bool *ok, size_t *nreads)
 	return (long)*nreads;
 }
 
-/* Reads the names published since the last batch, in chunks that fit. */
+/* Room for @need names: doubling, but never past the table's capacity
+ * (itself capped), so a buffer's names cost at most that. */
+static int grow_names(struct dt_buffer *b, uint64_t need)
+{
+	uint64_t cap = b->names_cap * 2;
+	struct dt_name *n;
+
+	if (need <= b->names_cap)
+		return 0;
+	if (cap > b->hdr.name_capacity)
+		cap = b->hdr.name_capacity;
+	if (cap < need)
+		cap = need;
+	n = realloc(b->names, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	b->names = n;
+	b->names_cap = cap;
+	return 0;
+}
+
+/* Reads the names published since the last batch, in chunks that fit,
+ * NAMES_PER_POLL of a buffer at most in one poll. */
 static int read_names(struct devtrace_reader *r)
 {
 	char *area = (char *)devtrace_io__staging(r->io) +
@@ -420,12 +451,15 @@ static int read_names(struct devtrace_reader *r)
 			struct dt_buffer *b = &r->bufs[i];
 			uint64_t want;
 
-			if (b->st.state != DEVTRACE_BUF_ACTIVE || b->hdr.name_count <= b->names_have)
+			if (b->st.state != DEVTRACE_BUF_ACTIVE || b->hdr.name_count <= b->names_have ||
+			    b->names_this_poll >= NAMES_PER_POLL)
 				continue;
 			want = b->hdr.name_count - b->names_have;
 			if (want > per_buf)
 				want = per_buf;
-			if (ARRAY_GROW(b->names, b->names_cap, b->names_have + want))
+			if (want > NAMES_PER_POLL - b->names_this_poll)
+				want = NAMES_PER_POLL - b->names_this_poll;
+			if (grow_names(b, b->names_have + want))
 				return -ENOMEM;
 			if (!add_read(r, &n, i, b->hdr.names_offset +
 					b->names_have * DEVTRACE_NAME_SIZE,
@@ -455,8 +489,10 @@ static int read_names(struct devtrace_reader *r)
 				nm->text[len] = '\0';
 			}
 			b->names_have += got;
+			b->names_this_poll += got;
 			b->st.names = b->names_have;
-			more |= b->names_have < b->hdr.name_count;
+			more |= b->names_have < b->hdr.name_count &&
+				b->names_this_poll < NAMES_PER_POLL;
 		}
 	}
 	return err;
@@ -486,6 +522,14 @@ static void deliver(struct devtrace_reader *r, int i)
 			b->st.lost++;
 			b->st.torn++;
 			continue;
+		}
+		if (devtrace_kind_has_name(rec->kind) && rec->name_id != DEVTRACE_NO_NAME &&
+		    rec->name_id >= b->names_have && rec->name_id < b->hdr.name_count) {
+			/* Published, not read yet (the poll's name budget is
+			 * spent): it and the rest wait for the next poll. */
+			b->next = seq;
+			b->names_wait = true;
+			return;
 		}
 		switch (devtrace_record_check(rec, b->names_have)) {
 		case DEVTRACE_REC_EMPTY:
@@ -546,8 +590,11 @@ long devtrace_reader__poll(struct devtrace_reader *r, int max_batches)
 	}
 	r->delivered = 0;
 	r->stop = false;
-	for (size_t i = 0; i < r->nbufs; i++)
+	for (size_t i = 0; i < r->nbufs; i++) {
 		want[i] = true;
+		r->bufs[i].names_this_poll = 0;
+		r->bufs[i].names_wait = false;
+	}
 	nreads = 0;
 	err = queue_headers(r, want, &nreads);
 	if (!err)
@@ -603,7 +650,7 @@ long devtrace_reader__poll(struct devtrace_reader *r, int max_batches)
 		/* Failed reads wait for the next poll. */
 		for (size_t i = 0; i < r->nbufs; i++)
 			if (r->bufs[i].st.state == DEVTRACE_BUF_ACTIVE && want[i] && ok[i])
-				ok[i] = !r->bufs[i].copy_failed &&
+				ok[i] = !r->bufs[i].copy_failed && !r->bufs[i].names_wait &&
 					r->bufs[i].next <= r->bufs[i].hdr.write_seq;
 	}
 out:

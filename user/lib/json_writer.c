@@ -3,8 +3,10 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/json_writer.h"
+#include "lib/utf8.h"
 
 #define JW_MAX_DEPTH 64
 
@@ -83,22 +85,36 @@ void jw_end_object(struct json_writer *jw) { close_container(jw, '}'); }
 void jw_start_array(struct json_writer *jw) { open_container(jw, '['); }
 void jw_end_array(struct json_writer *jw) { close_container(jw, ']'); }
 
+/* A JSON string: valid UTF-8 whatever @s holds (a name from outside may
+ * not be: each byte that begins no character is written as U+FFFD), with
+ * quotes, backslashes and control characters escaped. */
 static void put_escaped(FILE *out, const char *s)
 {
+	size_t len = strlen(s);
+
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t n = utf8_char_len(s + i, len - i);
+
+		if (!n) {
+			fputs(UTF8_REPLACEMENT, out);
+			i++;
+			continue;
+		}
+		switch (c) {
 		case '"': fputs("\\\"", out); break;
 		case '\\': fputs("\\\\", out); break;
 		case '\n': fputs("\\n", out); break;
 		case '\r': fputs("\\r", out); break;
 		case '\t': fputs("\\t", out); break;
 		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
+			if (c < 0x20)
+				fprintf(out, "\\u%04x", c);
 			else
-				fputc(*p, out);
+				fwrite(s + i, 1, n, out);
 		}
+		i += n;
 	}
 	fputc('"', out);
 }
