@@ -29,6 +29,7 @@ SIM_CFLAGS := -g -O2 -fcf-protection=full -fno-omit-frame-pointer \
 
 SIM_PLUGIN_SRCS := plugin_api plugin_error plugin_event plugin_client \
 	plugin_exec plugin_buffer plugin_feed plugin_options plugin_runtime \
+	plugin_profiler \
 	devnode device devclock devtrace_writer sim_program sim_fs
 SIM_TRAINER_SRCS := trainer_main trainer_flags trainer_pjrt trainer_input \
 	trainer_feed trainer_loop trainer_threads trainer_queue devnode_setup sim_fs
