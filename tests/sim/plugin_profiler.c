@@ -696,8 +696,8 @@ static PLUGIN_Profiler_Error *prof_create(PLUGIN_Profiler_Create_Args *a)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return &oom_error;
-	if (parse_options((const uint8_t *)a->options, a->options_size, &p->opt, msg,
-			  sizeof(msg))) {
+	if (parse_options(a->options_size ? (const uint8_t *)a->options : (const uint8_t *)"",
+			  a->options_size, &p->opt, msg, sizeof(msg))) {
 		free(p);
 		return prof_error(PROF_INVALID_ARGUMENT, "PLUGIN_Profiler_Create: "
 				  "bad tensorflow.ProfileOptions: %s", msg);
