@@ -200,6 +200,48 @@ static int pace(struct simdev *d, uint64_t t, uint64_t slack, uint32_t mask)
 	}
 }
 
+/* ---------------------------------------------------------------- tap */
+
+static void tap_op(struct simdev *d, const struct simdev_exec *e, int core, int k,
+		   uint64_t t0, uint64_t t1, uint64_t bytes, bool cancelled)
+{
+	const struct sim_op *op = &e->prog->ops[k];
+	struct simdev_tap_event ev = {
+		.kind = SIMDEV_TAP_OP,
+		.core = core,
+		.launch_id = e->launch_id,
+		.module = e->prog->module,
+		.name = op->name,
+		.category = op->category,
+		.t_start = t0,
+		.t_end = t1,
+		.flops = op->flops,
+		.bytes = bytes,
+		.cancelled = cancelled,
+	};
+
+	if (d->o.tap)
+		d->o.tap(d->o.tap_ctx, &ev);
+}
+
+static void tap_module(struct simdev *d, const struct simdev_exec *e, int core,
+		       bool cancelled)
+{
+	struct simdev_tap_event ev = {
+		.kind = SIMDEV_TAP_MODULE,
+		.core = core,
+		.launch_id = e->launch_id,
+		.module = e->prog->module,
+		.name = e->prog->module,
+		.t_start = e->t_start[core],
+		.t_end = e->t_end[core],
+		.cancelled = cancelled,
+	};
+
+	if (d->o.tap)
+		d->o.tap(d->o.tap_ctx, &ev);
+}
+
 /* ---------------------------------------------------------------- truth */
 
 static void truth_op(struct simdev *d, const struct simdev_exec *e, int core,
@@ -482,6 +524,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 			emit_op(d, c, end[c], DEVTRACE_OP_END, e, k, step[c], bytes[c], 0);
 			truth_op(d, e, c, k, step[c], begin[c], end[c], bytes[c],
 				 wait_ns[c], false);
+			tap_op(d, e, c, k, begin[c], end[c], bytes[c], false);
 			t[c] = end[c];
 			ended |= 1u << c;
 		}
@@ -497,6 +540,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 					DEVTRACE_RF_CANCELLED);
 				truth_op(d, e, c, k, step[c], begin[c], now, 0,
 					 wait_ns[c], true);
+				tap_op(d, e, c, k, begin[c], now, 0, true);
 				t[c] = now;
 			}
 		}
@@ -521,6 +565,7 @@ static void run_exec(struct simdev *d, struct simdev_exec *e)
 		emit_span(d, c, t[c], DEVTRACE_MODULE_END, e, p->module_name_id[c],
 			  step[c], (uint64_t)p->nops, flags);
 		truth_device_execution(e, c, step[c], err != 0);
+		tap_module(d, e, c, err != 0);
 	}
 	e->status = err;
 

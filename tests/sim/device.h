@@ -38,6 +38,27 @@ struct simdev_exec {
 
 typedef void (*simdev_complete_fn)(void *ctx, struct simdev_exec *e, int core);
 
+/* What the device ran, reported whether or not trace buffers are written:
+ * one op on one core at its end, one execution on one core at its end. */
+enum simdev_tap_kind {
+	SIMDEV_TAP_OP,
+	SIMDEV_TAP_MODULE,
+};
+
+struct simdev_tap_event {
+	enum simdev_tap_kind kind;
+	int core;
+	uint64_t launch_id;
+	const char *module;
+	const char *name;		/* the op's; the module's for a module */
+	int category;			/* ops: enum devtrace_category */
+	uint64_t t_start, t_end;	/* CLOCK_MONOTONIC ns; a cut's end is the cut */
+	uint64_t flops, bytes;		/* ops */
+	bool cancelled;
+};
+
+typedef void (*simdev_tap_fn)(void *ctx, const struct simdev_tap_event *ev);
+
 struct simdev_opts {
 	int cores;
 	struct devclock clock;
@@ -49,6 +70,8 @@ struct simdev_opts {
 	size_t feed_depth;		/* infeed/outfeed queue entries per core */
 	simdev_complete_fn complete;	/* runs on the device thread */
 	void *ctx;
+	simdev_tap_fn tap;		/* NULL: none; runs on the device thread */
+	void *tap_ctx;
 };
 
 /* Starts the device thread. NULL and errno on failure. */

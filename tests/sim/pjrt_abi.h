@@ -67,6 +67,116 @@ typedef struct PJRT_Api {
 	PJRT_Fn fns[];
 } PJRT_Api;
 
+/* ------------------------------------------------------------ extensions */
+
+/*
+ * Extensions hang off PJRT_Api.extension_start (and off any Args struct's)
+ * as a chain of structs that each begin with PJRT_Extension_Base
+ * (xla/pjrt/c/pjrt_c_api.h). A consumer walks `next` and picks its type.
+ */
+typedef enum {
+	PJRT_Extension_Type_Gpu_Custom_Call = 0,
+	PJRT_Extension_Type_Profiler = 1,
+} PJRT_Extension_Type;
+
+struct PJRT_Extension_Base {
+	size_t struct_size;
+	PJRT_Extension_Type type;
+	PJRT_Extension_Base *next;
+};
+
+/*
+ * The profiler extension (xla/pjrt/c/pjrt_c_api_profiler_extension.h) and
+ * the plugin profiler API it points to
+ * (xla/backends/profiler/plugin/profiler_c_api.h). Errors are the API's
+ * own objects, codes are absl::StatusCode values (the same numbers as
+ * PJRT_Error_Code). Consumers in XLA (PluginTracer) leave struct_size of
+ * these Args unset, so a plugin cannot check it.
+ */
+typedef struct PLUGIN_Profiler PLUGIN_Profiler;
+typedef struct PLUGIN_Profiler_Error PLUGIN_Profiler_Error;
+
+typedef struct {
+	size_t struct_size;
+	void *priv;
+	PLUGIN_Profiler_Error *error;
+} PLUGIN_Profiler_Error_Destroy_Args;
+
+typedef struct {
+	size_t struct_size;
+	void *priv;
+	const PLUGIN_Profiler_Error *error;
+	const char *message;		/* out */
+	size_t message_size;		/* out */
+} PLUGIN_Profiler_Error_Message_Args;
+
+typedef struct {
+	size_t struct_size;
+	void *priv;
+	const PLUGIN_Profiler_Error *error;
+	int code;			/* out */
+} PLUGIN_Profiler_Error_GetCode_Args;
+
+typedef struct {
+	size_t struct_size;
+	const char *options;		/* a serialized tensorflow.ProfileOptions */
+	size_t options_size;
+	PLUGIN_Profiler *profiler;	/* out */
+} PLUGIN_Profiler_Create_Args;
+
+typedef struct {
+	size_t struct_size;
+	PLUGIN_Profiler *profiler;
+} PLUGIN_Profiler_Destroy_Args, PLUGIN_Profiler_Start_Args,
+  PLUGIN_Profiler_Stop_Args;
+
+typedef struct {
+	size_t struct_size;
+	PLUGIN_Profiler *profiler;
+	uint8_t *buffer;		/* in/out: NULL = the plugin's buffer */
+	size_t buffer_size_in_bytes;	/* out */
+} PLUGIN_Profiler_CollectData_Args;
+
+typedef void (*PLUGIN_Profiler_Error_Destroy)(PLUGIN_Profiler_Error_Destroy_Args *args);
+typedef void (*PLUGIN_Profiler_Error_Message)(PLUGIN_Profiler_Error_Message_Args *args);
+typedef PLUGIN_Profiler_Error *(*PLUGIN_Profiler_Error_GetCode)(
+	PLUGIN_Profiler_Error_GetCode_Args *args);
+typedef PLUGIN_Profiler_Error *(*PLUGIN_Profiler_Create)(PLUGIN_Profiler_Create_Args *args);
+typedef PLUGIN_Profiler_Error *(*PLUGIN_Profiler_Destroy)(PLUGIN_Profiler_Destroy_Args *args);
+typedef PLUGIN_Profiler_Error *(*PLUGIN_Profiler_Start)(PLUGIN_Profiler_Start_Args *args);
+typedef PLUGIN_Profiler_Error *(*PLUGIN_Profiler_Stop)(PLUGIN_Profiler_Stop_Args *args);
+typedef PLUGIN_Profiler_Error *(*PLUGIN_Profiler_CollectData)(
+	PLUGIN_Profiler_CollectData_Args *args);
+
+typedef struct {
+	size_t struct_size;
+	void *priv;
+	PLUGIN_Profiler_Error_Destroy error_destroy;
+	PLUGIN_Profiler_Error_Message error_message;
+	PLUGIN_Profiler_Error_GetCode error_get_code;
+	PLUGIN_Profiler_Create create;
+	PLUGIN_Profiler_Destroy destroy;
+	PLUGIN_Profiler_Start start;
+	PLUGIN_Profiler_Stop stop;
+	PLUGIN_Profiler_CollectData collect_data;
+} PLUGIN_Profiler_Api;
+
+typedef struct {
+	PJRT_Extension_Base base;	/* type = PJRT_Extension_Type_Profiler */
+	PLUGIN_Profiler_Api *profiler_api;
+	int64_t traceme_context_id;
+} PJRT_Profiler_Extension;
+
+/* The first extension of `type` in the chain from `ext`, or NULL. */
+static inline PJRT_Extension_Base *pjrt_find_extension(PJRT_Extension_Base *ext,
+						       PJRT_Extension_Type type)
+{
+	for (; ext; ext = ext->next)
+		if (ext->type == type)
+			return ext;
+	return NULL;
+}
+
 /* ---------------------------------------------------------------- values */
 
 typedef enum {
@@ -433,6 +543,17 @@ static inline int pjrt_num_slots(int minor)
 /* The offsets a tracer reads (reference section 1.5), x86-64. */
 _Static_assert(sizeof(PJRT_Api_Header) == 40, "PJRT_Api header");
 _Static_assert(sizeof(PJRT_NamedValue) == 56, "PJRT_NamedValue");
+_Static_assert(sizeof(PJRT_Extension_Base) == 24, "PJRT_Extension_Base");
+_Static_assert(offsetof(PJRT_Extension_Base, next) == 16, "");
+_Static_assert(sizeof(PJRT_Profiler_Extension) == 40, "PJRT_Profiler_Extension");
+_Static_assert(offsetof(PJRT_Profiler_Extension, profiler_api) == 24, "");
+_Static_assert(sizeof(PLUGIN_Profiler_Api) == 80, "PLUGIN_Profiler_Api");
+_Static_assert(offsetof(PLUGIN_Profiler_Api, collect_data) == 72, "");
+_Static_assert(sizeof(PLUGIN_Profiler_Create_Args) == 32, "Profiler Create");
+_Static_assert(sizeof(PLUGIN_Profiler_CollectData_Args) == 32, "Profiler CollectData");
+_Static_assert(offsetof(PLUGIN_Profiler_CollectData_Args, buffer) == 16, "");
+_Static_assert(sizeof(PLUGIN_Profiler_Error_Message_Args) == 40, "Profiler Error_Message");
+_Static_assert(offsetof(PLUGIN_Profiler_Error_GetCode_Args, code) == 24, "");
 _Static_assert(PJRT_Client_Create_Args_SIZE_26 == 72, "Client_Create 26");
 _Static_assert(PJRT_Client_Create_Args_SIZE_94 == 88, "Client_Create 94");
 _Static_assert(sizeof(PJRT_LoadedExecutable_Execute_Args) == 80, "Execute");

@@ -29,6 +29,7 @@ struct sim_options {
 	int cores;
 	char device_dir[PATH_MAX];
 	char trace_dir[PATH_MAX];	/* "" = <device_dir>/devtrace */
+	bool no_devtrace;		/* write no devtrace buffers */
 	uint64_t trace_records;
 	bool submit_ioctl;
 	char truth_path[PATH_MAX];	/* "" = no ground truth from the plugin */
@@ -155,6 +156,14 @@ struct sim_runtime *sim_runtime__new(PJRT_Client *c);
 void sim_runtime__free(struct sim_runtime *rt);
 /* Device side: queue the completion and signal the core's eventfd. */
 void sim_runtime__interrupt(void *rt, struct simdev_exec *e, int core);
+
+/* ---------------------------------------------------------------- profiler */
+
+/* The PJRT profiler extension (plugin_profiler.c): the head of the chain
+ * PJRT_Api.extension_start points to. */
+PJRT_Extension_Base *sim_profiler_extension(void);
+/* The device's tap (simdev_opts.tap): records into started profilers. */
+void sim_profiler_tap(void *ctx, const struct simdev_tap_event *ev);
 
 /* ---------------------------------------------------------------- slots */
 

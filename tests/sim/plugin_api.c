@@ -12,6 +12,9 @@
  * Every slot the simulator does not implement gets its own function that
  * returns UNIMPLEMENTED naming the slot (weak, so the implementations in the
  * other files replace them at link time).
+ *
+ * extension_start points to the profiler extension (plugin_profiler.c),
+ * the one extension libtpu's frameworks look for.
  */
 #include "plugin.h"
 
@@ -31,7 +34,7 @@ static void fill(PJRT_Api *api)
 	int nslots = pjrt_num_slots(SIM_PJRT_MINOR), s;
 
 	api->hdr.struct_size = sizeof(PJRT_Api_Header) + (size_t)nslots * sizeof(PJRT_Fn);
-	api->hdr.extension_start = NULL;
+	api->hdr.extension_start = sim_profiler_extension();
 	api->hdr.pjrt_api_version.struct_size = sizeof(PJRT_Api_Version);
 	api->hdr.pjrt_api_version.extension_start = NULL;
 	api->hdr.pjrt_api_version.major_version = PJRT_API_MAJOR;

@@ -154,9 +154,13 @@ PJRT_Error *sim_PJRT_Client_Create(void *args)
 			.truth_ops = c->opt.truth_ops,
 			.complete = sim_runtime__interrupt,
 			.ctx = c->rt,
+			.tap = sim_profiler_tap,
 		};
 
-		if (sim_make_dirs(c->opt.trace_dir)) {
+		if (c->opt.no_devtrace) {
+			o.trace_dir = NULL;
+			c->opt.trace_dir[0] = 0;
+		} else if (sim_make_dirs(c->opt.trace_dir)) {
 			fprintf(stderr, "libtpu(sim): cannot create %s (%s); no device "
 				"trace buffers\n", c->opt.trace_dir, strerror(errno));
 			o.trace_dir = NULL;

@@ -29,6 +29,7 @@ static const struct opt_desc descs[] = {
 	{ "sim_cores", OPT_INT, OFF(cores), 1, SIM_MAX_CORES },
 	{ "sim_device_dir", OPT_PATH, OFF(device_dir), 0, 0 },
 	{ "sim_trace_dir", OPT_PATH, OFF(trace_dir), 0, 0 },
+	{ "sim_no_devtrace", OPT_BOOL, OFF(no_devtrace), 0, 1 },
 	{ "sim_trace_records", OPT_INT, OFF(trace_records), 1, 1ll << 30 },
 	{ "sim_submit_ioctl", OPT_BOOL, OFF(submit_ioctl), 0, 1 },
 	{ "sim_truth_path", OPT_PATH, OFF(truth_path), 0, 0 },

@@ -29,6 +29,7 @@ SIM_CFLAGS := -g -O2 -fcf-protection=full -fno-omit-frame-pointer \
 
 SIM_PLUGIN_SRCS := plugin_api plugin_error plugin_event plugin_client \
 	plugin_exec plugin_buffer plugin_feed plugin_options plugin_runtime \
+	plugin_profiler \
 	devnode device devclock devtrace_writer sim_program sim_fs
 SIM_TRAINER_SRCS := trainer_main trainer_flags trainer_pjrt trainer_input \
 	trainer_feed trainer_loop trainer_threads trainer_queue devnode_setup sim_fs
@@ -140,12 +141,19 @@ SIM_LIB_OBJS := $(patsubst %,$(SIM_OUT)/obj/%.o,$(SIM_LIB_SRCS))
 $(SIM_TEST_BINS): $(SIM_OUT)/tests/%: tests/sim/%.c tests/sim/sim.mk tests/harness/test.h $(SIM_LIB_OBJS) \
 		$(SIM_TARGETS) | $(DEPS_STAMP) $(SIM_OUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(SIM_CFLAGS) -Itests/harness -MF $@.d $< $(SIM_LIB_OBJS) \
+	$(Q)$(CC) $(SIM_CFLAGS) -Itests/harness -MF $@.d $< $(SIM_LIB_OBJS) $(SIM_TEST_EXTRA) \
 		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN/..' -lelf -ldl -lpthread -o $@
 
 # test_cupti_sim reads the simulated CUPTI's records through the agent's
 # declarations: a reader written apart from the writer.
 $(SIM_OUT)/tests/test_cupti_sim: private SIM_CFLAGS += -Iuser/agent
+
+# test_plugin_profiler decodes the plugin's XSpace with protobuf-c's code
+# generated from user/output/xplane.proto: a reader the plugin does not use.
+$(SIM_OUT)/tests/test_plugin_profiler: private SIM_CFLAGS += -I$(OUTPUT)
+$(SIM_OUT)/tests/test_plugin_profiler: private SIM_TEST_EXTRA := \
+	$(OUTPUT)/user/xplane.pb-c.o -lprotobuf-c
+$(SIM_OUT)/tests/test_plugin_profiler: $(OUTPUT)/user/xplane.pb-c.o
 
 TESTS += $(SIM_TEST_BINS) $(SIM_TEST_SCRIPTS)
 

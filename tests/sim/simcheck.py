@@ -638,6 +638,89 @@ def check_rate(truth, min_rate):
     expect(rate >= float(min_rate), "%.0f executions/s, wanted >= %s" % (rate, min_rate))
 
 
+def check_profile(truth, xspace, cores="4", ops="1"):
+    """The XSpace of tpu-trainer --profile (the plugin's PJRT profiler
+    extension), decoded by Python's protobuf, holds exactly the device's
+    executions and ops of the truth: one /device:TPU:<core> plane each,
+    "XLA Modules" and "XLA Ops" lines, names, run_id, categories, flops and
+    bytes, durations to the ns, every start the truth's CLOCK_MONOTONIC
+    start plus one CLOCK_REALTIME offset, events in order, ops apart."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "harness"))
+    import xspace as xs
+    t = by_type(load_truth(truth))
+    cap = xs.Capture(xspace, 0)
+    cores = int(cores)
+    names = sorted(cap.planes)
+    expect(names == sorted("/device:TPU:%d" % c for c in range(cores)),
+           "planes %r" % names)
+    for name, plane in cap.planes.items():
+        expect(plane.id == int(name.rsplit(":", 1)[1]), "%s has id %d" % (name, plane.id))
+        expect(all(k == v.id for k, v in plane.event_metadata.items()),
+               "%s: event metadata keys are ids" % name)
+        expect(all(k == v.id for k, v in plane.stat_metadata.items()),
+               "%s: stat metadata keys are ids" % name)
+        expect(sorted(l.name for l in plane.lines) == ["XLA Modules", "XLA Ops"],
+               "%s lines %r" % (name, [l.name for l in plane.lines]))
+        for line in plane.lines:
+            offs = [(e.offset_ps, e.offset_ps + e.duration_ps) for e in line.events]
+            expect(offs == sorted(offs, key=lambda o: (o[0], -o[1])),
+                   "%s %s: events out of order" % (name, line.name))
+            expect(all(o % 1000 == 0 for o, _ in offs), "%s: offsets in whole ns" % name)
+            if line.name == "XLA Ops":
+                expect(all(a[1] <= b[0] for a, b in zip(offs, offs[1:])),
+                       "%s: ops overlap" % name)
+    expect(not cap.plane_stat("dropped_events"), "dropped events %r" % cap.plane_stat("dropped_events"))
+
+    offsets = set()
+
+    def match(kind, recs, line, key_of):
+        got = collections.defaultdict(list)
+        for e in cap.line_events("/device:TPU:", line):
+            got[(int(e.plane.rsplit(":", 1)[1]), e.stats.get("run_id"), e.name)].append(e)
+        want = collections.defaultdict(list)
+        for r in recs:
+            want[key_of(r)].append(r)
+        expect(sorted(got) == sorted(want),
+               "%s: %d keys in the XSpace, %d in the truth; only in the XSpace %r, only in the truth %r"
+               % (kind, len(got), len(want), sorted(set(got) - set(want))[:5],
+                  sorted(set(want) - set(got))[:5]))
+        for k in set(got) & set(want):
+            if not expect(len(got[k]) == len(want[k]), "%s %r: %d events, %d in the truth"
+                          % (kind, k, len(got[k]), len(want[k]))):
+                continue
+            for e, r in zip(sorted(got[k], key=lambda e: e.start),
+                            sorted(want[k], key=lambda r: r["t_start"])):
+                expect(e.end - e.start == r["t_end"] - r["t_start"],
+                       "%s %r lasts %d ns, %d in the truth" % (kind, k, e.end - e.start,
+                                                              r["t_end"] - r["t_start"]))
+                offsets.add(e.start - r["t_start"])
+                expect(bool(e.stats.get("cancelled")) == bool(r.get("cancelled")),
+                       "%s %r cancelled %r" % (kind, k, e.stats.get("cancelled")))
+                if kind == "op":
+                    expect(e.stats.get("hlo_category") == r["category"],
+                           "op %r category %r, %r in the truth" % (k, e.stats.get("hlo_category"),
+                                                                   r["category"]))
+                    expect(e.stats.get("flops", 0) == r["flops"] and
+                           e.stats.get("bytes_accessed", 0) == r["bytes"],
+                           "op %r flops/bytes %r, truth %r/%r" % (k, e.stats, r["flops"], r["bytes"]))
+        return sum(len(v) for v in got.values())
+
+    n = match("execution", t["device_execution"], "XLA Modules",
+              lambda r: (r["core"], r["launch_id"], r["module"]))
+    expect(n > 0, "no executions in the XSpace")
+    if ops == "1":
+        n = match("op", t["op"], "XLA Ops", lambda r: (r["core"], r["launch_id"], r["name"]))
+        expect(n > 0, "no ops in the XSpace")
+    expect(len(offsets) == 1, "realtime - monotonic offsets %r: not one clock" % sorted(offsets)[:5])
+    import time
+    if offsets:
+        off = offsets.pop()
+        now = time.clock_gettime_ns(time.CLOCK_REALTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        expect(abs(off - now) < 10**9, "timestamps are not CLOCK_REALTIME (offset %d, now %d)"
+               % (off, now))
+
+
 def main():
     if len(sys.argv) < 2 or "check_" + sys.argv[1] not in globals():
         print(__doc__, file=sys.stderr)

@@ -331,6 +331,42 @@ static void wait_calls(int n)
 
 /* ---------------------------------------------------------------- checks */
 
+/*
+ * One extension, the profiler's (as libtpu has it), with the layout of
+ * xla/pjrt/c/pjrt_c_api_profiler_extension.h typed out here as offsets, and
+ * its ten fields' functions in the plugin's text with CET prologues.
+ * test_plugin_profiler checks what they do.
+ */
+static void check_extensions(struct plugin *p)
+{
+	static struct mapping maps[4096];
+	const unsigned char *ext = (const void *)p->api->hdr.extension_start;
+	const unsigned char *papi;
+	const void *fn;
+	char what[128];
+	int n, i;
+
+	if (!ASSERT_TRUE(ext != NULL, "an extension chain"))
+		return;
+	ASSERT_EQ(*(const size_t *)ext, 40, "PJRT_Profiler_Extension struct_size");
+	ASSERT_EQ(*(const int *)(ext + 8), 1, "type PJRT_Extension_Type_Profiler");
+	ASSERT_TRUE(*(void *const *)(ext + 16) == NULL, "the only extension");
+	papi = *(const unsigned char *const *)(ext + 24);
+	ASSERT_EQ(*(const int64_t *)(ext + 32), 0, "traceme_context_id");
+	if (!ASSERT_TRUE(papi != NULL, "profiler_api"))
+		return;
+	ASSERT_EQ(*(const size_t *)papi, 80, "PLUGIN_Profiler_Api struct_size");
+	ASSERT_TRUE(*(void *const *)(papi + 8) == NULL, "priv");
+	n = read_maps(maps, 4096);
+	for (i = 0; i < 8; i++) {
+		fn = *(void *const *)(papi + 16 + 8 * i);
+		snprintf(what, sizeof(what), "minor %d profiler api function %d", p->minor, i);
+		if (!ASSERT_TRUE(fn && in_text(maps, n, p->path, fn), what))
+			continue;
+		ASSERT_TRUE(cet_prologue(fn), what);
+	}
+}
+
 static void check_layout(struct plugin *p)
 {
 	static struct mapping maps[4096];
@@ -339,7 +375,7 @@ static void check_layout(struct plugin *p)
 	int n, i, j, bad;
 
 	ASSERT_EQ(p->api->hdr.struct_size, 40 + 8 * p->nslots, "PJRT_Api struct_size");
-	ASSERT_TRUE(p->api->hdr.extension_start == NULL, "no extensions");
+	check_extensions(p);
 	ASSERT_EQ(p->api->hdr.pjrt_api_version.struct_size, 24, "version struct_size");
 	ASSERT_EQ(p->api->hdr.pjrt_api_version.major_version, 0, "major");
 	ASSERT_EQ(p->api->hdr.pjrt_api_version.minor_version, p->minor, "minor");

@@ -48,6 +48,8 @@ struct trainer_config {
 	bool submit_ioctl;
 	uint64_t trace_records;		/* 0: the plugin's default */
 	const char *trace_dir;
+	bool no_devtrace;		/* sim_no_devtrace: no devtrace buffers */
+	const char *profile;		/* XSpace from the profiler extension; may contain %p */
 	const char *device_dir;		/* may contain %p */
 	bool no_device_node;
 	const char *truth;
@@ -139,6 +141,16 @@ int pjrt__d2h(struct pjrt *p, PJRT_Buffer *b, void *dst, size_t cap);
 void pjrt__buffer_free(struct pjrt *p, PJRT_Buffer *b);
 void pjrt__event_free(struct pjrt *p, PJRT_Event *ev);
 void pjrt__error_free(struct pjrt *p, PJRT_Error *err);
+/* The plugin's PJRT profiler extension, as XLA's PluginTracer uses it:
+ * created with ProfileOptions (host 2, device 1, version 1) and started;
+ * NULL (said on stderr) when the plugin has none or it failed. */
+struct pjrt_profiler;
+struct pjrt_profiler *pjrt__profiler_start(struct pjrt *p);
+/* Stops, collects, writes the XSpace to `path` (without the zero byte
+ * the plugin appends) and destroys the profiler; accepts NULL. Returns 0
+ * or -errno; *bytes gets the XSpace's size. */
+int pjrt__profiler_finish(struct pjrt *p, struct pjrt_profiler *pr, const char *path,
+			  size_t *bytes);
 /* The TPU C API feed functions, looked up with dlsym. */
 int pjrt__infeed(struct pjrt *p, int device, const void *data, size_t bytes, bool raw);
 int pjrt__outfeed(struct pjrt *p, int device, void *data, size_t bytes, bool raw);

@@ -15,7 +15,8 @@ enum {
 	OPT_DATA_DIR, OPT_SHARDS, OPT_SHARD_BYTES, OPT_FEED, OPT_MAX_INFLIGHT,
 	OPT_FETCH_EVERY, OPT_LONG_DEV, OPT_LONG_DEV_STEP, OPT_LONG_HOST,
 	OPT_LONG_HOST_STEP, OPT_LATE_LOAD, OPT_CHURN, OPT_CRASH_AFTER,
-	OPT_SUBMIT_IOCTL, OPT_TRACE_RECORDS, OPT_TRACE_DIR, OPT_DEVICE_DIR,
+	OPT_SUBMIT_IOCTL, OPT_TRACE_RECORDS, OPT_TRACE_DIR, OPT_NO_DEVTRACE, OPT_PROFILE,
+	OPT_DEVICE_DIR,
 	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS, OPT_INIT_PROGRAMS,
 	OPT_EVAL_EVERY, OPT_EVAL_TIME,
 	OPT_CLOCK_RATE, OPT_CLOCK_DRIFT, OPT_CLOCK_OFFSET, OPT_KEEP_FILES,
@@ -55,6 +56,8 @@ static const struct flag flags[] = {
 	{ { "submit-ioctl", 0, 0, OPT_SUBMIT_IOCTL }, NULL, "DRM accel node, one submit ioctl per execution" },
 	{ { "trace-records", 1, 0, OPT_TRACE_RECORDS }, "N", "devtrace ring slots per core (default 65536); small values overflow" },
 	{ { "trace-dir", 1, 0, OPT_TRACE_DIR }, "DIR", "devtrace buffers (default <device-dir>/devtrace)" },
+	{ { "no-devtrace", 0, 0, OPT_NO_DEVTRACE }, NULL, "write no devtrace buffers (plugin option sim_no_devtrace)" },
+	{ { "profile", 1, 0, OPT_PROFILE }, "PATH", "profile the run through the plugin's PJRT profiler extension and write the XSpace to PATH (%p = pid)" },
 	{ { "device-dir", 1, 0, OPT_DEVICE_DIR }, "DIR", "device node directory, %p = pid (default /run/acceltrace-sim/%p)" },
 	{ { "no-device-node", 0, 0, OPT_NO_NODE }, NULL, "do not create the device node" },
 	{ { "truth", 1, 0, OPT_TRUTH }, "PATH", "append ground truth (JSON lines) to PATH" },
@@ -279,6 +282,8 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 		case OPT_SUBMIT_IOCTL: cfg->submit_ioctl = true; break;
 		case OPT_TRACE_RECORDS: err = parse_u64(name, optarg, 1, 1 << 30, &cfg->trace_records); break;
 		case OPT_TRACE_DIR: cfg->trace_dir = optarg; break;
+		case OPT_NO_DEVTRACE: cfg->no_devtrace = true; break;
+		case OPT_PROFILE: cfg->profile = optarg; break;
 		case OPT_DEVICE_DIR: cfg->device_dir = optarg; break;
 		case OPT_NO_NODE: cfg->no_device_node = true; break;
 		case OPT_TRUTH: cfg->truth = optarg; break;
@@ -342,6 +347,10 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 	}
 	if (cfg->trainers > 1 && cfg->trace_dir && !strstr(cfg->trace_dir, "%p")) {
 		fprintf(stderr, "tpu-trainer: with --trainers, --trace-dir needs %%p\n");
+		return -EINVAL;
+	}
+	if (cfg->trainers > 1 && cfg->profile && !strstr(cfg->profile, "%p")) {
+		fprintf(stderr, "tpu-trainer: with --trainers, --profile needs %%p\n");
 		return -EINVAL;
 	}
 	return 0;

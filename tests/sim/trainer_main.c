@@ -29,6 +29,7 @@ struct paths {
 	char trace_dir[PATH_MAX];
 	char data_dir[PATH_MAX];
 	char node[PATH_MAX];
+	char profile[PATH_MAX];		/* "" = no --profile */
 	bool own_device_dir;		/* the default, ours to remove */
 };
 
@@ -96,6 +97,11 @@ static int setup_paths(const struct trainer_config *cfg, struct paths *ps)
 	else
 		snprintf(ps->trace_dir, sizeof(ps->trace_dir), "%.4000s/devtrace",
 			 ps->device_dir);
+	if (cfg->no_devtrace)
+		snprintf(ps->trace_dir, sizeof(ps->trace_dir), "(none)");
+	ps->profile[0] = 0;
+	if (cfg->profile)
+		expand(cfg->profile, ps->profile, sizeof(ps->profile));
 	if (cfg->data_dir)
 		expand(cfg->data_dir, ps->data_dir, sizeof(ps->data_dir));
 	else
@@ -170,7 +176,10 @@ static size_t client_options(const struct trainer_config *cfg, const struct path
 	OPT_STR("ml_framework_name", "tpu-trainer");
 	OPT_INT("sim_cores", cfg->cores);
 	OPT_STR("sim_device_dir", ps->device_dir);
-	OPT_STR("sim_trace_dir", ps->trace_dir);
+	if (cfg->no_devtrace)
+		OPT_BOOL("sim_no_devtrace", true);
+	else
+		OPT_STR("sim_trace_dir", ps->trace_dir);
 	OPT_BOOL("sim_submit_ioctl", cfg->submit_ioctl);
 	OPT_BOOL("sim_truth_ops", cfg->truth_ops);
 	if (cfg->truth)
@@ -195,6 +204,7 @@ static int run_trainer(const struct trainer_config *cfg, int index)
 	struct feeder *f = NULL;
 	struct churn *churn = NULL;
 	struct pjrt *p = NULL;
+	struct pjrt_profiler *prof = NULL;
 	PJRT_NamedValue opts[16];
 	struct paths ps;
 	sigset_t old;
@@ -249,12 +259,34 @@ static int run_trainer(const struct trainer_config *cfg, int index)
 	f = feeder__start(cfg, p, in);
 	if (!f)
 		goto out;
+	if (ps.profile[0]) {
+		prof = pjrt__profiler_start(p);
+		if (!prof) {
+			err = -EIO;
+			goto out;
+		}
+	}
 	err = trainer_loop(cfg, p, in, f, ps.device_dir, &res);
 out:
 	/* Consumers first, then the client (which wakes blocked feed calls). */
 	input__close(in);
 	feeder__drain(f);
 	pjrt__shutdown(p);
+	if (prof) {
+		/* After the client: executions it cancelled are in the profile. */
+		size_t bytes = 0;
+		int perr = pjrt__profiler_finish(p, prof, ps.profile, &bytes);
+
+		if (perr) {
+			fprintf(stderr, "tpu-trainer: writing the profile %s failed: %s\n",
+				ps.profile, strerror(-perr));
+			if (!err)
+				err = perr;
+		} else {
+			fprintf(stderr, "tpu-trainer: pid=%d profile=%s bytes=%zu\n",
+				(int)getpid(), ps.profile, bytes);
+		}
+	}
 	feeder__free(f);
 	input__stop(in);
 	churn__stop(churn);

@@ -426,3 +426,104 @@ int pjrt__outfeed(struct pjrt *p, int device, void *data, size_t bytes, bool raw
 		fprintf(stderr, "tpu-trainer: outfeed: %s\n", st.message);
 	return st.code == PJRT_Error_Code_CANCELLED ? -ECANCELED : st.code ? -EIO : 0;
 }
+
+/* ---------------------------------------------------------------- profiler */
+
+struct pjrt_profiler {
+	const PLUGIN_Profiler_Api *api;
+	PLUGIN_Profiler *prof;
+};
+
+/* Prints and frees a profiler API error; returns -EIO (or 0 for NULL). */
+static int prof_report(const PLUGIN_Profiler_Api *api, const char *what,
+		       PLUGIN_Profiler_Error *err)
+{
+	PLUGIN_Profiler_Error_Message_Args m = { .struct_size = sizeof(m), .error = err };
+	PLUGIN_Profiler_Error_Destroy_Args d = { .struct_size = sizeof(d), .error = err };
+
+	if (!err)
+		return 0;
+	api->error_message(&m);
+	fprintf(stderr, "tpu-trainer: PLUGIN_Profiler_%s: %.*s\n", what,
+		(int)m.message_size, m.message);
+	api->error_destroy(&d);
+	return -EIO;
+}
+
+struct pjrt_profiler *pjrt__profiler_start(struct pjrt *p)
+{
+	/* tensorflow.ProfileOptions: host_tracer_level 2, device_tracer_level 1,
+	 * python_tracer_level 0, version 1, as ProfilerSession sends them. */
+	static const uint8_t options[] = { 0x10, 0x02, 0x18, 0x01, 0x28, 0x01 };
+	const PJRT_Profiler_Extension *ext;
+	PLUGIN_Profiler_Create_Args c = {
+		.struct_size = sizeof(c), .options = (const char *)options,
+		.options_size = sizeof(options),
+	};
+	PLUGIN_Profiler_Start_Args s = { .struct_size = sizeof(s) };
+	PLUGIN_Profiler_Destroy_Args d = { .struct_size = sizeof(d) };
+	struct pjrt_profiler *pr;
+
+	ext = (const PJRT_Profiler_Extension *)pjrt_find_extension(
+		p->api->hdr.extension_start, PJRT_Extension_Type_Profiler);
+	if (!ext || !ext->profiler_api) {
+		fprintf(stderr, "tpu-trainer: the plugin has no PJRT profiler extension\n");
+		return NULL;
+	}
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return NULL;
+	pr->api = ext->profiler_api;
+	if (prof_report(pr->api, "Create", pr->api->create(&c)))
+		goto fail;
+	pr->prof = c.profiler;
+	s.profiler = pr->prof;
+	if (prof_report(pr->api, "Start", pr->api->start(&s))) {
+		d.profiler = pr->prof;
+		prof_report(pr->api, "Destroy", pr->api->destroy(&d));
+		goto fail;
+	}
+	return pr;
+fail:
+	free(pr);
+	return NULL;
+}
+
+int pjrt__profiler_finish(struct pjrt *p, struct pjrt_profiler *pr, const char *path,
+			  size_t *bytes)
+{
+	PLUGIN_Profiler_Stop_Args s = { .struct_size = sizeof(s) };
+	PLUGIN_Profiler_CollectData_Args c = { .struct_size = sizeof(c) };
+	PLUGIN_Profiler_Destroy_Args d = { .struct_size = sizeof(d) };
+	size_t n = 0;
+	FILE *f = NULL;
+	int err;
+
+	(void)p;
+	if (!pr)
+		return 0;
+	s.profiler = c.profiler = d.profiler = pr->prof;
+	err = prof_report(pr->api, "Stop", pr->api->stop(&s));
+	if (!err)
+		err = prof_report(pr->api, "CollectData", pr->api->collect_data(&c));
+	if (err)
+		goto out;
+	/* XLA's plugins return the XSpace and one zero byte after it. */
+	n = c.buffer_size_in_bytes;
+	if (n && c.buffer[n - 1] == 0)
+		n--;
+	f = fopen(path, "wb");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	if (n && fwrite(c.buffer, 1, n, f) != n)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = errno ? -errno : -EIO;
+	*bytes = n;
+out:
+	prof_report(pr->api, "Destroy", pr->api->destroy(&d));
+	free(pr);
+	return err;
+}
