@@ -171,6 +171,8 @@ TEST_TIMEOUT ?= 300
 include tests/tests.mk
 -include tests/sim/sim.mk
 -include tests/e2e/e2e.mk
+# `make check-sanitize` (ASan+UBSan over the module tests) and `make fuzz`.
+include tests/sanitize.mk
 # Benchmarks: `make bench` (tests/bench/bench.mk defines it).
 -include tests/bench/bench.mk
 
