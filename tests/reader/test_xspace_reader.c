@@ -333,6 +333,22 @@ static void test_capture_files(void)
 	unlink(p);
 	ASSERT_EQ(capture_files_find(dir, &f, &n, err, sizeof(err)), -ENOENT, "no files");
 	ASSERT_STRCONTAINS(err, "no .xplane.pb", "no files: the reason");
+	/* A directory whose name has glob characters is that directory, not
+	 * a pattern (run[1] once found run1/'s files instead of its own). */
+	snprintf(p, sizeof(p), "%s/run[1]", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/run[1]/x.xplane.pb", dir);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/run1", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/run1/y.xplane.pb", dir);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/run[1]/", dir);
+	if (ASSERT_OK(capture_files_find(p, &f, &n, err, sizeof(err)), "run[1]")) {
+		ASSERT_EQ(n, 1, "run[1]: one file");
+		ASSERT_STRCONTAINS(f[0].path, "/run[1]/x.xplane.pb", "run[1]: its own file");
+		capture_files_free(f, n);
+	}
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	if (system(p))
 		fprintf(stderr, "could not remove %s\n", dir);
