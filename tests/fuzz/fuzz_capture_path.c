@@ -25,6 +25,11 @@ static int remove_one(const char *p, const struct stat *st, int flag, struct FTW
 	return remove(p) && errno != ENOENT ? -1 : 0;
 }
 
+static void remove_root(void)
+{
+	nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Creates @rel under root: no absolute path, no "..", nothing outside. */
 static void create(const char *rel)
 {
@@ -84,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!root[0]) {
 		snprintf(root, sizeof(root), "/tmp/fuzz-capture-path.%d", (int)getpid());
 		mkdir(root, 0700);
+		atexit(remove_root);
 	}
 	for (char *p = s; n < MAX_FIELDS && p <= s + size; p += strlen(p) + 1)
 		field[n++] = p;
