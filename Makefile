@@ -171,14 +171,25 @@ TEST_TIMEOUT ?= 300
 include tests/tests.mk
 -include tests/sim/sim.mk
 -include tests/e2e/e2e.mk
+# `make check-sanitize` (ASan+UBSan over the module tests) and `make fuzz`.
+include tests/sanitize.mk
+include tests/fuzz/fuzz.mk
 # Benchmarks: `make bench` (tests/bench/bench.mk defines it).
 -include tests/bench/bench.mk
 
 # Tests find the binary and the build directory through the environment, so
 # OUTPUT=elsewhere works for them too.
+# Then the module tests again under ASan+UBSan (make check-sanitize, about
+# a minute): both runs print their summary, and either failing fails. The
+# sub-make has a line of its own, so `make -n test` runs no test.
+TEST_FAILED := $(OUTPUT)/.test-failed
 test: all $(TESTS)
+	$(Q)rm -f $(TEST_FAILED)
 	$(Q)OUTPUT=$(OUTPUT) ACCELTRACE=$(OUTPUT)/acceltrace TEST_LOG_DIR=$(OUTPUT)/test-logs \
-		tests/run-tests.sh --timeout $(TEST_TIMEOUT) $(TESTS)
+		tests/run-tests.sh --timeout $(TEST_TIMEOUT) $(TESTS) || touch $(TEST_FAILED)
+	@echo; echo "The module tests under ASan and UBSan (make check-sanitize):"
+	$(Q)$(MAKE) check-sanitize || touch $(TEST_FAILED)
+	$(Q)test ! -e $(TEST_FAILED)
 
 # ---------------------------------------------------------------- demo
 # Records the simulated TPU trainer by PID into demo-logdir/.

@@ -11,9 +11,10 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
             liburing-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
 # Tests: independent decoders of what we write, privilege tools, python,
-# and a real Prometheus server scraping the daemon.
+# a real Prometheus server scraping the daemon, and clang's sanitizer and
+# libFuzzer runtimes for the fuzz harnesses (tests/fuzz/).
 test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps strace
-           prometheus)
+           prometheus libclang-rt-dev)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

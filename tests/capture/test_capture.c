@@ -562,9 +562,15 @@ static void test_drop_frees(void)
 		add(c, t, SPAN_EXECUTE, 1000 + i * 10, 1005 + i * 10);
 	add(c, u, SPAN_EXECUTE, 5000000, 5000010);
 	full = heap_bytes();
-	ASSERT_GE(full - before, 200000 * sizeof(struct capture_span), "200,000 spans held");
 	ASSERT_EQ(capture__drop_before(c, 3000000), 200000, "the first track's spans dropped");
-	ASSERT_LE(heap_bytes() - before, (full - before) / 8, "their memory given back");
+	if (full) {
+		ASSERT_GE(full - before, 200000 * sizeof(struct capture_span), "200,000 spans held");
+		ASSERT_LE(heap_bytes() - before, (full - before) / 8, "their memory given back");
+	} else {
+		/* AddressSanitizer's allocator (make check-sanitize) keeps no
+		 * mallinfo: the drop is checked, its memory cannot be. */
+		printf("note: mallinfo2 reports no heap: memory checks skipped\n");
+	}
 	ASSERT_EQ(capture__spans_kept(c), 1, "the other track's span kept");
 	add(c, t, SPAN_EXECUTE, 6000000, 6000010);
 	ASSERT_OK(capture__finalize(c), "finalize");

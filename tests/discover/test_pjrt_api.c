@@ -511,8 +511,12 @@ static void test_scan_self(void)
 		if (m)
 			after = mmap((void *)(uintptr_t)m->end, pg, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		proc_maps__free(maps);
-		if (after != MAP_FAILED && after == (void *)(uintptr_t)m->end) {
+		if (after != MAP_FAILED && after != (void *)(uintptr_t)m->end) {
+			munmap(after, pg);
+			after = MAP_FAILED;
+		}
+		proc_maps__free(maps);	/* m is gone with it */
+		if (after != MAP_FAILED) {
 			fill((struct fake_api *)after, 94);
 			errno = 0;
 			api = scan_self();

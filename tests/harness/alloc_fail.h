@@ -24,10 +24,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void __libc_free(void *p);
+#include <string.h>
+
+#include "libc_alloc.h"
 
 /* -1: never fail; otherwise allocations left before the one that fails. */
 static long alloc_fail_countdown = -1;
@@ -74,7 +73,7 @@ fail:
 
 void *malloc(size_t size)
 {
-	void *p = alloc_fail_now() ? NULL : __libc_malloc(size);
+	void *p = alloc_fail_now() ? NULL : LIBC_ALLOC(malloc)(size);
 
 	alloc_fail_blocks += p != NULL;
 	return p;
@@ -82,7 +81,7 @@ void *malloc(size_t size)
 
 void *calloc(size_t n, size_t size)
 {
-	void *p = alloc_fail_now() ? NULL : __libc_calloc(n, size);
+	void *p = alloc_fail_now() ? NULL : LIBC_ALLOC(calloc)(n, size);
 
 	alloc_fail_blocks += p != NULL;
 	return p;
@@ -96,7 +95,7 @@ void *realloc(void *p, size_t size)
 		return malloc(size);
 	if (alloc_fail_now())
 		return NULL;	/* p is untouched */
-	q = __libc_realloc(p, size);
+	q = LIBC_ALLOC(realloc)(p, size);
 	/* realloc(p, 0) may free p and return NULL. */
 	if (!q && !size)
 		alloc_fail_blocks--;
@@ -106,7 +105,31 @@ void *realloc(void *p, size_t size)
 void free(void *p)
 {
 	alloc_fail_blocks -= p != NULL;
-	__libc_free(p);
+	LIBC_ALLOC(free)(p);
 }
+
+#ifdef LIBC_ALLOC_ASAN
+/* ASan's own strdup and strndup allocate without calling malloc: through
+ * malloc here, as glibc's do, so they fail and are counted like it. */
+char *strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+
+	return p ? memcpy(p, s, n) : NULL;
+}
+
+char *strndup(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *p = malloc(n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+#endif
 
 #endif /* ACCELTRACE_ALLOC_FAIL_H */

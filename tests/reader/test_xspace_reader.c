@@ -7,6 +7,7 @@
  * files (one file, a session directory, a logdir).
  */
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 
 #include "test.h"
@@ -200,6 +201,82 @@ static void test_refusals(void)
 	free(buf);
 }
 
+/*
+ * A plane with events but no stat or event metadata, as acceltrace's own
+ * captures have: the name tables are empty (no array at all), and looking
+ * names up in them must be a miss, not a call with a NULL array (undefined;
+ * UBSan in make check-sanitize and the fuzz smoke stops on it).
+ */
+static void test_bare_plane(void)
+{
+	static Tensorflow__Profiler__XEvent ev = TENSORFLOW__PROFILER__XEVENT__INIT;
+	static Tensorflow__Profiler__XEvent *evp[1] = { &ev };
+	static pb_stat st, *stp[1] = { &st };
+	Tensorflow__Profiler__XLine line = TENSORFLOW__PROFILER__XLINE__INIT;
+	Tensorflow__Profiler__XLine *linep[1] = { &line };
+	Tensorflow__Profiler__XPlane plane = TENSORFLOW__PROFILER__XPLANE__INIT;
+	Tensorflow__Profiler__XPlane *planep[1] = { &plane };
+	Tensorflow__Profiler__XSpace space = TENSORFLOW__PROFILER__XSPACE__INIT;
+	struct xs_space *xs = NULL;
+	char err[256];
+	uint8_t *buf;
+	size_t len;
+
+	st = int_stat(4, 9);
+	ev.metadata_id = 3;
+	ev.duration_ps = 5;
+	ev.n_stats = 1;
+	ev.stats = stp;
+	line.name = "bare";
+	line.n_events = 1;
+	line.events = evp;
+	plane.name = "/host:CPU";
+	plane.n_lines = 1;
+	plane.lines = linep;
+	space.n_planes = 1;
+	space.planes = planep;
+	len = tensorflow__profiler__xspace__get_packed_size(&space);
+	buf = malloc(len);
+	if (!ASSERT_OK_PTR(buf, "malloc"))
+		return;
+	tensorflow__profiler__xspace__pack(&space, buf);
+	if (ASSERT_OK(xs_read_buffer(buf, len, "bare", &xs, err, sizeof(err)), err)) {
+		const struct xs_event *e = &xs->planes[0].lines[0].events[0];
+
+		ASSERT_STREQ(e->meta->name, "(unknown event metadata)", "no event metadata");
+		ASSERT_EQ(e->n_stats, 1, "the stat kept");
+		ASSERT_STREQ(e->stats[0].name, "", "no stat metadata: no name");
+	}
+	xs_free(xs);
+	free(buf);
+}
+
+/*
+ * A double stat read as an integer: a file can say 1e300 or NaN, which have
+ * no int64_t value (the cast is undefined); those are not numbers to use.
+ */
+static void test_stat_numbers(void)
+{
+	static const double bad[] = { 1e300, -1e300, 9223372036854775808.0, NAN, INFINITY };
+	struct xs_stat s = { .name = "x", .type = XS_STAT_DOUBLE };
+	int64_t v;
+
+	s.d = 3.75;
+	ASSERT_TRUE(xs_stat_int(&s, &v) && v == 3, "3.75 reads as 3");
+	s.d = -9223372036854775808.0;
+	ASSERT_TRUE(xs_stat_int(&s, &v) && v == INT64_MIN, "-2^63 fits");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s.d = bad[i];
+		v = 42;
+		if (!ASSERT_FALSE(xs_stat_int(&s, &v), "a double without an int64 value"))
+			fprintf(stderr, "  %g read as %lld\n", bad[i], (long long)v);
+	}
+	/* Ids (program_id fingerprints) keep their bits. */
+	s.type = XS_STAT_UINT;
+	s.u = UINT64_MAX;
+	ASSERT_TRUE(xs_stat_int(&s, &v) && v == -1, "a uint64 id keeps its bits");
+}
+
 static void touch(const char *path)
 {
 	int fd = open(path, O_CREAT | O_WRONLY, 0600);
@@ -256,6 +333,22 @@ static void test_capture_files(void)
 	unlink(p);
 	ASSERT_EQ(capture_files_find(dir, &f, &n, err, sizeof(err)), -ENOENT, "no files");
 	ASSERT_STRCONTAINS(err, "no .xplane.pb", "no files: the reason");
+	/* A directory whose name has glob characters is that directory, not
+	 * a pattern (run[1] once found run1/'s files instead of its own). */
+	snprintf(p, sizeof(p), "%s/run[1]", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/run[1]/x.xplane.pb", dir);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/run1", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/run1/y.xplane.pb", dir);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/run[1]/", dir);
+	if (ASSERT_OK(capture_files_find(p, &f, &n, err, sizeof(err)), "run[1]")) {
+		ASSERT_EQ(n, 1, "run[1]: one file");
+		ASSERT_STRCONTAINS(f[0].path, "/run[1]/x.xplane.pb", "run[1]: its own file");
+		capture_files_free(f, n);
+	}
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	if (system(p))
 		fprintf(stderr, "could not remove %s\n", dir);
@@ -265,6 +358,8 @@ int main(void)
 {
 	test_model();
 	test_refusals();
+	test_bare_plane();
+	test_stat_numbers();
 	test_capture_files();
 	return test_exit();
 }

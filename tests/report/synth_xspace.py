@@ -135,8 +135,20 @@ def host_only(space):
     space.warnings.append("ring buffer drops: 12")
 
 
+def device_only(space):
+    """A device plane and no host plane (a capture of another producer's
+    device trace): one execution of 4 ms and one of 2 ms, 2 ms apart, so
+    no step time; device idle over the capture is 2 ms of 8."""
+    dev = Plane(space, "/device:TPU:0", 0)
+    dev.plane_stat("device_type_string", "TPU v4")
+    mods = dev.line("XLA Modules", 2)
+    dev.event(mods, "train_step", 5 * MS, 4 * MS)
+    dev.event(mods, "eval_step", 11 * MS, 2 * MS)
+
+
 CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
-         "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only}
+         "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only,
+         "device_only": device_only}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

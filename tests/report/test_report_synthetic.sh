@@ -6,7 +6,8 @@
 # train/eval alternation (steps are the train program's executions only),
 # infeed ops (input-bound % from hlo_category) with top ops and FLOP rate,
 # GPU kernels grouped into executions by correlation id, framework step
-# markers on the host, a host-only capture (unknowns are null and named);
+# markers on the host, a host-only capture (unknowns are null and named),
+# a device-only one (device idle over its span);
 # and refusals of missing, empty, truncated and garbage files.
 set -u
 cd "$(dirname "$0")/../.."
@@ -48,6 +49,11 @@ check host_only 'd["steps"]["count"] == 0' 'd["steps"]["avg_ms"] is None' \
 	'd["input_bound_pct"] is None' 'd["device_idle_pct"] is None' \
 	'any(m.startswith("steps:") for m in d["missing"])' \
 	'd["losses"] == ["ring buffer drops: 12"]'
+# No host plane and no step time: device idle over the capture's own span
+# (its start was once taken as INT64_MAX and the end overflowed past it).
+check device_only 'd["steps"]["count"] <= 1' 'd["host_idle_pct"] is None' \
+	'd["device_idle_pct"] is not None and abs(d["device_idle_pct"] - 25) < 1e-9' \
+	'any(m.startswith("host idle") for m in d["missing"])'
 
 # Text output: the sections, the chart and the verdict.
 text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")

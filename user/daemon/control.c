@@ -48,14 +48,6 @@ int control_format_request(const struct control_request *rq, char *buf, size_t l
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Digits only: parse_uint() would take a leading '+' or space. */
-static int parse_u64(const char *s, uint64_t *v)
-{
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	return parse_uint(s, v);
-}
-
 int control_parse_request(const char *line, struct control_request *rq,
 			  char *err, size_t err_len)
 {
@@ -72,11 +64,11 @@ int control_parse_request(const char *line, struct control_request *rq,
 	while ((tok = strtok_r(NULL, " ", &save))) {
 		if (!strncmp(tok, "duration_ns=", 12) && !seen_d) {
 			seen_d = true;
-			if (parse_u64(tok + 12, &rq->duration_ns))
+			if (parse_uint(tok + 12, &rq->duration_ns))
 				goto bad;
 		} else if (!strncmp(tok, "at_ns=", 6) && !seen_at) {
 			seen_at = true;
-			if (parse_u64(tok + 6, &rq->at_realtime_ns))
+			if (parse_uint(tok + 6, &rq->at_realtime_ns))
 				goto bad;
 		} else if (!strncmp(tok, "session=", 8) && !seen_s) {
 			seen_s = true;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Numbers with units, as options and configuration files spell them; each
- * 0 or -EINVAL (-ERANGE for a duration past 10^18 ns).
+ * 0 or -EINVAL (-ERANGE for a duration past 10^18 ns or a size past 2^64),
+ * plain decimal only: no blank, sign, hex, "inf" or "nan".
  */
 #ifndef ACCELTRACE_UNITS_H
 #define ACCELTRACE_UNITS_H

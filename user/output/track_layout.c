@@ -139,8 +139,9 @@ int track_layout__run(struct track_layout *l, const struct capture_span *sp,
 			l->outside++;
 	}
 	/* Clipped, they all start at the window start: longest first. */
-	qsort_r(l->order, norder, sizeof(l->order[0]), prefix_cmp,
-		&(struct prefix_ctx){ .spans = sp, .we = we });
+	if (norder > 1)
+		qsort_r(l->order, norder, sizeof(l->order[0]), prefix_cmp,
+			&(struct prefix_ctx){ .spans = sp, .we = we });
 	for (size_t i = m; i < last; i++)
 		l->order[norder++] = i;
 	l->outside += n - last;

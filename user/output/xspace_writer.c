@@ -646,7 +646,9 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 		}
 		w.streams[w.nstreams++] = t;
 	}
-	qsort_r(w.streams, w.nstreams, sizeof(*w.streams), stream_cmp, (void *)c);
+	/* No streams is no array: qsort_r(NULL) is undefined even for 0. */
+	if (w.nstreams > 1)
+		qsort_r(w.streams, w.nstreams, sizeof(*w.streams), stream_cmp, (void *)c);
 
 	/* Plane ids: devices 0..N-1 (the trace viewer's pid), then host, task. */
 	err = write_host_plane(&w, ndev);

@@ -221,7 +221,7 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
 		volatile struct rt_slot *slot = &ps->rt_slots[i];
 		struct ev_rt_call val;
 		uint32_t seq;
-		uint64_t skey = read_rt_slot(ps, i, &val, &seq);
+		__u64 skey = read_rt_slot(ps, i, &val, &seq);
 
 		if (!skey || val.h.pid != pid ||
 		    !__atomic_compare_exchange_n(&slot->seq, &seq, seq + 1, false,

@@ -62,8 +62,20 @@ static int add_glob(const char *dir, const char *pattern, struct capture_file **
 	/* "session/" and "session" name the same directory: no "//" in paths. */
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
-	if (asprintf(&pat, "%.*s/%s", (int)len, dir, pattern) < 0)
+	/* The directory is a name, not a pattern: "run[1]" must not match
+	 * run1/, nor "a*" every a.../ beside it. */
+	pat = malloc(2 * len + strlen(pattern) + 2);
+	if (!pat)
 		return -ENOMEM;
+	for (size_t i = 0, k = 0;; i++) {
+		if (i == len) {
+			sprintf(pat + k, "/%s", pattern);
+			break;
+		}
+		if (strchr("*?[]\\", dir[i]))
+			pat[k++] = '\\';
+		pat[k++] = dir[i];
+	}
 	if (glob(pat, 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc && !ret; i++)
 			ret = add_file(files, n, g.gl_pathv[i]);

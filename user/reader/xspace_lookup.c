@@ -27,7 +27,13 @@ bool xs_stat_int(const struct xs_stat *s, int64_t *v)
 	switch (s->type) {
 	case XS_STAT_INT: *v = s->i; return true;
 	case XS_STAT_UINT: *v = (int64_t)s->u; return true;
-	case XS_STAT_DOUBLE: *v = (int64_t)s->d; return true;
+	case XS_STAT_DOUBLE:
+		/* A file's double may be NaN or past 2^63: no int64_t value, and
+		 * the cast would be undefined. [-2^63, 2^63) converts. */
+		if (!(s->d >= -0x1p63 && s->d < 0x1p63))
+			return false;
+		*v = (int64_t)s->d;
+		return true;
 	default: return false;
 	}
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "reader/xspace_reader.h"
 #include "xplane.pb-c.h"
 
@@ -76,7 +77,8 @@ static int cmp_event(const void *a, const void *b)
 static const char *stat_name_of(const struct stat_name *names, size_t n, int64_t id)
 {
 	struct stat_name key = { .id = id };
-	const struct stat_name *hit = bsearch(&key, names, n, sizeof(*names), cmp_stat_name);
+	const struct stat_name *hit = array_bsearch(&key, names, n, sizeof(*names),
+						    cmp_stat_name);
 
 	return hit ? hit->name : NULL;
 }
@@ -170,8 +172,9 @@ static int build_metas(const pb_plane *pp, struct xs_plane *p,
 static const struct xs_event_meta *meta_of(const struct xs_plane *p, int64_t id)
 {
 	struct xs_event_meta key = { .id = id };
-	const struct xs_event_meta *m = bsearch(&key, p->metas, p->n_metas,
-						sizeof(key), cmp_meta);
+	/* A plane without metadata has no array (acceltrace's own host planes). */
+	const struct xs_event_meta *m = array_bsearch(&key, p->metas, p->n_metas,
+						      sizeof(key), cmp_meta);
 
 	return m ? m : &missing_meta;
 }
@@ -256,7 +259,7 @@ static int build_plane(const pb_plane *pp, struct xs_plane *p, size_t *n_events,
 			p->has_group_id = true;
 		n_names++;
 	}
-	qsort(names, n_names, sizeof(*names), cmp_stat_name);
+	array_sort(names, n_names, sizeof(*names), cmp_stat_name);
 	if (convert_stats(pp->stats, pp->n_stats, names, n_names, &p->stats))
 		goto out;
 	p->n_stats = pp->n_stats;

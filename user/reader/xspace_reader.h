@@ -97,7 +97,11 @@ const struct xs_stat *xs_stat_find(const struct xs_stat *stats, size_t n,
 				   const char *name);
 /* An event's stat: the event's own first, then its metadata's. */
 const struct xs_stat *xs_event_stat(const struct xs_event *e, const char *name);
-/* A stat's value as a signed/unsigned/double number; false if not numeric. */
+/*
+ * A stat's value as a signed/unsigned/double number; false if not numeric,
+ * and for xs_stat_int a double with no int64_t value (NaN, beyond 2^63). A
+ * uint64 keeps its bits (ids such as program_id fingerprints).
+ */
 bool xs_stat_int(const struct xs_stat *s, int64_t *v);
 bool xs_stat_double(const struct xs_stat *s, double *v);
 /* The plane named NAME, or NULL; the line of plane P named NAME, or NULL. */

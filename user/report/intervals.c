@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "lib/array.h"
 #include "report/report_internal.h"
 
 int iv_add(struct intervals *s, int64_t a, int64_t b)
@@ -35,7 +36,7 @@ void iv_merge(struct intervals *s)
 
 	if (!s->n)
 		return;
-	qsort(s->v, s->n, sizeof(*s->v), cmp_iv);
+	array_sort(s->v, s->n, sizeof(*s->v), cmp_iv);
 	for (size_t i = 1; i < s->n; i++) {
 		if (s->v[i].a <= s->v[out].b) {
 			if (s->v[i].b > s->v[out].b)

@@ -53,7 +53,11 @@ void report_environment(struct report_ctx *c)
 					hi = l->events[k].start_ps + l->events[k].dur_ps;
 		}
 	}
-	r->span_ps = hi > lo ? hi - lo : 0;
+	/* A file's times may be ±2^63 apart: the span saturates. */
+	r->span_ps = 0;
+	if (hi > lo && __builtin_sub_overflow(hi, lo, &r->span_ps))
+		r->span_ps = INT64_MAX;
+	c->span_start_ps = hi > lo ? lo : 0;
 	r->device_type = plane_str(first_dev, "device_type_string");
 	if (!r->device_type)
 		r->device_type = plane_str(first_dev, "gpu_device_name");
@@ -125,11 +129,16 @@ int report_build(const struct xs_space *xs, struct report *r)
 		int64_t b = c.n_step_starts >= 2 ? c.step_starts[c.n_step_starts - 1] : 0;
 
 		if (!c.n_step_starts || c.n_step_starts < 2) {
+			/* From the host's first event, or the capture's first
+			 * when there is no host plane (a device-only capture). */
 			a = INT64_MAX;
 			for (size_t i = 0; c.host && i < c.host->n_lines; i++)
 				if (c.host->lines[i].n_events && c.host->lines[i].events[0].start_ps < a)
 					a = c.host->lines[i].events[0].start_ps;
-			b = a + r->span_ps;
+			if (a == INT64_MAX)
+				a = c.span_start_ps;
+			if (__builtin_add_overflow(a, r->span_ps, &b))
+				b = INT64_MAX;
 		}
 		ret = report_host_idle(&c, a, b);
 		/* No steps (a PyTorch loop has no program executions to

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/hashmap.h"
 #include "report/report_internal.h"
 
@@ -125,7 +126,7 @@ int report_input_pipeline(struct report_ctx *c)
 	hashmap__free(rows, NULL);
 	if (ret)
 		return ret;
-	qsort(r->input_ops, r->n_input_ops, sizeof(*r->input_ops), cmp_row);
+	array_sort(r->input_ops, r->n_input_ops, sizeof(*r->input_ops), cmp_row);
 	if (!r->n_input_ops)
 		return report_missing(r, "input pipeline: no host input work in the capture "
 				      "(no reads, transfers to the device or tf.data ops)");

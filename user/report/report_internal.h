@@ -37,6 +37,7 @@ struct report_ctx {
 	int64_t steps_end_ps;			/* end of the last step's device work */
 	const struct xs_plane *host;		/* "/host:CPU", or NULL */
 	const struct xs_line *loop;		/* the step loop's thread, or NULL */
+	int64_t span_start_ps;			/* the capture's first event (0 if none) */
 };
 
 /* Records a sentence in r->losses or r->missing; -ENOMEM on failure. */

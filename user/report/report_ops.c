@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "lib/array.h"
 #include "lib/hashmap.h"
 #include "report/report_internal.h"
 
@@ -136,7 +137,7 @@ int report_top_ops(struct report_ctx *c)
 		goto out;
 	}
 	hashmap__filter(ops, collect_one, &all);
-	qsort(all.v, all.n, sizeof(*all.v), cmp_self);
+	array_sort(all.v, all.n, sizeof(*all.v), cmp_self);
 	for (size_t i = 0; i < all.n && i < REPORT_TOP_OPS; i++) {
 		struct report_op *o = &c->r->top_ops[i];
 		const struct xs_event *e = all.v[i]->first;

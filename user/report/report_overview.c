@@ -115,7 +115,7 @@ static int host_input_ends(const struct report_ctx *c, int64_t **out, size_t *n_
 		}
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_i64);
+		array_sort(v, n, sizeof(*v), cmp_i64);
 	*out = v;
 	*n_out = n;
 	return 0;
@@ -247,8 +247,10 @@ void report_device_idle_span(struct report_ctx *c, int64_t a, int64_t b)
 		ret = iv_add(&active, c->input_dev.v[i].a, c->input_dev.v[i].b);
 	if (!ret) {
 		iv_merge(&active);
-		c->r->device_idle_pct = 100.0 * (double)(b - a - iv_covered(&active, a, b)) /
-					(double)(b - a);
+		/* In doubles: a file's a and b may be further apart than 2^63. */
+		double span = (double)b - (double)a;
+
+		c->r->device_idle_pct = 100.0 * (span - (double)iv_covered(&active, a, b)) / span;
 	}
 	iv_free(&active);
 }
@@ -269,7 +271,8 @@ int report_host_idle(struct report_ctx *c, int64_t a, int64_t b)
 		}
 	if (!ret) {
 		iv_merge(&busy);
-		c->r->host_idle_pct = 100.0 * (1.0 - (double)iv_covered(&busy, a, b) / (b - a));
+		c->r->host_idle_pct = 100.0 * (1.0 - (double)iv_covered(&busy, a, b) /
+						((double)b - (double)a));
 	}
 	iv_free(&busy);
 	return ret;

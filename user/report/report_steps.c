@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analyze/steps.h"
+#include "lib/array.h"
 #include "lib/hashmap.h"
 #include "lib/strtab.h"
 #include "report/report_internal.h"
@@ -31,7 +32,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static int take_starts(struct report_ctx *c, int64_t *starts, size_t n, int64_t end)
 {
-	qsort(starts, n, sizeof(*starts), cmp_i64);
+	array_sort(starts, n, sizeof(*starts), cmp_i64);
 	c->step_starts = starts;
 	c->n_step_starts = n;
 	c->steps_end_ps = end;
