@@ -20,6 +20,8 @@ $(OUTPUT)/tests/%: tests/%.c tests/harness/test.h $(LIBACCELTRACE) $(SKEL_HEADER
 		$(LIBACCELTRACE) $(LIBS) -o $@
 
 TESTS += $(TEST_C_BINS) $(TEST_SCRIPTS)
+# tests/harness/: the runner (tests/run-tests.sh) checked on made-up tests.
+TESTS += $(wildcard tests/harness/test_*.sh)
 # tests/gpu/: scripts for a lent GPU machine (README there); make test
 # checks that they run, on the CPU, and skip without a GPU.
 TESTS += $(wildcard tests/gpu/test_*.sh)

@@ -343,7 +343,7 @@ static void test_libc(void)
 			free(out);
 		}
 	} else {
-		printf("note: no nm; the nm -D cross-check did not run\n");
+		test_skip_part("no nm; the nm -D cross-check did not run");
 	}
 	if (have_tool("readelf")) {
 		char cmd[4200];
@@ -355,7 +355,7 @@ static void test_libc(void)
 			ASSERT_STRCONTAINS(out, got, "build id = readelf -n");
 		free(out);
 	} else {
-		printf("note: no readelf; the readelf -n cross-check did not run\n");
+		test_skip_part("no readelf; the readelf -n cross-check did not run");
 	}
 	elf_image__free(img);
 }
@@ -395,7 +395,7 @@ static void test_ambiguous_local(void)
 		snprintf(dir, sizeof(dir) - 64, "%s/elf-test.XXXXXX",
 			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 		if (!mkdtemp(dir)) {
-			printf("note: cannot make a temporary directory; skipped the .so check\n");
+			test_skip_part("cannot make a temporary directory; skipped the .so check");
 			return;
 		}
 	}
@@ -417,7 +417,7 @@ static void test_ambiguous_local(void)
 	snprintf(cmd, sizeof(cmd), "%s -O2 -fPIC -shared -o '%s' '%s' '%s' 2>/dev/null",
 		 cc, so, src1, src2);
 	if (system(cmd) != 0) {
-		printf("note: no working C compiler; skipped the .so check\n");
+		test_skip_part("no working C compiler; skipped the .so check");
 		goto out;
 	}
 	img = elf_image__open(so);

@@ -524,7 +524,7 @@ static void test_scan_self(void)
 			pjrt_api__free(api);
 			munmap(after, pg);
 		} else {
-			printf("note: cannot map right after .bss; image-end check skipped\n");
+			test_skip_part("cannot map right after .bss; image-end check skipped");
 			if (after != MAP_FAILED)
 				munmap(after, pg);
 		}
@@ -583,7 +583,7 @@ static void test_scan_mmap(void)
 		goto out;
 	text = mmap(base, 2 * pg, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, 0);
 	if (text == MAP_FAILED) {
-		printf("note: cannot map %s executable (%s); mmap scan check skipped\n", path,
+		test_skip_part("cannot map %s executable (%s); mmap scan check skipped", path,
 		       strerror(errno));
 		munmap(base, 4 * pg);
 		goto out;
@@ -680,12 +680,12 @@ static void check_plugin(const char *dir, int minor, int nslots)
 	snprintf(cmd, sizeof(cmd), "%s -O2 -fPIC -shared -s -fvisibility=hidden -DMINOR=%d "
 		 "-DNSLOTS=%d -o '%s' '%s' 2>/dev/null", cc, minor, nslots, so, src);
 	if (system(cmd) != 0) {
-		printf("note: no working C compiler; plugin .so checks skipped\n");
+		test_skip_part("no working C compiler; plugin .so checks skipped");
 		goto out;
 	}
 	handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
-		printf("note: cannot dlopen %s (%s); plugin .so checks skipped\n", so, dlerror());
+		test_skip_part("cannot dlopen %s (%s); plugin .so checks skipped", so, dlerror());
 		goto out;
 	}
 	get = (const void *(*)(void))dlsym(handle, "GetPjrtApi");
@@ -751,7 +751,7 @@ static void test_plugin_so(void)
 	char dir[4096];
 
 	if (!make_dir(dir, sizeof(dir), "pjrt-plugin")) {
-		printf("note: no temporary directory; plugin .so checks skipped\n");
+		test_skip_part("no temporary directory; plugin .so checks skipped");
 		return;
 	}
 	check_plugin(dir, 94, NSLOTS_94);

@@ -287,7 +287,7 @@ static void test_compiled(void)
 	if (!mkdtemp(dir)) {
 		snprintf(dir, sizeof(dir), "/tmp/placement-test.XXXXXX");
 		if (!mkdtemp(dir)) {
-			printf("note: no temporary directory; compiled-function checks skipped\n");
+			test_skip_part("no temporary directory; compiled-function checks skipped");
 			return;
 		}
 	}
@@ -301,7 +301,7 @@ static void test_compiled(void)
 	snprintf(cmd, sizeof(cmd), "%s -O2 -fcf-protection=full -fPIC -shared -o '%s' '%s' 2>/dev/null",
 		 cc, so, src);
 	if (system(cmd) != 0) {
-		printf("note: no C compiler with -fcf-protection; compiled-function checks skipped\n");
+		test_skip_part("no C compiler with -fcf-protection; compiled-function checks skipped");
 		goto out;
 	}
 	img = elf_image__open(so);
@@ -324,7 +324,7 @@ static void test_compiled(void)
 	/* The file's bytes are the loaded code's: decide from memory too. */
 	handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
-		printf("note: cannot dlopen %s (%s); memory cross-check skipped\n", so, dlerror());
+		test_skip_part("cannot dlopen %s (%s); memory cross-check skipped", so, dlerror());
 		goto out;
 	}
 	fn = dlsym(handle, "pp_saves");

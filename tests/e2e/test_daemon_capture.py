@@ -25,8 +25,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (running_trainer, capture_of, check, check_bounds, finish, protoc_decodes,
-                 require_root, skip, tmpdir, truth, truth_split)
+from e2e import (PLUGIN, running_trainer, capture_of, check, check_bounds, finish,
+                 protoc_decodes, require_root, skip, sleep_until_mono_ns, tmpdir, truth,
+                 truth_split, uprobes_of, wait_for)
 from daemon import Daemon
 
 KEEP_S = 10
@@ -54,6 +55,12 @@ def executes_match(what, s, tp, pid):
         note += " (missing end %.1f to %.1f ms from the stop)" % (missing[0], missing[-1])
     check_bounds(what + note, got, inside, over)
     return cap
+
+
+def probed(d):
+    """The daemon's uprobes on the simulator's plugin: the trainer found,
+    its runtime probed (every Execute from then on is seen)."""
+    return uprobes_of(d.pid, os.path.abspath(PLUGIN[94]))
 
 
 def window_s(s):
@@ -84,7 +91,13 @@ def triggers_and_rule():
     if not t:
         d.stop()
         return
-    time.sleep(KEEP_S + TRIM_SLACK_S + 1)
+    # The window of the trigger below reaches KEEP_S back (a tenth more at
+    # most): all of it after the daemon probed the trainer.
+    if not wait_for(lambda: probed(d), 30, what="the daemon probes the trainer's runtime"):
+        t.stop()
+        d.stop()
+        return
+    time.sleep(KEEP_S + TRIM_SLACK_S)
 
     # A trigger now, with 2 s after it.
     before = time.monotonic_ns()
@@ -103,7 +116,13 @@ def triggers_and_rule():
                        s, tp, t.pid)
 
     # A wall-clock time and a session name, as a fleet's fan-out sends them.
-    time.sleep(KEEP_S + TRIM_SLACK_S)
+    # The window it asks for reaches KEEP_S back: the recorder holds that
+    # much once KEEP_S has passed since the last capture's stop, where its
+    # window began again.
+    if s:
+        sleep_until_mono_ns(s["window_stop_ns"] + int((KEEP_S + TRIM_SLACK_S) * 1e9))
+    else:
+        time.sleep(KEEP_S + TRIM_SLACK_S)
     at = time.time() + 2
     mono_at = time.monotonic_ns() + 2e9
     rc, s, err = d.trigger("--at", "%.3f" % at, "--duration", "1s", "--session", "fleet_run")
@@ -120,17 +139,13 @@ def triggers_and_rule():
     with open(conf, "a") as f:
         f.write("rule-step-time-over = 150ms\nrule-cooldown = 1s\n")
     d.proc.send_signal(signal.SIGHUP)
-    deadline = time.time() + 10
-    while time.time() < deadline and not any("reloaded" in l for l in d.lines):
-        time.sleep(0.1)
-    check(any("reloaded" in l for l in d.lines), "SIGHUP reloads the configuration")
+    wait_for(lambda: any("reloaded" in l for l in d.lines), 10, every=0.1,
+             what="SIGHUP reloads the configuration")
     tp2 = os.path.join(work, "truth2.jsonl")
     t2 = running_trainer("--steps", "0", "--duration", "6s", "--step-time", "2ms",
                          "--no-truth-ops", "--long-host-op", "400ms",
                          "--long-host-op-step", "750", truth=tp2)
-    deadline = time.time() + 20
-    while time.time() < deadline and not [c for c in d.captures() if "threshold" in c["why"]]:
-        time.sleep(0.2)
+    wait_for(lambda: [c for c in d.captures() if "threshold" in c["why"]], 20)
     rule = [c for c in d.captures() if "threshold" in c["why"]]
     if check(rule, "the step-time rule triggered a capture: %s" % d.lines[-5:]) and t2:
         s = rule[0]
@@ -151,8 +166,16 @@ def triggers_and_rule():
     def ask():
         result["r"] = d.trigger("--duration", "60s")
 
+    def asked():
+        return sum(1 for l in list(d.lines) if "daemon: trigger (" in l)
+
+    before = asked()
     asker = threading.Thread(target=ask)
     asker.start()
+    wait_for(lambda: asked() > before, 30, every=0.05,
+             what="the daemon takes the 60 s trigger (logs it)")
+    # The window runs on past the trigger, so that a stop at the signal is
+    # told apart from one at the trigger (the check below allows 1 s).
     time.sleep(3)
     killed_at = time.monotonic_ns()
     rc_d = d.stop(signal.SIGTERM)
@@ -204,18 +227,21 @@ def sigkill_leaves_nothing():
         if t:
             t.stop()
         return
-    time.sleep(2)	# the trainer found, its runtime probed
+    wait_for(lambda: probed(d), 30, what="the daemon probes the trainer's runtime")
     progs, links = bpf_ids_held(d.pid)
     check(progs and links, "the daemon holds BPF programs (%d) and links (%d)"
           % (len(progs), len(links)))
     check(progs <= bpf_ids_alive("prog"), "bpftool lists the daemon's programs")
     d.stop(signal.SIGKILL)
-    deadline = time.time() + 10
     left, links_left = progs, links
-    while time.time() < deadline and (left or links_left):
+
+    def gone():
+        nonlocal left, links_left
         left = progs & bpf_ids_alive("prog")
         links_left = links & bpf_ids_alive("link")
-        time.sleep(0.2)
+        return not left and not links_left
+
+    wait_for(gone, 10)
     t.stop()
     check(not left, "SIGKILL: none of the daemon's %d BPF programs remains: %s"
           % (len(progs), sorted(left)))

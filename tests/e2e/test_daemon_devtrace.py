@@ -10,6 +10,15 @@
 - A second trainer writing the same files afresh (the same trace directory:
   the same inodes, truncated) is found again, and a trigger's capture
   holds its device executions, every one of the truth's inside the window.
+
+The daemon runs at --cpu-priority normal here. Under its default
+SCHED_IDLE, on a host whose CPUs are all busy (two `yes` loops on two
+CPUs), its loop gets a turn every few seconds until its starvation check,
+which needs two turns a second apart, gives it normal priority back: the
+buffers were let go 5.8 s after the exit instead of 3.2 s, with four loops
+17 s after (or not found within 10 s). That is the priority working as
+designed (test_daemon_cpu_priority.py holds it), not what this test is
+about, and it made this test fail on a loaded host.
 """
 import collections
 import os
@@ -17,8 +26,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (capture_of, check, check_bounds, finish, require_root, running_trainer,
-                 tmpdir, truth, truth_split, wait_for)
+from e2e import (capture_of, check, check_bounds, finish, holds_for, require_root,
+                 running_trainer, tmpdir, truth, truth_split, wait_for)
 from daemon import Daemon
 
 KEEP_S = 3
@@ -41,7 +50,7 @@ def buffers_open(pid, data):
 def main():
     work = tmpdir()
     data = os.path.join(work, "data")
-    d = Daemon(work, "--flight-recorder", "%ds" % KEEP_S)
+    d = Daemon(work, "--flight-recorder", "%ds" % KEEP_S, "--cpu-priority", "normal")
     if not d.wait_ready():
         d.stop()
         return
@@ -50,13 +59,24 @@ def main():
     if not t:
         d.stop()
         return
-    t0 = time.time()
-    check(wait_for(lambda: buffers_open(d.pid, data), 10),
-          "the daemon reads the running trainer's devtrace buffers (%.1f s)" % (time.time() - t0))
+    # The deadlines below only tell "never" from "late on a loaded host".
+    if not wait_for(lambda: buffers_open(d.pid, data), 30,
+                    what="the daemon reads the running trainer's devtrace buffers"):
+        t.stop()
+        d.stop()
+        return
     t.stop()
-    # Let go once the window (3 s, moved every 1 s at least) is past the exit.
-    check(wait_for(lambda: not buffers_open(d.pid, data), KEEP_S + 5),
-          "the exited trainer's buffers are let go: %s" % buffers_open(d.pid, data))
+    exited = time.monotonic()
+    # Kept while the window (3 s, moved every 0.3 s) reaches back to the
+    # exit, which came before stop() returned; let go once it no longer does.
+    holds_for(lambda: buffers_open(d.pid, data), KEEP_S - 1,
+              "the exited trainer's buffers are kept while the window reaches its exit")
+    if wait_for(lambda: not buffers_open(d.pid, data), 30,
+                what="the exited trainer's buffers are let go once the window is past "
+                "the exit"):
+        print("let go %.1f s after the exit" % (time.monotonic() - exited), file=sys.stderr)
+    else:
+        print("still open: %s" % buffers_open(d.pid, data), file=sys.stderr)
 
     # The same files, written afresh by a new trainer.
     tp = os.path.join(work, "truth.jsonl")
@@ -65,9 +85,11 @@ def main():
     if not t2:
         d.stop()
         return
-    check(wait_for(lambda: buffers_open(d.pid, data), 5),
-          "the new trainer's buffers (the same files) are found again")
-    time.sleep(KEEP_S + 1)
+    if wait_for(lambda: buffers_open(d.pid, data), 30,
+                what="the new trainer's buffers (the same files) are found again"):
+        # The trigger's window reaches KEEP_S back (and up to a tenth
+        # more): it is to start after the daemon found the new buffers.
+        time.sleep(KEEP_S * 1.1 + 0.5)
     rc, s, err = d.trigger("--duration", "1s")
     t2.stop()
     rc_d = d.stop()

@@ -30,7 +30,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (running_trainer, check, finish, require_root, skip, tmpdir, truth)
+from e2e import (running_trainer, check, finish, require_root, skip, tmpdir, truth, wait_for)
 from daemon import Daemon, free_port
 
 PROMETHEUS = "/usr/bin/prometheus"
@@ -78,6 +78,25 @@ class Prometheus:
             for r in body["data"]["result"]:
                 out[int(r["metric"].get("pid", 0))] = float(r["value"][1])
         return out
+
+    def last_scrape(self):
+        """The time of the latest scrape of the daemon Prometheus holds
+        (the timestamp of its `up` sample), or None."""
+        try:
+            t = self.query('timestamp(up{job="acceltrace"})', time.time())
+        except (OSError, ValueError):
+            return None
+        return t.get(0)
+
+    def scraped_for(self, pids, span):
+        """The time of the latest scrape once Prometheus has every one of
+        @pids' step counts from a scrape @span seconds before it (the
+        trainers were reported that long); else None."""
+        at = self.last_scrape()
+        if at is None:
+            return None
+        then = self.query("acceltrace_step_seconds_count", at - span)
+        return at if all(p in then for p in pids) else None
 
     def stop(self):
         self.proc.terminate()
@@ -139,8 +158,22 @@ def main():
         prom.stop()
         d.stop()
         return
-    time.sleep(16)
-    at = time.time() - 1.5	# a scrape surely taken by then
+    # The step time is taken over the last 8 s and the input wait ratio
+    # is the daemon's over its last 10 s: both trainers reported for 10 s.
+    at = None
+
+    def reported_10s():
+        nonlocal at
+        at = prom.scraped_for((a.pid, b.pid), 10)
+        return at is not None
+
+    if not wait_for(reported_10s, 60, every=0.5,
+                    what="Prometheus scrapes both trainers' steps for 10 s"):
+        for t in (a, b):
+            t.stop()
+        prom.stop()
+        d.stop()
+        return
 
     # The exposition itself, read by Prometheus' own checker.
     _, text = http_get("http://127.0.0.1:%d/metrics" % port)
@@ -191,9 +224,19 @@ def main():
 
     # A exits: gone from what Prometheus scrapes; B stays.
     a.stop()
-    time.sleep(4)
-    now = time.time() - 0.5
-    cnt = prom.query("acceltrace_step_seconds_count", now)
+    gone = time.time()
+    cnt, now = {}, None
+
+    def a_gone():	# from a scrape taken after the exit
+        nonlocal cnt, now
+        now = prom.last_scrape()
+        if now is None or now <= gone:
+            return False
+        cnt = prom.query("acceltrace_step_seconds_count", now)
+        return a.pid not in cnt
+
+    wait_for(a_gone, 20, every=0.5)
+    now = now or time.time()
     check(a.pid not in cnt, "an exited trainer is no longer reported: %s" % cnt)
     check(b.pid in cnt, "the one still running is: %s" % cnt)
     procs = prom.query("acceltrace_traced_processes", now)

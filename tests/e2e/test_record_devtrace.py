@@ -24,7 +24,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (ACCELTRACE, capture_of, check, check_bounds, finish, protoc_decodes, record,
-                 require_root, running_trainer, tmpdir, truth, truth_split)
+                 require_root, running_trainer, tmpdir, truth, truth_split, wait_for,
+                 waits_for_events)
 import xspace  # noqa: E402
 
 US = 1000
@@ -137,6 +138,18 @@ def overrun():
     check(not fake, "%s: no op the device did not run (%s)" % (what, fake[:3]))
 
 
+def long_op_running(tp, step):
+    """True once the trainer's truth (flushed about every second, also while
+    the device is busy) shows the step before @step finished and the long
+    program launched: the device is in its long op."""
+    try:
+        recs = truth(tp)
+    except (OSError, ValueError):	# not written yet, or a line half-flushed
+        return False
+    return (any(r["type"] == "step" and r["step"] == step - 1 for r in recs) and
+            any(r["type"] == "execute" and r["module"] == "long_step" for r in recs))
+
+
 def long_op_attached_late():
     what = "ten-minute op"
     work = tmpdir()
@@ -145,7 +158,10 @@ def long_op_attached_late():
                         "--long-device-op-step", "200", truth=tp)
     if not t:
         return
-    time.sleep(2.5)		# step 200 is reached in about 0.3 s: the op runs
+    if not wait_for(lambda: long_op_running(tp, 200), 30,
+                    what="%s: the trainer reaches its long op" % what):
+        t.stop()
+        return
     attach = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     rc, s, err = record("--pid", str(t.pid), "--duration", "1s",
                         "--logdir", os.path.join(work, "logs"))
@@ -222,7 +238,10 @@ def whole_host_late_process():
     rec = subprocess.Popen([ACCELTRACE, "record", "-j", "-a", "--duration", "8s",
                             "--logdir", logdir], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
-    time.sleep(3)		# acceltrace attached, nothing to arm on yet
+    # The trainer below is to start after acceltrace attached and scanned
+    # the host: once its loop waits for events.
+    wait_for(lambda: waits_for_events(rec.pid), 30,
+             what="%s: acceltrace attached (its loop waiting for events)" % what)
     t = running_trainer("--steps", "0", "--duration", "30s", "--step-time", "1ms")
     try:
         out, err = rec.communicate(timeout=120)

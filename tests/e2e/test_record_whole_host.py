@@ -6,16 +6,17 @@ Then a trainer is killed while acceltrace keeps running: the capture is
 still written, and no uprobe on the plugin outlives the last process that
 mapped it (checked with bpftool, which lists acceltrace's perf links)."""
 import collections
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (ACCELTRACE, PLUGIN, Trainer, running_trainer, capture_of, check, check_bounds, skip,
-                 finish, record, require_root, tmpdir, truth, truth_split)
+                 finish, holds_for, record, require_root, tmpdir, truth, truth_split, uprobes_of,
+                 wait_for)
 import xspace  # noqa: E402
 
 
@@ -64,9 +65,25 @@ def two_trainers():
         check_bounds("-a: executes of trainer %d" % pid, got, inside, over)
 
 
-def uprobes_of_acceltrace(pid, needle):
-    out = subprocess.run(["bpftool", "perf", "show"], capture_output=True, text=True).stdout
-    return [l for l in out.splitlines() if l.startswith("pid %d " % pid) and needle in l]
+def planned_uprobes(pid, needle):
+    """What `acceltrace probes` says record attaches in process @pid on
+    files whose path contains @needle: a Counter of (kind, path, offset),
+    as uprobes_of() lists them."""
+    p = subprocess.run([ACCELTRACE, "-j", "probes", "--pid", str(pid)], capture_output=True,
+                       text=True)
+    plan = collections.Counter()
+    try:
+        probes = json.loads(p.stdout)["probes"]
+    except (ValueError, KeyError):
+        check(False, "probes --pid %d: %s" % (pid, p.stderr))
+        return plan
+    for pr in probes:
+        if pr.get("refused") or pr.get("mechanism") != "uprobe" or needle not in pr["library"]:
+            continue
+        plan[("uprobe", pr["library"], pr["attach_offset"])] += 1
+        if pr.get("return_probe"):
+            plan[("uretprobe", pr["library"], pr["attach_offset"])] += 1
+    return plan
 
 
 def target_dies():
@@ -86,33 +103,32 @@ def target_dies():
     rec = subprocess.Popen([ACCELTRACE, "record", "-j", "-a", "--logdir", logdir],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     plugin = plugin_dir
-    deadline = time.time() + 20
-    while time.time() < deadline and not uprobes_of_acceltrace(rec.pid, plugin):
-        time.sleep(0.2)
-    check(uprobes_of_acceltrace(rec.pid, plugin), "uprobes on the plugin while it runs")
-    time.sleep(1.5)
-    first = uprobes_of_acceltrace(rec.pid, plugin)
+    # Every probe `acceltrace probes` plans for the plugin, each once:
+    # symbols (GetPjrtApi, the TPU C API) and the table's slots, placed as
+    # the library and its table are found.
+    plan = planned_uprobes(t.pid, plugin)
+    check(plan, "probes plans uprobes on the plugin")
+    placed = lambda: collections.Counter(uprobes_of(rec.pid, plugin))
+    wait_for(lambda: placed() == plan, 30,
+             what="record -a places every planned uprobe on the plugin, once each")
+    first = placed()
     t.stop(sig=signal.SIGKILL)
-    deadline = time.time() + 10
-    while time.time() < deadline and uprobes_of_acceltrace(rec.pid, plugin):
-        time.sleep(0.2)
-    check(not uprobes_of_acceltrace(rec.pid, plugin),
+    wait_for(lambda: not uprobes_of(rec.pid, plugin), 10)
+    check(not uprobes_of(rec.pid, plugin),
           "no uprobe on the plugin after its last process died: %s"
-          % uprobes_of_acceltrace(rec.pid, plugin))
+          % uprobes_of(rec.pid, plugin))
     # A later process of the same library gets every probe back: symbols
     # (GetPjrtApi, the TPU C API) as well as the table's slots, once each.
     t2 = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "1ms",
                          env=env, plugin_flag=False)
     if t2:
-        deadline = time.time() + 20
-        while (time.time() < deadline and
-               len(uprobes_of_acceltrace(rec.pid, plugin)) < len(first)):
-            time.sleep(0.2)
-        time.sleep(1)
-        again = uprobes_of_acceltrace(rec.pid, plugin)
-        check(len(again) == len(first),
-              "a later process of the library: %d uprobes again, as for the first (%d)"
-              % (len(again), len(first)))
+        if wait_for(lambda: placed() == first, 30,
+                    what="a later process of the library: the %d uprobes again, as for "
+                    "the first" % sum(first.values())):
+            # And none twice: one placed again late would show meanwhile.
+            if not holds_for(lambda: placed() == first, 1,
+                             "a later process of the library: no uprobe placed twice"):
+                print("beyond the first's: %s" % (placed() - first), file=sys.stderr)
         t2.stop()
     rec.send_signal(signal.SIGINT)
     out, err = rec.communicate(timeout=60)

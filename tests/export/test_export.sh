@@ -24,7 +24,7 @@ FIXTURES=${ACCELTRACE_FIXTURES:-tests/fixtures/h100}
 for f in "$FIXTURES"/jax-profiler.xplane.pb "$FIXTURES"/acceltrace-jax-pid.xplane.pb; do
 	[[ -r $f ]] && inputs+=("$f")
 done
-[[ ${#inputs[@]} -gt 1 ]] || echo "note: no fixtures at $FIXTURES; the sample capture only"
+[[ ${#inputs[@]} -gt 1 ]] || skip_part "no fixtures at $FIXTURES; the sample capture only"
 
 for in in "${inputs[@]}"; do
 	name=$(basename "$in" .xplane.pb)
@@ -73,11 +73,13 @@ PY
 			_ "$TEST_TMP/full" "$ACCELTRACE" "$fmt" "$TEST_TMP/big.xplane.pb" \
 			"$TEST_TMP/left" 2>"$TEST_TMP/stderr"
 		rc=$?
-		[[ $rc -eq 99 ]] && { echo "note: no tmpfs mount here; full-disk check skipped"; break; }
+		[[ $rc -eq 99 ]] && { skip_part "no tmpfs mount here; full-disk check skipped"; break; }
 		[[ $rc -eq 1 ]] || fail "$fmt on a full disk: exit $rc"
 		contains "$(cat "$TEST_TMP/stderr")" "disk full" "$fmt on a full disk: the reason"
 		contains "$(cat "$TEST_TMP/stderr")" "$TEST_TMP/full/out" "$fmt on a full disk: the file"
 		[[ ! -s $TEST_TMP/left ]] || fail "$fmt on a full disk left: $(cat "$TEST_TMP/left")"
 	done
+else
+	skip_part "not root or no unshare: full-disk check skipped"
 fi
 test_done

@@ -37,7 +37,7 @@ for a, b in zip(recs, recs[1:]):
 assert all(lo <= r["t0"] < r["t1"] <= hi for r in recs), "CLOCK_MONOTONIC, in the run"
 PY
 else
-	echo "note: python3-torch missing: torch_train.py not run on the CPU"
+	skip_part "python3-torch missing: torch_train.py not run on the CPU"
 fi
 
 if ! "$py" -c 'import jax' 2>/dev/null; then

@@ -4,7 +4,13 @@
 A test starts simulated trainers (tests/sim, with their ground truth), runs
 acceltrace on them, decodes the capture with Python's protobuf (see
 xspace.py) and compares what was captured with what happened. Checks
-accumulate; finish() exits 0 (all held), 1 (some failed) or 77 (skipped).
+accumulate; finish() exits 0 (all held), 1 (some failed) or 77 (skipped);
+skip_part() says that one part could not run here while the rest did.
+
+Something a test needs to have happened (a trainer probed, a daemon past
+its start-up, a line logged) is waited for with wait_for() on what shows
+it, with a deadline and a failure that names it, never with a sleep that
+guesses how long it takes.
 """
 import collections
 import os
@@ -41,6 +47,12 @@ def skip(why):
     sys.exit(77)
 
 
+def skip_part(why):
+    """One part of the test cannot run here while the rest does: a line
+    tests/run-tests.sh counts and lists (the test still passes)."""
+    print("SKIP-PART: " + why, flush=True)
+
+
 def finish():
     if _failures:
         print("%d check(s) failed" % len(_failures), file=sys.stderr)
@@ -56,14 +68,75 @@ def require_root():
         finish()
 
 
-def wait_for(cond, timeout, every=0.2):
-    """Polls cond() until it holds or timeout seconds pass; its last value."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def wait_for(cond, timeout, every=0.2, what=None):
+    """Polls cond() until it holds or timeout seconds pass; its last value.
+    With @what (the thing that should have happened), a deadline passed is
+    a failed check saying so."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         if cond():
             return True
         time.sleep(every)
-    return cond()
+    held = cond()
+    if what is not None:
+        check(held, "%s: not within %g s" % (what, timeout))
+    return held
+
+
+def holds_for(cond, seconds, what, every=0.1):
+    """Checks that cond() keeps holding for @seconds (a thing that must not
+    happen, given the time to happen); fails the check @what at once when
+    it stops holding."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if not cond():
+            return check(False, what)
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(every)
+
+
+def sleep_until_mono_ns(t_ns):
+    """Waits until CLOCK_MONOTONIC reaches @t_ns: for a condition that is a
+    time itself (a flight recorder's window reaching back past an event
+    the test saw happen)."""
+    left = (t_ns - time.monotonic_ns()) / 1e9
+    if left > 0:
+        time.sleep(left)
+
+
+def uprobes_of(pid, needle):
+    """The uprobes process @pid holds (its perf links, listed by bpftool)
+    on files whose path contains @needle: (kind, path, offset) tuples,
+    one per link; kind is uprobe or uretprobe."""
+    out = subprocess.run(["bpftool", "perf", "show"], capture_output=True, text=True).stdout
+    found = []
+    for line in out.splitlines():
+        f = line.split()
+        # pid P fd N: prog_id I uprobe filename PATH offset OFF
+        if (len(f) >= 11 and f[0] == "pid" and f[1] == str(pid) and
+                f[6] in ("uprobe", "uretprobe") and needle in f[8]):
+            found.append((f[6], f[8], int(f[10], 0)))
+    return found
+
+
+def waits_for_events(pid):
+    """True when a thread of @pid sleeps in epoll_wait: acceltrace's loop
+    waiting on its ring buffers, so its start-up (programs attached, /proc
+    scanned) is over. The kernel names the function a thread sleeps in in
+    its wchan."""
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/wchan" % (pid, tid)) as f:
+                if "epoll" in f.read():
+                    return True
+        except OSError:
+            pass
+    return False
 
 
 def tmpdir():

@@ -5,7 +5,13 @@
  * whether it held, so a test reads `if (!ASSERT_OK(err, "load")) goto out;`.
  *
  * A test program exits with test_exit(): 0 when every assertion held, 1 when
- * one failed, 77 (TEST_SKIP) when the test could not run here.
+ * one failed, 77 (TEST_SKIP) when the test could not run here. A part that
+ * cannot run here while the rest does says so with test_skip_part().
+ *
+ * A test that needs something to have happened (a thread blocked, a record
+ * drained) waits for it with WAIT_UNTIL, never with a sleep that guesses
+ * how long it takes: a guess fails on a loaded machine and wastes time on
+ * an idle one.
  */
 #ifndef ACCELTRACE_TEST_H
 #define ACCELTRACE_TEST_H
@@ -18,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TEST_SKIP 77
@@ -86,6 +93,77 @@ static inline bool test_check(bool ok, const char *file, int line,
 #define ASSERT_OK_PTR(ptr, name) \
 	test_check((ptr) != NULL, __FILE__, __LINE__, name, \
 		   "unexpected NULL (errno %d: %s)", errno, strerror(errno))
+
+/*
+ * A part of the test that cannot run here (a tool, a feature, a privilege
+ * missing) while the rest runs and passes: one line "SKIP-PART: reason",
+ * which tests/run-tests.sh counts and lists, so that a pass that checked
+ * less than it could is seen as such.
+ */
+static inline void test_skip_part(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static inline void test_skip_part(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("SKIP-PART: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static inline long long test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits for @cond instead of sleeping: runs @step (what makes progress
+ * visible, e.g. draining a ring buffer; may be empty), then tests @cond,
+ * every millisecond until @cond holds or @timeout_ms passes. At the
+ * deadline it fails a check named @what, the thing that did not happen.
+ * Evaluates to whether @cond held.
+ */
+#define WAIT_UNTIL(step, cond, timeout_ms, what) ({ \
+	long long ___deadline = test_now_ms() + (timeout_ms); \
+	bool ___held; \
+	for (;;) { \
+		step; \
+		___held = !!(cond); \
+		if (___held || test_now_ms() >= ___deadline) \
+			break; \
+		usleep(1000); \
+	} \
+	test_check(___held, __FILE__, __LINE__, what, "not within %lld ms: %s", \
+		   (long long)(timeout_ms), #cond); })
+
+/*
+ * Whether thread @tid of this process sleeps in system call @nr. The
+ * kernel names the call in /proc/self/task/TID/syscall only while the
+ * thread is blocked in it ("running" otherwise), so the call's entry, and
+ * every probe on the way to it, has run.
+ */
+static inline bool test_thread_blocked_in(long tid, long nr)
+{
+	char path[64], line[128];
+	bool blocked = false;
+	long got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && sscanf(line, "%ld", &got) == 1)
+		blocked = got == nr;
+	fclose(f);
+	return blocked;
+}
 
 /* Skips the whole test when not root: BPF needs CAP_BPF and CAP_PERFMON. */
 static inline void test_require_root(const char *why)

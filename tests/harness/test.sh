@@ -2,6 +2,8 @@
 # Helpers for acceltrace's shell tests, sourced by tests/*/test_*.sh. Tests
 # run from the repository root; each check prints what it expected on failure,
 # and the script ends with `test_done` (exit 0 or 1) or `test_skip` (77).
+# A part that cannot run here says so with `skip_part`; something the test
+# needs to have happened is waited for with `wait_until`, not a sleep.
 
 OUTPUT=${OUTPUT:-build}
 ACCELTRACE=${ACCELTRACE:-$OUTPUT/acceltrace}
@@ -25,6 +27,27 @@ test_done() {
 		exit 1
 	fi
 	exit 0
+}
+
+# skip_part REASON: a part of the test cannot run here (the rest can): one
+# "SKIP-PART: REASON" line, counted and listed by tests/run-tests.sh.
+skip_part() {
+	echo "SKIP-PART: $*"
+}
+
+# wait_until SECONDS WHAT -- CMD...: runs CMD every 0.1 s until it
+# succeeds; after SECONDS fails the check WHAT (what did not happen).
+wait_until() {
+	local secs=$1 what=$2 deadline
+	shift 3
+	deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
+	until "$@"; do
+		if ((${EPOCHREALTIME/./} >= deadline)); then
+			fail "$what: not within ${secs} s"
+			return 1
+		fi
+		sleep 0.1
+	done
 }
 
 require_root() {
