@@ -37,6 +37,10 @@ klog_mode=${TEST_KERNEL_LOG:-fail}
 # UBSAN reports start with one of these too); "BPF:" starts the lines of
 # the kernel's BTF and verifier complaints.
 klog_splat='kernel BUG at|BUG:|WARNING:|Oops|general protection fault|Internal error|INFO: (possible|suspicious|task .* blocked|rcu)|UBSAN:|KASAN:|KFENCE:|Kernel panic|unreferenced object|verifier bug|^BPF:'
+# Splats of the kernel's own that a test's work reaches without being at
+# fault (one pattern a line, each with its reason in docs/testing.md):
+# kept in the test's log and listed, but they fail nothing.
+klog_known=${KERNEL_LOG_KNOWN:-$(dirname "$0")/harness/kernel-log-known.txt}
 
 # Prints "SEQ<TAB>text" of each record after sequence number $1.
 klog_after() {
@@ -85,7 +89,9 @@ for t in "$@"; do
 	splat=""
 	if $klog_on; then
 		klog_new=$(klog_after "${klog_seq:--1}")
-		splat=$(cut -f2- <<<"$klog_new" | grep -m1 -E "$klog_splat")
+		splat=$(cut -f2- <<<"$klog_new" | grep -E "$klog_splat" |
+			{ if [[ -r $klog_known ]]; then grep -v -E -f "$klog_known"; else cat; fi; } |
+			head -n 1)
 		if [[ -n $splat ]]; then
 			{
 				echo "--- the kernel logged while this test ran (the log is the host's: another process may have caused it):"

@@ -59,6 +59,19 @@ contains "$out" "4 passed, 1 failed, 1 skipped, 2 parts skipped" "warn: the spla
 contains "$out" "kernel log: WARNING: CPU: 0" "warn: the splat is shown under its test"
 contains "$out" "Kernel log splats" "warn: and listed at the end"
 
+# A splat of the known list (the kernel's own, reached by a test's work)
+# fails nothing; one beside it that is not known still fails.
+printf '6,100,1000,-;an early line\n' >"$klog"
+printf 'WARNING: .* at kernel/fake\\.c:1 fake\n' >"$TEST_TMP/known.txt"
+run KERNEL_LOG_KNOWN="$TEST_TMP/known.txt"
+contains "$out" "4 passed, 1 failed, 1 skipped, 2 parts skipped" "a known splat fails nothing"
+mk splat2.sh "printf '4,103,3000,-;WARNING: CPU: 0 PID: 1 at kernel/fake.c:1 fake\n4,104,3001,-;BUG: kernel NULL pointer dereference\n' >>'$klog'; exit 0"
+printf '6,100,1000,-;an early line\n' >"$klog"
+out=$(env TEST_LOG_DIR="$TEST_TMP/logs" KERNEL_LOG="$klog" KERNEL_LOG_KNOWN="$TEST_TMP/known.txt" \
+	"$runner" "$fake/splat2.sh" 2>&1)
+grep -q "^FAIL  .*splat2.sh *the kernel logged: BUG: kernel NULL pointer" <<<"$out" ||
+	fail "an unknown splat beside a known one still fails: $out"
+
 # A kernel log that cannot be read: said once, nothing fails for it.
 out=$(TEST_LOG_DIR="$TEST_TMP/logs" KERNEL_LOG=$TEST_TMP/nonexistent "$runner" \
 	"$fake/pass.sh" "$fake/splat.sh" 2>&1)
