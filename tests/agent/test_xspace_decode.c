@@ -362,8 +362,18 @@ static void test_buffers(void)
 	b = tpu_buffers__new("TPU");
 	if (!ASSERT_TRUE(b, "buffers"))
 		return;
+	struct tpu_span later[] = {
+		{ .device = 1, .module = true, .name = "train_step", .name_len = 10,
+		  .start = 8500, .end = 9500, .run_id = 8, .has_run_id = true },
+		{ .device = 1, .module = false, .name = "stray", .name_len = 5,
+		  .start = 8000, .end = 8100 },
+	};
+
 	ASSERT_OK(tpu_buffers__write(b, s, 4, &wc), "write");
-	ASSERT_TRUE(wc.orphan_ops == 1, "the op outside any execution is left out");
+	ASSERT_TRUE(wc.orphan_ops == 0, "the op after the last execution is kept for the next");
+	/* The next collection brings the execution it belongs to. */
+	ASSERT_OK(tpu_buffers__write(b, later, 2, &wc), "write the next collection");
+	ASSERT_TRUE(wc.orphan_ops == 1, "an op before any execution of its own is left out");
 	ASSERT_EQ(tpu_buffers__count(b), 1, "one device, one buffer");
 	rd = devtrace_reader__new(&ropts, &ops);
 	if (ASSERT_TRUE(rd, "reader")) {
@@ -371,8 +381,9 @@ static void test_buffers(void)
 		ASSERT_EQ(devtrace_buffers_find(getpid(), seen, add_found, rd), 1,
 			  "the buffer found among this process's mappings");
 		devtrace_reader__poll(rd, 100);
-		ASSERT_TRUE(rb.modules == 1 && rb.ops == 2 && rb.syncs >= 2 && rb.ordered,
-			    "read back: 1 execution, 2 ops, clock pairs, in time order");
+		ASSERT_TRUE(rb.modules == 2 && rb.ops == 3 && rb.syncs >= 4 && rb.ordered,
+			    "read back: 2 executions, 3 ops (one carried over), clock pairs, "
+			    "in time order");
 		devtrace_reader__free(rd);
 	}
 	devtrace_seen__free(seen);

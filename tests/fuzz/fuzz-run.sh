@@ -32,7 +32,7 @@ control) max_len=1100 ;;		# one request line (1024) and some
 pjrt) max_len=32808 ;;			# a header and 4096 slots
 daemon_config | capture_path) max_len=16384 ;;
 proc_maps) max_len=65536 ;;
-elf | xspace) max_len=262144 ;;
+elf | xspace | agent_xspace) max_len=262144 ;;
 mlir | devtrace) max_len=1048576 ;;	# costs that grow with size show here
 *) max_len=65536 ;;
 esac

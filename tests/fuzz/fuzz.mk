@@ -44,7 +44,14 @@ $(FUZZ_LIB): $(FUZZ_LIB_OBJS)
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_LIB)
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MF $@.d $< $(FUZZ_LIB) $(LIBS) -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MF $@.d $< $(FUZZ_EXTRA_OBJS) \
+		$(FUZZ_LIB) $(LIBS) -o $@
+
+# The agent is a library of its own (not in libacceltrace): its reader of a
+# PJRT plugin's XSpace is linked in by name.
+FUZZ_AGENT_OBJS := $(FUZZ_OUT)/obj/agent/xspace_decode.o
+$(FUZZ_OUT)/fuzz_agent_xspace: $(FUZZ_AGENT_OBJS)
+$(FUZZ_OUT)/fuzz_agent_xspace: FUZZ_EXTRA_OBJS := $(FUZZ_AGENT_OBJS)
 
 # The smoke each harness is in make test: a script the runner can start.
 $(OUTPUT)/tests/fuzz/test_fuzz_%: $(FUZZ_OUT)/fuzz_% tests/fuzz/fuzz.mk

@@ -161,6 +161,17 @@ static enum agent_state activate_cupti(void)
 	return AGENT_STATE_ACTIVE;
 }
 
+static void publish_counts(void)
+{
+	__atomic_store_n(&page->records, gpu_buffers__records(buffers) +
+			 tpu_buffers__records(tpu), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->runtime_dropped, cupti_backend_dropped() +
+			 pjrt_backend_dropped(), __ATOMIC_RELAXED);
+	__atomic_store_n(&page->incomplete, cupti_backend_incomplete(), __ATOMIC_RELAXED);
+	if (tpu)
+		__atomic_store_n(&page->buffers, tpu_buffers__count(tpu), __ATOMIC_RELAXED);
+}
+
 /* Without CUDA: a PJRT plugin's profiler, once the process loaded one. */
 static enum agent_state activate_pjrt(void)
 {
@@ -191,6 +202,7 @@ static enum agent_state activate(void)
 	if (st != AGENT_STATE_ACTIVE)
 		return st;
 	__atomic_add_fetch(&page->activations, 1, __ATOMIC_RELAXED);
+	publish_counts();	/* its buffers, before it says it is on */
 	set_state(AGENT_STATE_ACTIVE);
 	agent_debug("active (%s)", backend == BACKEND_CUPTI ? "CUPTI" : "PJRT profiler");
 	return st;
@@ -209,16 +221,6 @@ static void deactivate(void)
 	agent_debug("dormant");
 }
 
-static void publish_counts(void)
-{
-	__atomic_store_n(&page->records, gpu_buffers__records(buffers) +
-			 tpu_buffers__records(tpu), __ATOMIC_RELAXED);
-	__atomic_store_n(&page->runtime_dropped, cupti_backend_dropped() +
-			 pjrt_backend_dropped(), __ATOMIC_RELAXED);
-	__atomic_store_n(&page->incomplete, cupti_backend_incomplete(), __ATOMIC_RELAXED);
-	if (tpu)
-		__atomic_store_n(&page->buffers, tpu_buffers__count(tpu), __ATOMIC_RELAXED);
-}
 
 /* acceltrace closing a window asks for everything CUPTI holds, finished
  * buffers or not, so that the window's last kernels are in the file. */

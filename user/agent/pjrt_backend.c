@@ -260,10 +260,19 @@ static void session_destroy(void)
 
 int pjrt_backend_start(struct tpu_buffers *buffers)
 {
+	int err;
+
 	if (!api)
 		return -ENOENT;
 	out = buffers;
-	return session ? 0 : session_start();
+	if (session)
+		return 0;
+	err = session_start();
+	/* At once, an empty collection: its planes name the devices, whose
+	 * buffers are then made and found before the window's first step. */
+	if (!err && !tpu_buffers__count(out))
+		err = pjrt_backend_collect(true);
+	return err;
 }
 
 /* ---------------------------------------------------------------- collecting */
@@ -373,6 +382,12 @@ static int write_collection(void)
 			  c.buffer_size_in_bytes, strerror(-err));
 	} else if (c.buffer) {
 		dropped += xc.events_over + xc.events_unnamed;
+		/* Every device the plugin reported has its buffer, events or
+		 * not: acceltrace reads a device's executions from it only
+		 * once it has found it. */
+		for (uint32_t dev = 0; dev < 256; dev++)
+			if (xc.devices[dev / 64] & (1ull << (dev % 64)))
+				tpu_buffers__ensure(out, dev);
 		err = tpu_buffers__write(out, s.v, s.n, &wc);
 		dropped += wc.orphan_ops + wc.devices_refused;
 		if (err)

@@ -38,11 +38,18 @@ struct tpu_buffer {
 	struct module_counter counters[MODULE_COUNTERS];
 };
 
+/* Ops that ended after every execution a collection held: their
+ * execution ends in the next one (a plugin reports an event when it ends),
+ * so they wait for it, with their names copied. */
+#define MAX_CARRIED 65536
+
 struct tpu_buffers {
 	char platform[8];
 	struct tpu_buffer *bufs[TPU_MAX_DEVICES];
 	unsigned int count;
 	uint64_t records;
+	struct tpu_span *carried;
+	size_t ncarried;
 };
 
 static uint64_t mono_ns(void)
@@ -121,12 +128,22 @@ static void buffer_free(struct tpu_buffer *t, bool close)
 	free(t);
 }
 
+static void drop_carried(struct tpu_buffers *b)
+{
+	for (size_t i = 0; i < b->ncarried; i++)
+		free((char *)b->carried[i].name);
+	free(b->carried);
+	b->carried = NULL;
+	b->ncarried = 0;
+}
+
 void tpu_buffers__free(struct tpu_buffers *b)
 {
 	if (!b)
 		return;
 	for (unsigned int i = 0; i < TPU_MAX_DEVICES; i++)
 		buffer_free(b->bufs[i], true);
+	drop_carried(b);
 	free(b);
 }
 
@@ -136,6 +153,7 @@ void tpu_buffers__drop(struct tpu_buffers *b)
 		return;
 	for (unsigned int i = 0; i < TPU_MAX_DEVICES; i++)
 		buffer_free(b->bufs[i], false);
+	drop_carried(b);
 	free(b);
 }
 
@@ -261,13 +279,66 @@ static size_t write_execution(struct tpu_buffers *b, struct tpu_buffer *t,
 	return nops;
 }
 
-int tpu_buffers__write(struct tpu_buffers *b, struct tpu_span *spans, size_t n,
+/* @spans and what the last collection carried, in one array; the carried
+ * names are freed with tpu_buffers__write's own copy. */
+static struct tpu_span *with_carried(struct tpu_buffers *b, const struct tpu_span *spans,
+				     size_t *n, struct tpu_span **old, size_t *nold)
+{
+	struct tpu_span *all = malloc((*n + b->ncarried + 1) * sizeof(*all));
+
+	*old = b->carried;
+	*nold = b->ncarried;
+	b->carried = NULL;
+	b->ncarried = 0;
+	if (!all)
+		return NULL;
+	memcpy(all, *old, *nold * sizeof(*all));
+	if (*n)
+		memcpy(all + *nold, spans, *n * sizeof(*all));
+	*n += *nold;
+	return all;
+}
+
+/* Keeps @op (ended after its device's last execution) for the next write. */
+static void carry(struct tpu_buffers *b, const struct tpu_span *op,
+		  struct tpu_write_counts *counts)
+{
+	struct tpu_span *v;
+	char *name;
+
+	if (!(b->ncarried % 1024)) {
+		v = b->ncarried < MAX_CARRIED ?
+		    realloc(b->carried, (b->ncarried + 1024) * sizeof(*v)) : NULL;
+		if (!v) {
+			counts->orphan_ops++;
+			return;
+		}
+		b->carried = v;
+	}
+	name = strndup(op->name, op->name_len);
+	if (!name) {
+		counts->orphan_ops++;
+		return;
+	}
+	b->carried[b->ncarried] = *op;
+	b->carried[b->ncarried].name = name;
+	b->ncarried++;
+}
+
+int tpu_buffers__write(struct tpu_buffers *b, struct tpu_span *in, size_t n,
 		       struct tpu_write_counts *counts)
 {
+	struct tpu_span *spans, *old;
+	size_t i = 0, nold;
 	int err = 0;
-	size_t i = 0;
 
 	memset(counts, 0, sizeof(*counts));
+	spans = with_carried(b, in, &n, &old, &nold);
+	if (!spans) {
+		counts->orphan_ops += n;
+		err = -ENOMEM;
+		goto out;
+	}
 	if (n)
 		qsort(spans, n, sizeof(*spans), span_cmp);
 	while (i < n) {
@@ -284,17 +355,39 @@ int tpu_buffers__write(struct tpu_buffers *b, struct tpu_span *spans, size_t n,
 		}
 		clock_pair(b, t, spans[i].start, counts);
 		while (i < end) {
-			if (!spans[i].module) {
-				counts->orphan_ops++;
-				i++;
+			size_t next = i;
+
+			if (spans[i].module) {
+				i += 1 + write_execution(b, t, &spans[i], &spans[i + 1],
+							 end - i - 1, counts);
 				continue;
 			}
-			i += 1 + write_execution(b, t, &spans[i], &spans[i + 1], end - i - 1,
-						 counts);
+			/* Ops after the device's last execution wait for theirs;
+			 * others are outside any execution. */
+			while (next < end && !spans[next].module)
+				next++;
+			for (; i < next; i++) {
+				if (next == end)
+					carry(b, &spans[i], counts);
+				else
+					counts->orphan_ops++;
+			}
 		}
 		clock_pair(b, t, t->last_ts, counts);
 	}
+out:
+	for (size_t k = 0; k < nold; k++)
+		free((char *)old[k].name);
+	free(old);
+	free(spans);
 	return err;
+}
+
+int tpu_buffers__ensure(struct tpu_buffers *b, uint32_t device)
+{
+	int err = -ERANGE;
+
+	return buffer_of(b, device, &err) ? 0 : err;
 }
 
 uint8_t tpu_category(const char *text, size_t len)

@@ -50,6 +50,9 @@ void tpu_buffers__drop(struct tpu_buffers *b);
  */
 int tpu_buffers__write(struct tpu_buffers *b, struct tpu_span *spans, size_t n,
 		       struct tpu_write_counts *counts);
+/* Makes @device's buffer now (a device the plugin reported, with no event
+ * yet), so acceltrace finds it before the first collection. 0 or -errno. */
+int tpu_buffers__ensure(struct tpu_buffers *b, uint32_t device);
 /* The category of an op from its category text ("convolution fusion", ...). */
 uint8_t tpu_category(const char *text, size_t len);
 /* @addr is the start of one of these buffers' mappings. */

@@ -386,6 +386,8 @@ static int read_plane(struct plane_ctx *pc, struct pb b)
 	if (!device_of(&name, &pc->device))
 		return 0;
 	pc->counts->planes++;
+	if (pc->device < 256)
+		pc->counts->devices[pc->device / 64] |= 1ull << (pc->device % 64);
 	pc->events.n = pc->stats.n = 0;
 	for (at = b; !err && pb_next(&at, &f) > 0;) {
 		if (f.num == 4 || f.num == 5) {

@@ -49,6 +49,7 @@ struct xspace_limits {
 
 struct xspace_counts {
 	size_t planes;			/* device planes read */
+	uint64_t devices[4];		/* bit N: a plane of device N (N < 256), events or not */
 	size_t events;			/* delivered */
 	size_t events_over;		/* past max_events, not delivered */
 	size_t events_unnamed;		/* metadata id not in the plane's map */

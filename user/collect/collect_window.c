@@ -164,6 +164,21 @@ void collect_remember_execution(struct collector *c, const struct capture_span *
 	m->flags = s->flags;
 }
 
+/* A program execution the runtime's view estimated, on a device whose own
+ * trace buffer was found since (an agent's, made as it turned on): the
+ * buffer draws it. */
+static bool drawn_by_devtrace(const struct collector *c, const struct capture_span *s)
+{
+	const struct capture_track *t;
+	const struct capture_device *d;
+
+	if (s->kind != SPAN_DEVICE_MODULE || !(s->flags & SPAN_F_ESTIMATED))
+		return false;
+	t = capture__track(c->cap, s->track);
+	d = t ? capture__device_info(c->cap, t->device) : NULL;
+	return d && collect_devtrace_covers(c, d->pid, d->core);
+}
+
 int collector__open_window(struct collector *c, uint64_t start_ns)
 {
 	int err;
@@ -179,7 +194,8 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 
 		if (s->kind == SPAN_EXECUTE && s->start_ns >= start_ns)
 			collect_count_window_execution(c, s->start_ns);
-		collect_keep_span(c, s);
+		if (!drawn_by_devtrace(c, s))
+			collect_keep_span(c, s);
 	}
 	c->prearm_len = 0;
 	c->prearm_head = 0;

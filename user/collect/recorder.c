@@ -407,6 +407,12 @@ int recorder__arm(struct recorder *r)
 		    collector__completions_probed(r->col)) {
 			settled_at = now_ns();
 			collector__watch_activity(r->col, settled_at);
+			/* A runtime that executes has made its device trace
+			 * buffers by now (at client creation): found before
+			 * its executions are estimated from the host, not at
+			 * the next full rescan. */
+			recorder_find_devtrace(r);
+			collector__poll_devtrace(r->col);
 		}
 		/* A running trainer's device busy with one long execution
 		 * arms at once, not at the launch after it. A command
@@ -416,6 +422,8 @@ int recorder__arm(struct recorder *r)
 			collector__note_busy_device(r->col, now_ns());
 		first = settled_at ? collector__first_activity(r->col) : 0;
 		if (first) {
+			recorder_find_devtrace(r);
+			collector__poll_devtrace(r->col);
 			first = recorder_agents_on(r, first);
 			r->start_ns = first + r->o.delay_ns;
 			r->arm_wait_ns = first > began ? first - began : 0;

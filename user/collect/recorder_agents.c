@@ -15,6 +15,7 @@
 #include "lib/array.h"
 #include "lib/log.h"
 #include "capture/capture.h"
+#include "collect/collector.h"
 #include "collect/recorder_internal.h"
 #include "discover/agent_links.h"
 #include "discover/runtime_attach.h"
@@ -61,7 +62,13 @@ uint64_t recorder_agents_on(struct recorder *r, uint64_t start)
 	for (;;) {
 		bool pending = false;
 
-		agent_links__poll(r->agents);
+		/* Buffers made as it turned on (a PJRT agent's) are found
+		 * before the window opens: they draw its devices' executions
+		 * from the start. */
+		if (agent_links__poll(r->agents)) {
+			recorder_find_devtrace(r);
+			collector__poll_devtrace(r->col);	/* their headers */
+		}
 		latest = 0;
 		for (size_t i = 0; i < agent_links__count(r->agents); i++) {
 			const struct agent_status *st = agent_links__status(r->agents, i);
@@ -141,6 +148,10 @@ int recorder_flush_agents(struct recorder *r)
 		if (err)
 			return err;
 	}
+	/* A PJRT agent makes its buffers at its first collection, this one:
+	 * found now, so that the window's finish reads them. */
+	if (agent_links__poll(r->agents))
+		recorder_find_devtrace(r);
 	return 0;
 }
 
@@ -154,8 +165,8 @@ void recorder_note_agents(struct recorder *r)
 			capture__warn(r->cap, "pid %d: no device detail from the acceltrace agent: %s",
 				      (int)st->pid, st->message[0] ? st->message : "no reason given");
 		if (st->runtime_dropped)
-			capture__warn(r->cap, "pid %d: CUPTI dropped %llu activity records since the "
-				      "agent started", (int)st->pid,
+			capture__warn(r->cap, "pid %d: the device's profiler (CUPTI, or the PJRT "
+				      "plugin's) lost %llu records since the agent started", (int)st->pid,
 				      (unsigned long long)st->runtime_dropped);
 	}
 }
