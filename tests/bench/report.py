@@ -278,6 +278,13 @@ def build(t):
           slowdown("agent.record_no_agent", "agent.off"), "%", 1)
     t.row("simulated CUDA loop: record with the agent on (probes and simulated CUPTI)",
           slowdown("agent.record_agent", "agent.off"), "%", 1)
+    t.row("simulated TPU trainer (200 us steps, own devtrace off), nothing loaded (steps/s)",
+          get("agent.tpu_off"), "steps/s", 1)
+    t.row("simulated TPU trainer: the agent preloaded, dormant",
+          slowdown("agent.tpu_dormant", "agent.tpu_off"), "%", 1, 1, "<=",
+          "within noise (≤ 1 %)")
+    t.row("simulated TPU trainer: record with the agent on (the plugin's profiler)",
+          slowdown("agent.tpu_record_agent", "agent.tpu_off"), "%", 1)
 
     # ---- 3. collector -------------------------------------------------
     t.section("3. Collector (64-byte records, consumer on one core)")
