@@ -28,7 +28,11 @@ void usage_doctor(FILE *out)
 		"is missing (named on stderr), 2 on a usage error.\n"
 		"\n"
 		"Options:\n"
-		CLI_COMMON_HELP);
+		CLI_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  acceltrace doctor\n"
+		"  acceltrace doctor -j\n");
 }
 
 /* Features in the order the plain report lists them. */
