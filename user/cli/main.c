@@ -152,6 +152,10 @@ static int cmd_help(int argc, char **argv)
 		usage_main(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_help(stdout);
+		return 0;
+	}
 	c = find_command(argv[1]);
 	if (!c) {
 		unknown_command("help: ", argv[1]);
