@@ -191,6 +191,67 @@ test: all $(TESTS)
 	$(Q)$(MAKE) check-sanitize || touch $(TEST_FAILED)
 	$(Q)test ! -e $(TEST_FAILED)
 
+# ---------------------------------------------------------------- install
+# Man pages and shell completion are generated from the binary's own --help
+# (scripts/gen-man.sh, scripts/gen-completion.sh), so they say what --help
+# says. `make install` puts everything under $(DESTDIR)$(PREFIX); the agent
+# goes to $(PREFIX)/lib/acceltrace/, where record looks for it from the
+# binary ($(PREFIX)/bin/../lib/acceltrace/), so the two move together.
+PREFIX ?= /usr/local
+BINDIR := $(PREFIX)/bin
+AGENTDIR := $(PREFIX)/lib/acceltrace
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/acceltrace
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL ?= install
+
+MAN_STAMP := $(OUTPUT)/man/.generated
+COMPLETION := $(OUTPUT)/completion/acceltrace $(OUTPUT)/completion/_acceltrace
+DOCS := README.md $(wildcard docs/*.md)
+
+$(MAN_STAMP): $(OUTPUT)/acceltrace scripts/gen-man.sh
+	$(call msg,GEN,$(OUTPUT)/man/)
+	$(Q)rm -rf $(OUTPUT)/man && scripts/gen-man.sh $(OUTPUT)/acceltrace $(OUTPUT)/man
+	$(Q)touch $@
+
+$(COMPLETION) &: $(OUTPUT)/acceltrace scripts/gen-completion.sh
+	$(call msg,GEN,$(OUTPUT)/completion/)
+	$(Q)mkdir -p $(OUTPUT)/completion
+	$(Q)scripts/gen-completion.sh $(OUTPUT)/acceltrace $(COMPLETION)
+
+.PHONY: man completion install uninstall
+man: $(MAN_STAMP)
+completion: $(COMPLETION)
+
+# The systemd unit names the installed binary and docs, wherever PREFIX put them.
+install: all $(MAN_STAMP) $(COMPLETION)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -D -m 0755 $(OUTPUT)/acceltrace $(DESTDIR)$(BINDIR)/acceltrace
+	$(Q)$(INSTALL) -D -m 0755 $(AGENT_LIB) $(DESTDIR)$(AGENTDIR)/libacceltrace-agent.so
+	$(Q)$(INSTALL) -d $(DESTDIR)$(MANDIR)/man8
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	$(Q)$(INSTALL) -D -m 0644 $(OUTPUT)/completion/acceltrace $(DESTDIR)$(BASHCOMPDIR)/acceltrace
+	$(Q)$(INSTALL) -D -m 0644 $(OUTPUT)/completion/_acceltrace $(DESTDIR)$(ZSHCOMPDIR)/_acceltrace
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)sed -e 's|/usr/local/bin/acceltrace|$(BINDIR)/acceltrace|' \
+		-e 's|/usr/share/doc/acceltrace|$(DOCDIR)|' scripts/deploy/acceltrace.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/acceltrace.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/acceltrace.service
+	$(Q)$(INSTALL) -d $(DESTDIR)$(DOCDIR)
+	$(Q)$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+# Removes what install put there (the man pages by the names it generates).
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/acceltrace $(DESTDIR)$(AGENTDIR)/libacceltrace-agent.so \
+		$(DESTDIR)$(MANDIR)/man8/acceltrace.8 $(DESTDIR)$(MANDIR)/man8/acceltrace-*.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/acceltrace $(DESTDIR)$(ZSHCOMPDIR)/_acceltrace \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/acceltrace.service \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
+	$(Q)rmdir $(DESTDIR)$(AGENTDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
 # ---------------------------------------------------------------- demo
 # Records the simulated TPU trainer by PID into demo-logdir/.
 demo: all

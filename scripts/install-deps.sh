@@ -11,10 +11,11 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
             liburing-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
 # Tests: independent decoders of what we write, privilege tools, python,
-# a real Prometheus server scraping the daemon, and clang's sanitizer and
-# libFuzzer runtimes for the fuzz harnesses (tests/fuzz/).
+# a real Prometheus server scraping the daemon, clang's sanitizer and
+# libFuzzer runtimes for the fuzz harnesses (tests/fuzz/), and man to render
+# the installed man pages (tests/cli/test_install.sh).
 test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps strace
-           prometheus libclang-rt-dev)
+           prometheus libclang-rt-dev man-db groff-base)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

@@ -17,6 +17,43 @@ contains "$out" "Exit status" "doctor --help explains exit status"
 expect_exit 0 "--version" -- "$ACCELTRACE" --version
 contains "$out" "acceltrace " "--version"
 
+# -V and the version command say what --version says.
+v=$out
+expect_exit 0 "-V" -- "$ACCELTRACE" -V
+[[ $out == "$v" ]] || fail "-V printed '$out', --version '$v'"
+expect_exit 0 "version" -- "$ACCELTRACE" version
+[[ $out == "$v" ]] || fail "version printed '$out', --version '$v'"
+expect_exit 2 "version with an argument" -- "$ACCELTRACE" version extra
+
+# Did you mean: a mistyped command, a mistyped option of a command (read
+# from that command's --help), a mistyped global option, and nothing for a
+# word far from every name.
+expect_exit 2 "mistyped command" -- "$ACCELTRACE" reprot
+contains "$err" "unknown command 'reprot' (did you mean 'report'?)" "reprot -> report"
+expect_exit 2 "help for a mistyped command" -- "$ACCELTRACE" help recrod
+contains "$err" "did you mean 'record'?" "help recrod -> record"
+expect_exit 2 "mistyped record option" -- "$ACCELTRACE" record --durration 2s --pid 1
+contains "$err" "unknown option '--durration' (did you mean '--duration'?)" "--durration -> --duration"
+contains "$err" "acceltrace record --help" "still points at record's help"
+expect_exit 2 "mistyped daemon option" -- "$ACCELTRACE" daemon --flight-recoder 10s
+contains "$err" "did you mean '--flight-recorder'?" "--flight-recoder -> --flight-recorder"
+expect_exit 2 "mistyped option with a value" -- "$ACCELTRACE" convert --too=json x
+contains "$err" "did you mean '--to'?" "--too=json -> --to"
+expect_exit 2 "ambiguous abbreviation" -- "$ACCELTRACE" record --d 1s
+contains "$err" "'--duration'" "--d offers --duration"
+contains "$err" "'--delay'" "--d offers --delay"
+expect_exit 2 "mistyped global option" -- "$ACCELTRACE" --verison
+contains "$err" "did you mean '--version'?" "--verison -> --version"
+expect_exit 2 "unknown command far from all" -- "$ACCELTRACE" frobnicate
+[[ $err != *"did you mean"* ]] || fail "frobnicate got a suggestion: $err"
+
+# Every command's --help ends with examples that name the command.
+for c in record report convert probes doctor daemon trigger help version; do
+	expect_exit 0 "$c --help" -- "$ACCELTRACE" $c --help
+	contains "$out" "Examples:" "$c --help has examples"
+	contains "$out" "  acceltrace " "$c --help: an example invocation"
+done
+
 expect_exit 2 "no command" -- "$ACCELTRACE"
 contains "$err" "Usage:" "no command prints usage on stderr"
 

@@ -38,6 +38,19 @@ if [[ ! -e /sys/bus/event_source/devices/kprobe ]] &&
 		fail "driver functions need fentry or kprobes"
 fi
 
+# A refused fentry (this project's kernels) is explained: the errno, the
+# kernel's words or that it said none, why, and what it means for a capture.
+if [[ $(json_get "$json" "d['features']['fentry']['available']") == False ]]; then
+	e=$(json_get "$json" "d['features']['fentry']['errno']") || fail "fentry refused without an errno key"
+	[[ $e == E* ]] || fail "fentry's errno is not named: '$e'"
+	[[ -n $(json_get "$json" "d['features']['fentry']['why']") ]] || fail "fentry refused without a why"
+	expect_exit 0 "doctor (plain)" -- "$ACCELTRACE" doctor
+	contains "$out" "What the refusals mean" "plain doctor explains the refusals"
+	contains "$out" "fentry/fexit: load refused: $e" "plain doctor names fentry's errno"
+	contains "$out" "Why: " "plain doctor says why"
+	contains "$out" "For you: driver functions" "plain doctor says what it means for the user"
+fi
+
 # Without privileges: non-zero, and the capability is named.
 if command -v setpriv >/dev/null; then
 	cp "$ACCELTRACE" "$TEST_TMP/acceltrace" && chmod 755 "$TEST_TMP" "$TEST_TMP/acceltrace"

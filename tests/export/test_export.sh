@@ -40,6 +40,20 @@ expect_exit 0 "convert beside" -- "$ACCELTRACE" convert -j --to json "$TEST_TMP/
 [[ -s $TEST_TMP/vm.trace.json.gz ]] || fail "no vm.trace.json.gz beside the input"
 [[ $(json_get "$out" 'd[0]["output"]') == "$TEST_TMP/vm.trace.json.gz" ]] || fail "-j output: $out"
 
+# -O with a name whose suffix does not say what is written: written all the
+# same, with a warning on stderr naming a suffix that fits; none for names
+# that fit.
+expect_exit 0 "convert json into a .json name" -- "$ACCELTRACE" convert --to json -O "$TEST_TMP/out.json" "$TEST_TMP/vm.xplane.pb"
+contains "$err" "gzip-compressed Chrome trace JSON" "a .json name for gzip: the warning says what it holds"
+contains "$err" "out.trace.json.gz" "a .json name for gzip: the warning offers a name that fits"
+[[ -s $TEST_TMP/out.json ]] || fail "the warning kept the file from being written"
+expect_exit 0 "convert perfetto into a .json.gz name" -- "$ACCELTRACE" convert --to perfetto -O "$TEST_TMP/p.trace.json.gz" "$TEST_TMP/vm.xplane.pb"
+contains "$err" "'.perfetto-trace'" "a .json.gz name for Perfetto: the suffix that fits"
+for ok in "json:x.json.gz" "perfetto:x.perfetto-trace" "perfetto:x.pftrace"; do
+	expect_exit 0 "convert to ${ok#*:}" -- "$ACCELTRACE" convert --to "${ok%%:*}" -O "$TEST_TMP/${ok#*:}" "$TEST_TMP/vm.xplane.pb"
+	[[ -z $err ]] || fail "${ok#*:}: a name that fits got: $err"
+done
+
 # Refusals.
 expect_exit 2 "unknown format" -- "$ACCELTRACE" convert --to svg "$TEST_TMP/vm.xplane.pb"
 expect_exit 2 "no format" -- "$ACCELTRACE" convert "$TEST_TMP/vm.xplane.pb"

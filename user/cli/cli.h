@@ -51,9 +51,17 @@ enum cli_opt_result cli_common_option(const char *cmd, int opt, char **argv);
  * For an option a command does not handle itself: applies a common one and
  * returns -1 (go on parsing), or returns the exit status the command should
  * return now: 0 after printing usage for --help, EXIT_USAGE for a bad option.
+ * An unknown long option gets "did you mean" from the long options that
+ * `usage` prints (lib/suggest.h).
  */
 int cli_common_or_exit(const char *cmd, int opt, char **argv,
 		       void (*usage)(FILE *out));
+/*
+ * " (did you mean 'PREFIXa' or 'PREFIXb'?)" into buf for n words, "" for
+ * none: the tail of an unknown-command or unknown-option message.
+ */
+void cli_say_suggestions(char *buf, size_t size, const char *prefix,
+			 const char *const *words, size_t n);
 /* Reports an unexpected positional argument; returns EXIT_USAGE. */
 int cli_bad_argument(const char *cmd, const char *arg);
 /* Reports a malformed option value; returns EXIT_USAGE. */

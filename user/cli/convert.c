@@ -31,10 +31,15 @@ void usage_convert(FILE *out)
 		"Options:\n"
 		"  -t, --to FORMAT      perfetto or json (required)\n"
 		"  -O, --output PATH    the file to write (one input file only; default:\n"
-		"                       beside each .xplane.pb)\n"
+		"                       beside each .xplane.pb); a warning when its\n"
+		"                       name does not end as the format's does\n"
 		CLI_COMMON_HELP
 		"\n"
-		"See docs/export.md.\n");
+		"See docs/export.md.\n"
+		"\n"
+		"Examples:\n"
+		"  acceltrace convert --to perfetto /tmp/tb\n"
+		"  acceltrace convert --to json -O trace.json.gz HOST.xplane.pb\n");
 }
 
 static int convert_one(const char *in, const char *out, enum export_format f,
@@ -50,6 +55,14 @@ static int convert_one(const char *in, const char *out, enum export_format f,
 			return 1;
 		}
 		out = path;
+	} else if (!export_path_fits(out, f, path, sizeof(path))) {
+		/* Written all the same: the name is the user's to choose. */
+		log_warn("%s will hold %s, which its name does not say; a name "
+			 "ending in %s fits%s%s%s", out,
+			 f == EXPORT_PERFETTO ? "Perfetto's protobuf trace" :
+						"gzip-compressed Chrome trace JSON",
+			 f == EXPORT_PERFETTO ? "'.perfetto-trace'" : "'.json.gz'",
+			 path[0] ? " (" : "", path, path[0] ? ")" : "");
 	}
 	ret = xs_read_file(in, &xs, err, sizeof(err));
 	if (ret) {

@@ -66,7 +66,12 @@ void usage_daemon(FILE *out)
 		"usage error.\n"
 		"\n"
 		"Options:\n"
-		CLI_COMMON_HELP);
+		CLI_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  acceltrace daemon\n"
+		"  acceltrace daemon --config /etc/acceltrace/daemon.conf\n"
+		"  acceltrace daemon --flight-recorder 30s --listen 0.0.0.0:9464\n");
 }
 
 static volatile sig_atomic_t stops, reloads, triggers;

@@ -3,6 +3,7 @@
  * acceltrace doctor: what this kernel offers, found by trying, and which
  * mechanism each kind of probe will use. Exit 0 when acceltrace can run here.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -28,7 +29,11 @@ void usage_doctor(FILE *out)
 		"is missing (named on stderr), 2 on a usage error.\n"
 		"\n"
 		"Options:\n"
-		CLI_COMMON_HELP);
+		CLI_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  acceltrace doctor\n"
+		"  acceltrace doctor -j\n");
 }
 
 /* Features in the order the plain report lists them. */
@@ -48,6 +53,112 @@ static const char *yes_no(const struct feature_result *r)
 	if (!r->probed)
 		return "?";
 	return r->available ? "yes" : "no";
+}
+
+/* ENOTSUPP is the kernel's own, not in errno.h. */
+#define KERNEL_ENOTSUPP 524
+
+/* Why the kernel refuses a mechanism with this errno, as far as it can be told. */
+static const char *refusal_reason(const struct features *f, enum feature_id id)
+{
+	const struct feature_result *r = &f->r[id];
+	bool caps = (f->r[FEAT_CAP_BPF].available && f->r[FEAT_CAP_PERFMON].available) ||
+		    f->r[FEAT_CAP_SYS_ADMIN].available;
+
+	if (r->kernel_said[0])
+		return "the verifier's last line above says why";
+	switch (r->err) {
+	case EPERM:
+	case EACCES:
+		if (!caps)
+			return "acceltrace lacks CAP_BPF and CAP_PERFMON: run it as root";
+		return "acceltrace holds CAP_BPF and CAP_PERFMON, so the refusal comes "
+		       "from a policy above BPF's own checks: kernel lockdown, a "
+		       "security module (SELinux, AppArmor, BPF LSM) or the sandbox "
+		       "or hypervisor this kernel runs under";
+	case EOPNOTSUPP:
+	case KERNEL_ENOTSUPP:
+		return "this kernel cannot attach BPF trampolines here (no BPF JIT, "
+		       "or no ftrace direct calls on this architecture)";
+	case ENOENT:
+		if (id == FEAT_KPROBE)
+			return "this kernel has no kprobes (built without CONFIG_KPROBES)";
+		return "the kernel does not have the function the probe names";
+	case EINVAL:
+		return "the kernel rejected the program without saying more";
+	default:
+		return NULL;
+	}
+}
+
+/* text on lines of at most 78 columns, each after indent spaces. */
+static void print_wrapped(int indent, const char *text)
+{
+	const int width = 78 - indent;
+
+	while (*text) {
+		int n = strlen(text), cut = n;
+
+		if (n > width) {
+			for (cut = width; cut > 0 && text[cut] != ' '; cut--)
+				;
+			if (!cut)
+				cut = width;
+		}
+		printf("%*s%.*s\n", indent, "", cut, text);
+		text += cut;
+		while (*text == ' ')
+			text++;
+	}
+}
+
+/*
+ * Under the table: for each refused mechanism that probes could use, why
+ * (errno and the kernel's words) and what it means for a capture.
+ */
+static void print_refusals(const struct features *f)
+{
+	static const enum feature_id optional[] = { FEAT_FENTRY, FEAT_KPROBE };
+	struct probe_choice c = features__choose(f, PROBE_DRIVER_FUNCTIONS);
+	struct probe_choice drv = features__choose(f, PROBE_DRIVER);
+	bool header = false;
+	char text[768];
+
+	for (size_t i = 0; i < ARRAY_LEN(optional); i++) {
+		const struct feature_result *r = &f->r[optional[i]];
+		const char *why = refusal_reason(f, optional[i]);
+
+		if (!r->probed || r->available)
+			continue;
+		if (!header)
+			printf("\nWhat the refusals mean\n");
+		header = true;
+		snprintf(text, sizeof(text), "%s: %s.", feature_name(optional[i]), r->detail);
+		print_wrapped(2, text);
+		if (why) {
+			snprintf(text, sizeof(text), "Why: %s.", why);
+			print_wrapped(4, text);
+		}
+	}
+	if (!header)
+		return;
+	if (c.mech == MECH_FENTRY)
+		snprintf(text, sizeof(text),
+			 "For you: driver functions are probed with fentry; nothing is lost.");
+	else if (c.mech != MECH_NONE)
+		snprintf(text, sizeof(text),
+			 "For you: driver functions are probed with %s instead of fentry: "
+			 "the same events, at a somewhat higher cost per hit.",
+			 probe_mechanism_name(c.mech));
+	else
+		snprintf(text, sizeof(text),
+			 "For you: driver functions are not probed. The driver interface "
+			 "(device-node opens, ioctls, eventfds) is still seen, through %s, "
+			 "and runtimes through uprobes. Lost: finer timing inside driver "
+			 "code, where a probe pack names a driver function; no built-in "
+			 "pack does, so captures lose nothing today.",
+			 drv.mech != MECH_NONE ? probe_mechanism_name(drv.mech) : "nothing");
+	print_wrapped(2, text);
 }
 
 static void print_plain(const struct features *f, const struct utsname *u,
@@ -78,6 +189,7 @@ static void print_plain(const struct features *f, const struct utsname *u,
 			mech = "none (optional)";
 		printf("  %-24s %-20s %s\n", probe_class_name(pc), mech, c.reason);
 	}
+	print_refusals(f);
 	if (can_run)
 		printf("\nacceltrace can run here.\n");
 	else
@@ -107,6 +219,13 @@ static void print_json(const struct features *f, const struct utsname *u,
 		jw_bool_field(jw, "available", f->r[id].available);
 		jw_bool_field(jw, "probed", f->r[id].probed);
 		jw_string_field(jw, "detail", f->r[id].detail);
+		if (f->r[id].err) {
+			const char *name = strerrorname_np(f->r[id].err);
+
+			jw_string_field(jw, "errno", name ? name : "?");
+			jw_string_field(jw, "kernel_said", f->r[id].kernel_said);
+			jw_string_field(jw, "why", refusal_reason(f, id));
+		}
 		jw_end_object(jw);
 	}
 	jw_end_object(jw);

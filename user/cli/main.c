@@ -8,10 +8,13 @@
 
 #define LOG_CONTEXT NULL
 #include "lib/log.h"
+#include "lib/suggest.h"
 #include "cli/cli.h"
 
 static int cmd_help(int argc, char **argv);
 static void usage_help(FILE *out);
+static int cmd_version(int argc, char **argv);
+static void usage_version(FILE *out);
 
 static const struct cli_command commands[] = {
 	{ "record", "capture a window of accelerator work for TensorBoard/XProf",
@@ -29,6 +32,7 @@ static const struct cli_command commands[] = {
 	{ "trigger", "ask the host's daemon for a capture and print its path",
 	  cmd_trigger, usage_trigger },
 	{ "help", "show help for acceltrace or one command", cmd_help, usage_help },
+	{ "version", "print the version", cmd_version, usage_version },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -47,9 +51,15 @@ static void usage_main(FILE *out)
 		"\n"
 		"Options:\n"
 		CLI_COMMON_HELP
-		"      --version    print the version\n"
+		"  -V, --version    print the version\n"
 		"\n"
-		"Run 'acceltrace <command> --help' for a command's options.\n");
+		"Examples:\n"
+		"  acceltrace doctor                          can acceltrace run here?\n"
+		"  acceltrace record --pid 4242 --duration 10s --logdir /tmp/tb\n"
+		"  acceltrace report /tmp/tb                  what the capture shows\n"
+		"\n"
+		"Run 'acceltrace <command> --help' for a command's options and\n"
+		"examples; 'man acceltrace-<command>' once installed.\n");
 }
 
 static const struct cli_command *find_command(const char *name)
@@ -60,9 +70,78 @@ static const struct cli_command *find_command(const char *name)
 	return NULL;
 }
 
+/* "unknown command 'reprot' (did you mean 'report'?); see 'acceltrace --help'" */
+static void unknown_command(const char *prefix, const char *name)
+{
+	const char *names[N_COMMANDS], *close[4];
+	char hint[256];
+	size_t n;
+
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	n = suggest_closest(name, names, N_COMMANDS, close, 4);
+	cli_say_suggestions(hint, sizeof(hint), "", close, n);
+	log_err("%sunknown command '%s'%s; see 'acceltrace --help'", prefix, name, hint);
+}
+
+/* The options main() itself takes, for "did you mean" on a mistyped one. */
+static const char *const global_long_options[] = { "verbose", "json", "help", "version" };
+
+static void unknown_global_option(const char *a)
+{
+	const char *close[4];
+	char hint[256] = "";
+	size_t n = 0;
+
+	if (!strncmp(a, "--", 2))
+		n = suggest_closest(a + 2, global_long_options,
+				    sizeof(global_long_options) / sizeof(global_long_options[0]),
+				    close, 4);
+	cli_say_suggestions(hint, sizeof(hint), "--", close, n);
+	log_err("unknown option '%s'%s; see 'acceltrace --help'", a, hint);
+}
+
 static void usage_help(FILE *out)
 {
-	fprintf(out, "Usage: acceltrace help [command]\n");
+	fprintf(out,
+		"Usage: acceltrace help [command]\n"
+		"\n"
+		"Shows acceltrace's help, or a command's (the same as 'acceltrace\n"
+		"<command> --help').\n"
+		"\n"
+		"Examples:\n"
+		"  acceltrace help\n"
+		"  acceltrace help record\n");
+}
+
+static void usage_version(FILE *out)
+{
+	fprintf(out,
+		"Usage: acceltrace version\n"
+		"\n"
+		"Prints acceltrace's version, as 'acceltrace --version' and\n"
+		"'acceltrace -V' do.\n"
+		"\n"
+		"Examples:\n"
+		"  acceltrace version\n"
+		"  acceltrace -V\n");
+}
+
+static int print_version(void)
+{
+	printf("acceltrace %s\n", ACCELTRACE_VERSION);
+	return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage_version(stdout);
+		return 0;
+	}
+	if (argc > 1)
+		return cli_bad_argument("version", argv[1]);
+	return print_version();
 }
 
 static int cmd_help(int argc, char **argv)
@@ -73,9 +152,13 @@ static int cmd_help(int argc, char **argv)
 		usage_main(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_help(stdout);
+		return 0;
+	}
 	c = find_command(argv[1]);
 	if (!c) {
-		log_err("help: unknown command '%s'; see 'acceltrace --help'", argv[1]);
+		unknown_command("help: ", argv[1]);
 		return EXIT_USAGE;
 	}
 	c->usage(stdout);
@@ -100,11 +183,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage_main(stdout);
 			return 0;
-		} else if (!strcmp(a, "--version")) {
-			printf("acceltrace %s\n", ACCELTRACE_VERSION);
-			return 0;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			return print_version();
 		} else {
-			log_err("unknown option '%s'; see 'acceltrace --help'", a);
+			unknown_global_option(a);
 			return EXIT_USAGE;
 		}
 	}
@@ -114,7 +196,7 @@ int main(int argc, char **argv)
 	}
 	c = find_command(argv[i]);
 	if (!c) {
-		log_err("unknown command '%s'; see 'acceltrace --help'", argv[i]);
+		unknown_command("", argv[i]);
 		return EXIT_USAGE;
 	}
 	/* Each command parses its own options with getopt_long from index 1. */

@@ -39,7 +39,12 @@ void usage_probes(FILE *out)
 		"      --library PATH also show the probes for this library file\n"
 		"\n"
 		"Options:\n"
-		CLI_COMMON_HELP);
+		CLI_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  acceltrace probes --pid 4242\n"
+		"  acceltrace probes -a\n"
+		"  acceltrace probes --pid 4242 --library /opt/libtpu/libtpu.so\n");
 }
 
 static const char *lib_table_state(const struct attached_library *l, char *buf,

@@ -109,7 +109,12 @@ void usage_record(FILE *out)
 		"with -- CMD, the command's own non-zero exit status.\n"
 		"\n"
 		"Options:\n"
-		CLI_COMMON_HELP);
+		CLI_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  acceltrace record --pid 4242 --duration 10s --logdir /tmp/tb\n"
+		"  acceltrace record -a --steps 5 --format perfetto,json\n"
+		"  acceltrace record --logdir /tmp/tb -- python3 train.py\n");
 }
 
 /* ---------------------------------------------------------------- signals */

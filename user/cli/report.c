@@ -35,7 +35,12 @@ void usage_report(FILE *out)
 		CLI_COMMON_HELP
 		"\n"
 		"With -j: one JSON object for one file, else {\"reports\": [...]};\n"
-		"the keys are documented in docs/report.md.\n");
+		"the keys are documented in docs/report.md.\n"
+		"\n"
+		"Examples:\n"
+		"  acceltrace report /tmp/tb\n"
+		"  acceltrace report /tmp/tb/plugins/profile/SESSION/HOST.xplane.pb\n"
+		"  acceltrace report -j /tmp/tb > report.json\n");
 }
 
 /* One file's report; 0, or 1 when it cannot be read. */

@@ -43,7 +43,12 @@ void usage_trigger(FILE *out)
 		"be reached or the capture failed; 2 on a usage error.\n"
 		"\n"
 		"Options:\n"
-		CLI_COMMON_HELP);
+		CLI_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  acceltrace trigger\n"
+		"  acceltrace trigger --duration 5s\n"
+		"  acceltrace trigger --at @1700000000 --session fleet-run-1\n");
 }
 
 /* "1700000000.25" or "@1700000000.25": realtime nanoseconds. */

@@ -8,6 +8,7 @@
 #ifndef ACCELTRACE_EXPORT_H
 #define ACCELTRACE_EXPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -28,6 +29,14 @@ const char *export_format_name(enum export_format f);
  * `vm.perfetto-trace` / `vm.trace.json.gz`. 0, or -ENAMETOOLONG.
  */
 int export_path_beside(const char *xplane_path, enum export_format f, char *out, size_t len);
+/*
+ * Whether a file name says what a format writes: '.perfetto-trace' or
+ * '.pftrace' for Perfetto, '.json.gz' for gzipped Chrome JSON. When it
+ * does not, returns false and puts in out a name that does (`out.json` ->
+ * `out.trace.json.gz`: the wrong trace suffix replaced) or "" when that
+ * does not fit in len.
+ */
+bool export_path_fits(const char *path, enum export_format f, char *out, size_t len);
 /*
  * Converts xs into path, written atomically (never a partial file). 0 or a
  * negative errno, with the reason logged naming the file.

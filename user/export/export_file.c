@@ -46,6 +46,42 @@ int export_path_beside(const char *xplane_path, enum export_format f, char *out,
 	return 0;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+bool export_path_fits(const char *path, enum export_format f, char *out, size_t len)
+{
+	/* What each format's name may end in, and the trace suffixes a name
+	 * for the wrong format may carry (replaced in the suggestion). */
+	static const char *const fits[][3] = {
+		[EXPORT_PERFETTO] = { ".perfetto-trace", ".pftrace" },
+		[EXPORT_CHROME_JSON] = { ".json.gz" },
+	};
+	static const char *const trace_suffixes[] = {
+		".trace.json.gz", ".json.gz", ".trace.json", ".json", ".gz",
+		".perfetto-trace", ".pftrace", ".xplane.pb", ".pb",
+	};
+	size_t stem = strlen(path);
+
+	for (size_t i = 0; i < 3 && fits[f][i]; i++)
+		if (ends_with(path, fits[f][i]))
+			return true;
+	for (size_t i = 0; i < sizeof(trace_suffixes) / sizeof(trace_suffixes[0]); i++)
+		if (ends_with(path, trace_suffixes[i]) &&
+		    strlen(path) > strlen(trace_suffixes[i])) {
+			stem = strlen(path) - strlen(trace_suffixes[i]);
+			break;
+		}
+	if (len && (size_t)snprintf(out, len, "%.*s%s", (int)stem, path,
+				    formats[f].suffix) >= len)
+		out[0] = 0;
+	return false;
+}
+
 int export_write_file(const struct xs_space *xs, enum export_format f, const char *path)
 {
 	struct atomic_file *af;

@@ -187,6 +187,40 @@ static int trial_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The last non-empty line of a verifier log, trimmed, into out. */
+static void last_log_line(const char *log, char *out, size_t len)
+{
+	const char *end = log + strlen(log), *start;
+
+	while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > log && start[-1] != '\n')
+		start--;
+	snprintf(out, len, "%.*s", (int)(end - start), start);
+}
+
+/* A mechanism refused: "load refused: EPERM (Operation not permitted); the
+ * kernel said: ..." or "...; no word from the verifier". */
+static void refused(struct features *f, enum feature_id id, const char *what,
+		    int err, const char *log)
+{
+	struct feature_result *r = &f->r[id];
+	const char *name = strerrorname_np(err);
+	char said[sizeof(r->kernel_said)];
+
+	last_log_line(log, said, sizeof(said));
+	if (said[0])
+		set_result(f, id, false, "%s: %s (%s); the kernel said: %s", what,
+			   name ? name : "?", strerror(err), said);
+	else
+		set_result(f, id, false, "%s: %s (%s)%s", what, name ? name : "?",
+			   strerror(err), !strcmp(what, "load refused") ?
+			   ", before the verifier said anything" : "");
+	r->err = err;
+	snprintf(r->kernel_said, sizeof(r->kernel_said), "%s", said);
+}
+
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -242,6 +276,7 @@ static void try_mechanism(struct features *f, enum feature_id id,
 	struct bpf_link *link = NULL;
 	struct bpf_program *prog, *want;
 	struct trial t = { .kind = kind };
+	static char log_buf[16384];
 	int err;
 
 	skel = feature_probe__open();
@@ -255,14 +290,18 @@ static void try_mechanism(struct features *f, enum feature_id id,
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, prog == want);
 
+	/* The verifier's own words when it refuses (libbpf retries a failed
+	 * load with logging on into this buffer). */
+	log_buf[0] = 0;
+	bpf_program__set_log_buf(want, log_buf, sizeof(log_buf));
 	err = feature_probe__load(skel);
 	if (err) {
-		set_result(f, id, false, "load refused: %s", strerror(-err));
+		refused(f, id, "load refused", -err, log_buf);
 		goto cleanup;
 	}
 	link = trial_attach(want, kind);
 	if (!link) {
-		set_result(f, id, false, "attach failed: %s", strerror(errno));
+		refused(f, id, "attach failed", errno, "");
 		goto cleanup;
 	}
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.fp_events), trial_record,

@@ -31,6 +31,8 @@ struct feature_result {
 	bool available;
 	bool probed;		/* false: could not be tried (see detail) */
 	char detail[192];
+	int err;		/* a BPF mechanism's refusal: its errno, else 0 */
+	char kernel_said[160];	/* the last line of the verifier's log, or "" */
 };
 
 struct features {
