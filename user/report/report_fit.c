@@ -124,7 +124,8 @@ static void cut(char *s, size_t width)
 			continue;
 		if (cols == keep)
 			break;
-		if (i && boundary(s[i])) {
+		/* Before a run of separators ("::"), not inside it. */
+		if (i && boundary(s[i]) && !boundary(s[i - 1])) {
 			at_word = i;
 			cols_at_word = cols;
 		}
