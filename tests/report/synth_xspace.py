@@ -146,9 +146,38 @@ def device_only(space):
     dev.event(mods, "eval_step", 11 * MS, 2 * MS)
 
 
+LONG_OP = ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nt_align4"
+           "<float, cutlass::layout::RowMajor>>(cutlass_80_tensorop_s1688gemm_128x128_32x3"
+           "_nt_align4::Params, int)")
+
+
+def text_layout(space):
+    """For the text's layout (tests/report/test_report_text.sh): two
+    threads both named `reader` (ids 11 and 12) reading with pread64, one
+    device op with a long C++ name, one event clipped at the window start,
+    a 50 ms window (profile_start/stop_time) and 30 steps of 1 ms on a
+    Steps line."""
+    task = Plane(space, "Task Environment", 2)
+    task.plane_stat("profile_start_time", 1_000_000_000)
+    task.plane_stat("profile_stop_time", 1_050_000_000)
+    host = Plane(space, "/host:CPU", 1)
+    for lid in (11, 12):
+        line = host.line("reader", lid)
+        for i in range(lid - 9):
+            host.event(line, "pread64", i * MS, MS // 4)
+    loop = host.line("python3", 7)
+    host.event(loop, "pread64", 0, MS // 8, **{"acceltrace.clipped": "start"})
+    dev = Plane(space, "/device:TPU:0", 0)
+    steps = dev.line("Steps", 1)
+    ops = dev.line("XLA Ops", 3)
+    for i in range(30):
+        dev.event(steps, "train_step", i * MS, MS)
+        dev.event(ops, LONG_OP if i % 2 else "fusion_%d" % i, i * MS, MS // 2)
+
+
 CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
          "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only,
-         "device_only": device_only}
+         "device_only": device_only, "text_layout": text_layout}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

@@ -504,6 +504,35 @@ struct written {
 	char exported[EXPORT_CHROME_JSON + 1][4096];	/* "" when not asked for */
 };
 
+/* The events' extent inside the window, as the XSpace holds them (clipped). */
+struct extent {
+	uint64_t start, stop, first, last;
+};
+
+static int extent_add(const struct capture_span *s, void *ctx)
+{
+	struct extent *e = ctx;
+	uint64_t a = s->start_ns > e->start ? s->start_ns : e->start;
+	uint64_t b = s->end_ns < e->stop ? s->end_ns : e->stop;
+
+	if (s->end_ns < e->start || s->start_ns > e->stop)
+		return 0;
+	if (a < e->first)
+		e->first = a;
+	if (b > e->last)
+		e->last = b;
+	return 0;
+}
+
+/* The first event's start to the last event's end, as `report` says it. */
+static uint64_t events_span_ns(const struct capture *cap, uint64_t start, uint64_t stop)
+{
+	struct extent e = { .start = start, .stop = stop, .first = UINT64_MAX };
+
+	capture__for_each_span(cap, extent_add, &e);
+	return e.last > e.first ? e.last - e.first : 0;
+}
+
 static void print_summary(struct recorder *rec, const struct written *wr)
 {
 	const struct capture *cap = recorder__capture(rec);
@@ -530,6 +559,7 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		jw_uint_field(jw, "window", recorder__window(rec));
 		jw_uint_field(jw, "window_start_ns", start);
 		jw_uint_field(jw, "window_stop_ns", stop);
+		jw_uint_field(jw, "events_span_ns", events_span_ns(cap, start, stop));
 		jw_uint_field(jw, "probes_attached_ns", recorder__probes_attached_ns(rec));
 		jw_uint_field(jw, "arm_wait_ns", recorder__arm_wait_ns(rec));
 		jw_name(jw, "spans");
@@ -577,9 +607,13 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 	for (int f = 0; f <= EXPORT_CHROME_JSON; f++)
 		if (wr->exported[f][0])
 			printf("  %s: %s\n", export_format_name(f), wr->exported[f]);
-	printf("  window %.3f s, %zu process(es), %zu device core(s)\n",
-	       (stop - start) / 1e9, capture__num_processes(cap),
-	       capture__num_devices(cap));
+	/* The same words as report's run environment. */
+	printf("  window %.3f s (its start to its stop); events span %.3f s (first event's "
+	       "start to last event's end)\n", (stop - start) / 1e9,
+	       events_span_ns(cap, start, stop) / 1e9);
+	printf("  %zu %s, %zu device %s\n", capture__num_processes(cap),
+	       capture__num_processes(cap) == 1 ? "process" : "processes",
+	       capture__num_devices(cap), capture__num_devices(cap) == 1 ? "core" : "cores");
 	for (size_t i = 0; i < nk; i++) {
 		uint64_t n = capture__span_count(cap, summary_kinds[i]);
 

@@ -4,8 +4,12 @@
  * (XProf's Overview and Input Pipeline, computed from the capture).
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "report"
 #include "cli/cli.h"
@@ -32,6 +36,10 @@ void usage_report(FILE *out)
 		"reported, oldest session first.\n"
 		"\n"
 		"Options:\n"
+		"      --steps N|all    step rows in the text (default 20); -j lists every\n"
+		"                       step in steps.list whatever this says\n"
+		"  -w, --wide           names in full: no fitting to the terminal's width\n"
+		"                       (else $COLUMNS, the terminal's, or 120 columns)\n"
 		CLI_COMMON_HELP
 		"\n"
 		"With -j: one JSON object for one file, else {\"reports\": [...]};\n"
@@ -43,8 +51,23 @@ void usage_report(FILE *out)
 		"  acceltrace report -j /tmp/tb > report.json\n");
 }
 
+/* The columns a line may take: $COLUMNS, the terminal's, or 120. */
+static size_t text_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	uint64_t v;
+
+	if (env && !cli_parse_uint(env, &v) && v >= 40 && v <= 4096)
+		return v;
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 120;
+}
+
 /* One file's report; 0, or 1 when it cannot be read. */
-static int report_file(const struct capture_file *f, struct json_writer *jw)
+static int report_file(const struct capture_file *f, const struct report_text_opts *o,
+		       struct json_writer *jw)
 {
 	struct xs_space *xs;
 	struct report r;
@@ -65,30 +88,53 @@ static int report_file(const struct capture_file *f, struct json_writer *jw)
 	if (jw)
 		report_print_json(&r, f->path, jw);
 	else
-		report_print_text(&r, f->path, stdout);
+		report_print_text(&r, f->path, o, stdout);
 	report_free(&r);
 	xs_free(xs);
 	return 0;
 }
 
+enum { OPT_STEPS = 256 };
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "steps", required_argument, NULL, OPT_STEPS },
+		{ "wide", no_argument, NULL, 'w' },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
+	struct report_text_opts o = { .max_steps = REPORT_DEFAULT_STEP_ROWS };
+	bool wide = false;
+	uint64_t v;
 	struct json_writer *jw = NULL;
 	struct capture_file *files;
 	size_t n;
 	char err[512];
 	int opt, rc = 0;
 
-	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
-		int done = cli_common_or_exit("report", opt, argv, usage_report);
+	while ((opt = getopt_long(argc, argv, ":w" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		int done;
 
+		switch (opt) {
+		case OPT_STEPS:
+			if (!strcmp(optarg, "all"))
+				o.max_steps = SIZE_MAX;
+			else if (!cli_parse_uint(optarg, &v) && v <= SIZE_MAX)
+				o.max_steps = v;
+			else
+				return cli_bad_value("report", "--steps", optarg,
+						     "a number of step rows, or all");
+			continue;
+		case 'w':
+			wide = true;
+			continue;
+		}
+		done = cli_common_or_exit("report", opt, argv, usage_report);
 		if (done >= 0)
 			return done;
 	}
+	o.width = wide ? 0 : text_width();
 	if (optind >= argc) {
 		log_err("name a capture: an .xplane.pb, a session directory or a logdir");
 		return EXIT_USAGE;
@@ -115,7 +161,7 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		if (!jw && i)
 			printf("\n");
-		rc |= report_file(&files[i], jw);
+		rc |= report_file(&files[i], &o, jw);
 	}
 	if (jw) {
 		if (n > 1) {

@@ -58,6 +58,19 @@ void report_environment(struct report_ctx *c)
 	if (hi > lo && __builtin_sub_overflow(hi, lo, &r->span_ps))
 		r->span_ps = INT64_MAX;
 	c->span_start_ps = hi > lo ? lo : 0;
+	r->span_start_ps = c->span_start_ps;
+	r->window_ps = -1;
+	if (task) {
+		const struct xs_stat *a = xs_stat_find(task->stats, task->n_stats, "profile_start_time");
+		const struct xs_stat *b = xs_stat_find(task->stats, task->n_stats, "profile_stop_time");
+		int64_t start, stop;
+
+		if (xs_stat_int(a, &start) && xs_stat_int(b, &stop) && stop >= start &&
+		    !__builtin_mul_overflow(stop - start, 1000, &r->window_ps))
+			;
+		else
+			r->window_ps = -1;
+	}
 	r->device_type = plane_str(first_dev, "device_type_string");
 	if (!r->device_type)
 		r->device_type = plane_str(first_dev, "gpu_device_name");

@@ -49,6 +49,8 @@ enum report_input_kind {
 
 struct report_input_op {
 	const char *thread, *name;
+	int64_t thread_id;	/* the line's id: the thread id on a host plane */
+	bool thread_name_repeats;	/* another thread has the same name */
 	enum report_input_kind kind;
 	uint64_t count;
 	int64_t total_ps, self_ps;
@@ -58,7 +60,9 @@ struct report {
 	/* Run environment. */
 	const char *host, *producer, *device_type;
 	size_t n_device_planes;
-	int64_t span_ps;	/* first to last event of the capture */
+	int64_t span_ps;	/* first event's start to last event's end */
+	int64_t span_start_ps;	/* the first event's start */
+	int64_t window_ps;	/* the window the producer recorded, or -1 */
 
 	/* Steps. */
 	const char *step_source;	/* how steps were found */
@@ -84,6 +88,8 @@ struct report {
 	struct report_input_op *input_ops;
 	size_t n_input_ops;
 	const char *loop_thread;	/* the thread that launches the steps, or "" */
+	int64_t loop_thread_id;
+	bool loop_thread_name_repeats;
 
 	/* What the capture lost, and what it cannot tell. */
 	char *losses[REPORT_MAX_NOTES];
@@ -96,10 +102,38 @@ struct report {
 int report_build(const struct xs_space *xs, struct report *r);
 void report_free(struct report *r);
 
-/* Renderers: the terminal text (with charts) and the JSON object. */
-void report_print_text(const struct report *r, const char *file, FILE *out);
+/* How the text is laid out. */
+struct report_text_opts {
+	size_t max_steps;	/* step rows shown; SIZE_MAX for every one */
+	size_t width;		/* columns a line may take; 0: names in full */
+};
+#define REPORT_DEFAULT_STEP_ROWS 20
+
+/*
+ * Renderers: the terminal text (with charts) and the JSON object (every
+ * step in steps.list, names in full).
+ */
+void report_print_text(const struct report *r, const char *file,
+		       const struct report_text_opts *o, FILE *out);
 struct json_writer;
 void report_print_json(const struct report *r, const char *file, struct json_writer *jw);
 const char *report_input_kind_name(enum report_input_kind k);
+
+/*
+ * @name made to fit @width columns (UTF-8 characters) for a table: as it
+ * is when it fits; else C++ argument lists become "(...)", then template
+ * arguments become "<...>" from the innermost out, and what still does not
+ * fit is cut at a word boundary (_ : < , space ...) and ends with "...".
+ * Never cut inside a character. Returns @name itself or @buf.
+ */
+const char *report_fit_name(const char *name, size_t width, char *buf, size_t size);
+/*
+ * The same for a thread's label, whose end tells threads of one name apart
+ * ("pjrt_async_work_runner/1391642173629522130", "python3 (pid 9, tid 12)"):
+ * its first third and its end around a "...".
+ */
+const char *report_fit_ends(const char *name, size_t width, char *buf, size_t size);
+/* The columns (UTF-8 characters) @s takes. */
+size_t report_text_cols(const char *s);
 
 #endif /* ACCELTRACE_REPORT_H */

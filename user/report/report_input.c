@@ -60,7 +60,8 @@ static bool classify(const struct report_ctx *c, const struct xs_line *l,
 }
 
 static int add_row(struct report *r, struct hashmap *rows, const struct xs_line *l,
-		   const struct xs_event *e, enum report_input_kind k, int64_t self)
+		   bool repeats, const struct xs_event *e, enum report_input_kind k,
+		   int64_t self)
 {
 	uintptr_t idx = (uintptr_t)hashmap__get(rows, (uintptr_t)l, (uintptr_t)e->meta);
 	struct report_input_op *row;
@@ -73,7 +74,8 @@ static int add_row(struct report *r, struct hashmap *rows, const struct xs_line 
 			return -ENOMEM;
 		r->input_ops = v;
 		v[r->n_input_ops] = (struct report_input_op){
-			.thread = l->display_name, .name = e->meta->name, .kind = k,
+			.thread = l->display_name, .thread_id = l->id,
+			.thread_name_repeats = repeats, .name = e->meta->name, .kind = k,
 		};
 		idx = ++r->n_input_ops;
 		if (hashmap__put(rows, (uintptr_t)l, (uintptr_t)e->meta, (void *)idx, NULL))
@@ -93,17 +95,70 @@ static int cmp_row(const void *a, const void *b)
 	return x->total_ps > y->total_ps ? -1 : x->total_ps < y->total_ps;
 }
 
+static int cmp_line_name(const void *a, const void *b)
+{
+	const struct xs_line *x = *(const struct xs_line *const *)a;
+	const struct xs_line *y = *(const struct xs_line *const *)b;
+
+	return strcmp(x->display_name, y->display_name);
+}
+
+/*
+ * Which lines of the host share their name with another line (two
+ * threads named python3 or pread64 readers), by index; NULL and -ENOMEM,
+ * or NULL and 0 for a host with no lines. Sorted, so thousands of threads
+ * cost n log n.
+ */
+static bool *names_repeating(const struct xs_plane *host, int *err)
+{
+	const struct xs_line **by_name;
+	bool *rep;
+	size_t n = host ? host->n_lines : 0;
+
+	*err = 0;
+	if (!n)
+		return NULL;
+	rep = calloc(n, sizeof(*rep));
+	by_name = calloc(n, sizeof(*by_name));
+	if (!rep || !by_name) {
+		free(rep);
+		free(by_name);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		by_name[i] = &host->lines[i];
+	array_sort(by_name, n, sizeof(*by_name), cmp_line_name);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(by_name[i - 1]->display_name, by_name[i]->display_name) &&
+		    by_name[i - 1]->id != by_name[i]->id) {
+			rep[by_name[i - 1] - host->lines] = true;
+			rep[by_name[i] - host->lines] = true;
+		}
+	free(by_name);
+	return rep;
+}
+
 int report_input_pipeline(struct report_ctx *c)
 {
 	struct report *r = c->r;
 	struct hashmap *rows = hashmap__new();
+	bool *repeats;
 	int ret = 0;
 
 	if (!rows)
 		return -ENOMEM;
+	repeats = names_repeating(c->host, &ret);
+	if (ret) {
+		hashmap__free(rows, NULL);
+		return ret;
+	}
 	if (!c->loop)
 		c->loop = find_loop(c->host);
 	r->loop_thread = c->loop ? c->loop->display_name : "";
+	r->loop_thread_id = c->loop ? c->loop->id : 0;
+	r->loop_thread_name_repeats = c->loop && repeats && c->loop >= c->host->lines &&
+		c->loop < c->host->lines + c->host->n_lines && repeats[c->loop - c->host->lines];
 	for (size_t i = 0; c->host && i < c->host->n_lines && !ret; i++) {
 		const struct xs_line *l = &c->host->lines[i];
 		int64_t *self = calloc(l->n_events ? l->n_events : 1, sizeof(*self));
@@ -119,11 +174,12 @@ int report_input_pipeline(struct report_ctx *c)
 			if (!classify(c, l, &l->events[k], &kind))
 				continue;
 			r->input_kind_ps[kind] += l->events[k].dur_ps;
-			ret = add_row(r, rows, l, &l->events[k], kind, self[k]);
+			ret = add_row(r, rows, l, repeats[i], &l->events[k], kind, self[k]);
 		}
 		free(self);
 	}
 	hashmap__free(rows, NULL);
+	free(repeats);
 	if (ret)
 		return ret;
 	array_sort(r->input_ops, r->n_input_ops, sizeof(*r->input_ops), cmp_row);

@@ -5,6 +5,26 @@
 #include "lib/json_writer.h"
 #include "report/report.h"
 
+/* Every measured step, times from the capture's first event. */
+static void step_list(const struct report *r, int64_t origin_ps, struct json_writer *jw)
+{
+	jw_name(jw, "list");
+	jw_start_array(jw);
+	for (size_t i = 0; i < r->n_complete; i++) {
+		const struct report_step *s = &r->steps[i];
+
+		jw_start_object(jw);
+		jw_uint_field(jw, "index", i);
+		jw_double_field(jw, "start_ms", ((double)s->start_ps - (double)origin_ps) / 1e9);
+		jw_double_field(jw, "time_ms", s->time_ps / 1e9);
+		jw_double_field(jw, "input_ms", s->input_ps / 1e9);
+		jw_double_field(jw, "compute_ms", s->compute_ps / 1e9);
+		jw_double_field(jw, "other_ms", s->other_ps / 1e9);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+}
+
 static void steps(const struct report *r, struct json_writer *jw)
 {
 	jw_name(jw, "steps");
@@ -18,6 +38,7 @@ static void steps(const struct report *r, struct json_writer *jw)
 	jw_double_field(jw, "stddev_ms", r->stddev_ms);
 	jw_double_field(jw, "min_ms", r->min_ms);
 	jw_double_field(jw, "max_ms", r->max_ms);
+	step_list(r, r->span_start_ps, jw);
 	jw_end_object(jw);
 }
 
@@ -54,6 +75,7 @@ static void input_pipeline(const struct report *r, struct json_writer *jw)
 	jw_double_field(jw, "device_input_ops_ms", r->input_device_ops_ps / 1e9);
 	jw_double_field(jw, "device_idle_for_input_ms", r->input_idle_ps / 1e9);
 	jw_string_field(jw, "loop_thread", r->loop_thread);
+	jw_int_field(jw, "loop_thread_id", r->loop_thread_id);
 	jw_name(jw, "host");
 	jw_start_object(jw);
 	for (int k = 0; k < INPUT_KINDS; k++)
@@ -66,6 +88,7 @@ static void input_pipeline(const struct report *r, struct json_writer *jw)
 
 		jw_start_object(jw);
 		jw_string_field(jw, "thread", o->thread);
+		jw_int_field(jw, "thread_id", o->thread_id);
 		jw_string_field(jw, "name", o->name);
 		jw_string_field(jw, "kind", report_input_kind_name(o->kind));
 		jw_uint_field(jw, "count", o->count);
@@ -97,6 +120,7 @@ void report_print_json(const struct report *r, const char *file, struct json_wri
 	jw_string_field(jw, "device_type", r->device_type);
 	jw_uint_field(jw, "device_planes", r->n_device_planes);
 	jw_double_field(jw, "span_ms", r->span_ps / 1e9);
+	jw_double_field(jw, "window_ms", r->window_ps >= 0 ? r->window_ps / 1e9 : NAN);
 	jw_end_object(jw);
 	steps(r, jw);
 	jw_double_field(jw, "input_bound_pct", r->input_bound_pct);

@@ -9,14 +9,20 @@
 #include "report/report_internal.h"
 
 static const struct {
-	const char *stat, *what;
+	const char *stat, *one, *many;
 } marks[] = {
-	{ "acceltrace.clipped", "events clipped to the capture window (true times in the stats)" },
-	{ "acceltrace.open_at_stop", "events still open when the window ended" },
-	{ "acceltrace.target_exited", "events closed by their process's exit" },
-	{ "acceltrace.began_before_probes", "events that began before the probes attached" },
-	{ "issued_before_probes", "completions of work issued before the probes attached" },
-	{ "acceltrace.estimated", "device events estimated from runtime calls (no device trace)" },
+	{ "acceltrace.clipped", "event clipped to the capture window (its true times in the stats)",
+	  "events clipped to the capture window (true times in the stats)" },
+	{ "acceltrace.open_at_stop", "event still open when the window ended",
+	  "events still open when the window ended" },
+	{ "acceltrace.target_exited", "event closed by its process's exit",
+	  "events closed by their process's exit" },
+	{ "acceltrace.began_before_probes", "event that began before the probes attached",
+	  "events that began before the probes attached" },
+	{ "issued_before_probes", "completion of work issued before the probes attached",
+	  "completions of work issued before the probes attached" },
+	{ "acceltrace.estimated", "device event estimated from runtime calls (no device trace)",
+	  "device events estimated from runtime calls (no device trace)" },
 };
 
 #define N_MARKS (sizeof(marks) / sizeof(marks[0]))
@@ -44,6 +50,6 @@ int report_losses(struct report_ctx *c)
 	for (size_t m = 0; m < N_MARKS && !ret; m++)
 		if (counts[m])
 			ret = report_lost(c->r, "%llu %s", (unsigned long long)counts[m],
-					  marks[m].what);
+					  counts[m] == 1 ? marks[m].one : marks[m].many);
 	return ret;
 }

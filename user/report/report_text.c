@@ -1,14 +1,71 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The report for a terminal: sections, tables and a bar chart per step. */
+/*
+ * The report for a terminal: sections, tables and a bar chart per step.
+ * Table columns are as wide as their content; names in the last column
+ * are fitted to what is left of the line (report_fit_name), never cut
+ * without a mark.
+ */
+#include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "report/report.h"
 
 #define CHART_WIDTH 40
-#define MAX_STEP_ROWS 20
 #define MAX_INPUT_ROWS 15
+/* The least a fitted name is given, however narrow the line. */
+#define MIN_NAME_COLS 24
+#define NAME_BUF 1024
+
+static size_t max_sz(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* Room for the last column after @used columns; 0: no limit. */
+static size_t room(const struct report_text_opts *o, size_t used)
+{
+	if (!o->width)
+		return 0;
+	return o->width > used + MIN_NAME_COLS ? o->width - used : MIN_NAME_COLS;
+}
+
+/* printf's %-*s counts bytes: pad by characters so UTF-8 names line up. */
+static void put_padded(FILE *out, const char *s, size_t cols)
+{
+	size_t n = report_text_cols(s);
+
+	fputs(s, out);
+	for (; n < cols; n++)
+		fputc(' ', out);
+}
+
+/*
+ * A thread's label, with its id when another thread has the same name:
+ * "python3 (pid 469, tid 570)" for acceltrace's "python3 (pid 469)",
+ * "NAME (tid N)" otherwise.
+ */
+static const char *thread_label(const char *name, int64_t id, bool repeats, char *buf,
+				size_t size)
+{
+	size_t n = strlen(name);
+	const char *pid = strstr(name, " (pid ");
+
+	if (!repeats)
+		return name;
+	if (pid && n && name[n - 1] == ')' && !strchr(pid + 2, '('))
+		snprintf(buf, size, "%.*s, tid %" PRId64 ")", (int)(n - 1), name, id);
+	else
+		snprintf(buf, size, "%s (tid %" PRId64 ")", name, id);
+	return buf;
+}
 
 static void pct_or_unknown(FILE *out, const char *what, double v)
 {
@@ -42,7 +99,7 @@ static void bar(FILE *out, const struct report_step *s, double max_ps)
 	fputc('\n', out);
 }
 
-static void print_steps(const struct report *r, FILE *out)
+static void print_steps(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
 	double max_ps = 0;
 
@@ -59,22 +116,57 @@ static void print_steps(const struct report *r, FILE *out)
 	fprintf(out, "  step time              avg %.3f ms, stddev %.3f ms, min %.3f ms, max %.3f ms\n",
 		r->avg_ms, r->stddev_ms, r->min_ms, r->max_ms);
 	for (size_t i = 0; i < r->n_complete; i++)
-		max_ps = fmax(max_ps, r->steps[i].time_ps);
+		max_ps = max_sz(max_ps, r->steps[i].time_ps);
 	fprintf(out, "\n  %5s %10s %10s %10s %10s  I input, # compute, . other\n",
 		"step", "time ms", "input ms", "compute ms", "other ms");
-	for (size_t i = 0; i < r->n_complete && i < MAX_STEP_ROWS; i++) {
+	for (size_t i = 0; i < r->n_complete && i < o->max_steps; i++) {
 		const struct report_step *s = &r->steps[i];
 
 		fprintf(out, "  %5zu %10.3f %10.3f %10.3f %10.3f  ", i, s->time_ps / 1e9,
 			s->input_ps / 1e9, s->compute_ps / 1e9, s->other_ps / 1e9);
 		bar(out, s, max_ps);
 	}
-	if (r->n_complete > MAX_STEP_ROWS)
-		fprintf(out, "  (%zu more steps; -j lists none of them, only the summary)\n",
-			r->n_complete - MAX_STEP_ROWS);
+	if (r->n_complete > o->max_steps)
+		fprintf(out, "  (%zu more %s: --steps all shows every one, -j lists them in steps.list)\n",
+			r->n_complete - o->max_steps,
+			plural(r->n_complete - o->max_steps, "step", "steps"));
 }
 
-static void print_overview(const struct report *r, FILE *out)
+static void print_top_ops(const struct report *r, const struct report_text_opts *o, FILE *out)
+{
+	char rates[REPORT_TOP_OPS][32], counts[REPORT_TOP_OPS][24], buf[NAME_BUF];
+	size_t w_count = strlen("count"), w_cat = strlen("category"), w_rate = strlen("GFLOP/s");
+	size_t w_name;
+
+	for (size_t i = 0; i < r->n_top_ops; i++) {
+		const struct report_op *op = &r->top_ops[i];
+
+		snprintf(rates[i], sizeof(rates[i]), "-");
+		if (op->flops_per_s >= 0)
+			snprintf(rates[i], sizeof(rates[i]), "%.1f", op->flops_per_s / 1e9);
+		snprintf(counts[i], sizeof(counts[i]), "%" PRIu64, op->count);
+		w_count = max_sz(w_count, strlen(counts[i]));
+		w_rate = max_sz(w_rate, strlen(rates[i]));
+		w_cat = max_sz(w_cat, report_text_cols(op->category));
+	}
+	if (o->width && w_cat > 24)
+		w_cat = 24;
+	w_name = room(o, 2 + 6 + 1 + w_count + 1 + w_cat + 1 + w_rate + 2);
+	fprintf(out, "  %6s %*s ", "self %", (int)w_count, "count");
+	put_padded(out, "category", w_cat);
+	fprintf(out, " %*s  op\n", (int)w_rate, "GFLOP/s");
+	for (size_t i = 0; i < r->n_top_ops; i++) {
+		const struct report_op *op = &r->top_ops[i];
+
+		fprintf(out, "  %6.1f %*s ", op->self_time_pct, (int)w_count, counts[i]);
+		put_padded(out, report_fit_name(op->category[0] ? op->category : "-", w_cat,
+						buf, sizeof(buf)), w_cat);
+		fprintf(out, " %*s  %s\n", (int)w_rate, rates[i],
+			report_fit_name(op->name, w_name, buf, sizeof(buf)));
+	}
+}
+
+static void print_overview(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
 	fprintf(out, "\nOverview\n");
 	pct_or_unknown(out, "input-bound", r->input_bound_pct);
@@ -94,22 +186,62 @@ static void print_overview(const struct report *r, FILE *out)
 		fprintf(out, "  none in the capture\n");
 		return;
 	}
-	fprintf(out, "  %6s %8s %-14s %12s  %s\n", "self %", "count", "category", "GFLOP/s", "op");
-	for (size_t i = 0; i < r->n_top_ops; i++) {
-		const struct report_op *o = &r->top_ops[i];
-		char rate[32] = "-";
-
-		if (o->flops_per_s >= 0)
-			snprintf(rate, sizeof(rate), "%.1f", o->flops_per_s / 1e9);
-		fprintf(out, "  %6.1f %8llu %-14.14s %12s  %.80s\n", o->self_time_pct,
-			(unsigned long long)o->count, o->category[0] ? o->category : "-", rate,
-			o->name);
-	}
+	print_top_ops(r, o, out);
 }
 
-static void print_input(const struct report *r, FILE *out)
+static void print_input_ops(const struct report *r, const struct report_text_opts *o,
+			    FILE *out)
+{
+	size_t rows = r->n_input_ops < MAX_INPUT_ROWS ? r->n_input_ops : MAX_INPUT_ROWS;
+	size_t w_count = strlen("count"), w_total = strlen("total ms"), w_self = strlen("self ms");
+	size_t w_kind = strlen("category"), w_thread = strlen("thread"), w_op = 0, w_name, cap;
+	char label[NAME_BUF], buf[NAME_BUF], num[48];
+
+	for (size_t i = 0; i < rows; i++) {
+		const struct report_input_op *op = &r->input_ops[i];
+
+		w_count = max_sz(w_count, (size_t)snprintf(num, sizeof(num), "%" PRIu64, op->count));
+		w_total = max_sz(w_total, (size_t)snprintf(num, sizeof(num), "%.3f", op->total_ps / 1e9));
+		w_self = max_sz(w_self, (size_t)snprintf(num, sizeof(num), "%.3f", op->self_ps / 1e9));
+		w_kind = max_sz(w_kind, strlen(report_input_kind_name(op->kind)));
+		w_thread = max_sz(w_thread, report_text_cols(thread_label(op->thread, op->thread_id,
+				op->thread_name_repeats, label, sizeof(label))));
+		w_op = max_sz(w_op, report_text_cols(op->name));
+	}
+	/* The thread takes what the numbers leave, less room for the op. */
+	cap = room(o, 2 + w_count + 1 + w_total + 1 + w_self + 2 + w_kind + 1);
+	w_op = w_op < MIN_NAME_COLS ? w_op : MIN_NAME_COLS;
+	if (cap && w_thread + 1 + w_op > cap)
+		w_thread = max_sz(strlen("thread"), cap > w_op + 1 ? cap - w_op - 1 : 0);
+	w_name = room(o, 2 + w_count + 1 + w_total + 1 + w_self + 2 + w_kind + 1 + w_thread + 1);
+	fprintf(out, "\n  %*s %*s %*s  ", (int)w_count, "count", (int)w_total, "total ms",
+		(int)w_self, "self ms");
+	put_padded(out, "category", w_kind);
+	fputc(' ', out);
+	put_padded(out, "thread", w_thread);
+	fprintf(out, " op\n");
+	for (size_t i = 0; i < rows; i++) {
+		const struct report_input_op *op = &r->input_ops[i];
+		const char *t = thread_label(op->thread, op->thread_id, op->thread_name_repeats,
+					     label, sizeof(label));
+
+		fprintf(out, "  %*" PRIu64 " %*.3f %*.3f  ", (int)w_count, op->count,
+			(int)w_total, op->total_ps / 1e9, (int)w_self, op->self_ps / 1e9);
+		put_padded(out, report_input_kind_name(op->kind), w_kind);
+		fputc(' ', out);
+		put_padded(out, report_fit_ends(t, o->width ? w_thread : 0, buf, sizeof(buf)),
+			   w_thread);
+		fprintf(out, " %s\n", report_fit_name(op->name, w_name, buf, sizeof(buf)));
+	}
+	if (r->n_input_ops > rows)
+		fprintf(out, "  (%zu more %s; -j lists every one in input_pipeline.ops)\n",
+			r->n_input_ops - rows, plural(r->n_input_ops - rows, "row", "rows"));
+}
+
+static void print_input(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
 	int64_t max_in = 0, sum_in = 0;
+	char label[NAME_BUF];
 
 	fprintf(out, "\nInput pipeline\n");
 	for (size_t i = 0; i < r->n_complete; i++) {
@@ -121,38 +253,35 @@ static void print_input(const struct report *r, FILE *out)
 		fprintf(out, "  device waiting for input per step: avg %.3f ms, max %.3f ms\n",
 			sum_in / 1e9 / r->n_complete, max_in / 1e9);
 	if (r->loop_thread[0])
-		fprintf(out, "  step loop thread: %s\n", r->loop_thread);
+		fprintf(out, "  step loop thread: %s\n",
+			thread_label(r->loop_thread, r->loop_thread_id,
+				     r->loop_thread_name_repeats, label, sizeof(label)));
 	fprintf(out, "  host input time\n");
 	for (int k = 0; k < INPUT_KINDS; k++)
 		fprintf(out, "    %-28s %10.3f ms\n", report_input_kind_name(k),
 			r->input_kind_ps[k] / 1e9);
-	if (!r->n_input_ops)
-		return;
-	fprintf(out, "\n  %8s %12s %12s  %-26s %-30s %s\n", "count", "total ms", "self ms",
-		"category", "thread", "op");
-	for (size_t i = 0; i < r->n_input_ops && i < MAX_INPUT_ROWS; i++) {
-		const struct report_input_op *o = &r->input_ops[i];
-
-		fprintf(out, "  %8llu %12.3f %12.3f  %-26s %-30.30s %s\n",
-			(unsigned long long)o->count, o->total_ps / 1e9, o->self_ps / 1e9,
-			report_input_kind_name(o->kind), o->thread, o->name);
-	}
-	if (r->n_input_ops > MAX_INPUT_ROWS)
-		fprintf(out, "  (%zu more rows)\n", r->n_input_ops - MAX_INPUT_ROWS);
+	if (r->n_input_ops)
+		print_input_ops(r, o, out);
 }
 
-void report_print_text(const struct report *r, const char *file, FILE *out)
+void report_print_text(const struct report *r, const char *file,
+		       const struct report_text_opts *o, FILE *out)
 {
 	fprintf(out, "acceltrace report: %s\n", file);
 	fprintf(out, "\nRun environment\n");
 	fprintf(out, "  host                   %s\n", r->host[0] ? r->host : "(unnamed)");
 	fprintf(out, "  written by             %s\n", r->producer);
-	fprintf(out, "  device                 %s, %zu device plane(s)\n", r->device_type,
-		r->n_device_planes);
-	fprintf(out, "  events span            %.3f s\n", r->span_ps / 1e12);
-	print_steps(r, out);
-	print_overview(r, out);
-	print_input(r, out);
+	fprintf(out, "  device                 %s, %zu device %s\n", r->device_type,
+		r->n_device_planes, plural(r->n_device_planes, "plane", "planes"));
+	/* The same words as record's summary. */
+	if (r->window_ps >= 0)
+		fprintf(out, "  window                 %.3f s (its start to its stop)\n",
+			r->window_ps / 1e12);
+	fprintf(out, "  events span            %.3f s (first event's start to last event's end)\n",
+		r->span_ps / 1e12);
+	print_steps(r, o, out);
+	print_overview(r, o, out);
+	print_input(r, o, out);
 	fprintf(out, "\nWhat the capture lost\n");
 	if (!r->n_losses)
 		fprintf(out, "  nothing recorded as dropped, clipped or open\n");
