@@ -25,6 +25,7 @@
 #include "collect/collector.h"
 #include "collect/recorder.h"
 #include "discover/probe_packs.h"
+#include "discover/procfs.h"
 #include "discover/runtime_attach.h"
 #include "export/export.h"
 #include "lib/json_writer.h"
@@ -325,16 +326,13 @@ static bool find_agent(char *path, size_t len)
 		"libacceltrace-agent.so", "../lib/acceltrace/libacceltrace-agent.so",
 	};
 	char exe[4096], *slash;
-	ssize_t n;
 
 	if (env && env[0]) {
 		snprintf(path, len, "%s", env);
 		return !access(path, R_OK);
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (procfs_self_exe(exe, sizeof(exe)))
 		return false;
-	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (!slash)
 		return false;
