@@ -23,6 +23,7 @@
 #include "daemon/flight_recorder.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
+#include "daemon/privileges.h"
 #include "daemon/rules.h"
 #include "discover/procfs.h"
 
@@ -373,12 +374,37 @@ static void reload(struct daemon *d)
 	log_info("configuration reloaded from %s", d->o.config_path);
 }
 
+/* Says which capabilities the daemon kept, and that it dropped the rest. */
+static void log_privileges(uint64_t kept_mask)
+{
+	const struct privilege *p;
+	char names[256] = "";
+	size_t n, used = 0;
+
+	p = privileges_kept(&n);
+	for (size_t i = 0; i < n; i++) {
+		int w;
+
+		if (!((kept_mask >> p[i].cap) & 1))
+			continue;
+		w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
+			     p[i].name);
+		if (w < 0 || (size_t)w >= sizeof(names) - used)
+			break;
+		used += w;
+	}
+	log_info("privileges: kept %s; every other capability dropped, no new privileges",
+		 used ? names : "none");
+}
+
 static int start(struct daemon *d)
 {
 	struct flight_recorder_opts fo = { .sz = sizeof(fo) };
+	struct metrics_http_opts ho = { .sz = sizeof(ho) };
 	struct metrics_opts mo = { .sz = sizeof(mo) };
 	char addr[64], detail[64];
-	uint16_t port;
+	uint64_t kept_mask = 0;
+	int err;
 
 	mo.on_step = on_step;
 	mo.ctx = d;
@@ -388,17 +414,19 @@ static int start(struct daemon *d)
 		return -ENOMEM;
 	d->ctl = control_server__new(d->cfg.socket);
 	if (!d->ctl) {
-		log_err("control socket %s: %s", d->cfg.socket, strerror(errno));
-		return -errno;
+		err = -errno;
+		log_err("control socket %s: %s", d->cfg.socket, strerror(-err));
+		return err;
 	}
 	if (strcmp(d->cfg.listen, "off")) {
-		if (daemon_config__split_listen(d->cfg.listen, addr, sizeof(addr), &port))
+		if (daemon_config__split_listen(d->cfg.listen, addr, sizeof(addr), &ho.port))
 			return -EINVAL;
-		d->http = metrics_http__start(addr, port);
+		ho.addr = addr;
+		d->http = metrics_http__bind(&ho);
 		if (!d->http) {
-			log_err("metrics: cannot listen on %s: %s", d->cfg.listen,
-				strerror(errno));
-			return -errno;
+			err = -errno;
+			log_err("metrics: cannot listen on %s: %s", d->cfg.listen, strerror(-err));
+			return err;
 		}
 	}
 	d->observer.span = on_span;
@@ -411,6 +439,21 @@ static int start(struct daemon *d)
 	d->fr = flight_recorder__start(&fo);
 	if (!d->fr)
 		return -errno;
+	/* Probes loaded, sockets bound: from here on only what later work
+	 * needs (privileges.h), before any thread of ours starts. */
+	err = privileges_drop(&kept_mask);
+	if (err) {
+		log_err("dropping privileges failed: %s", strerror(-err));
+		return err;
+	}
+	log_privileges(kept_mask);
+	if (d->http) {
+		err = metrics_http__serve(d->http);
+		if (err) {
+			log_err("metrics: cannot serve on %s: %s", d->cfg.listen, strerror(-err));
+			return err;
+		}
+	}
 	/* The recorder starts with every probe on; the sampler decides. */
 	d->detail_on = true;
 	d->detail_since_ns = clock_ns(CLOCK_MONOTONIC);
