@@ -26,6 +26,8 @@
 #include "daemon/privileges.h"
 #include "daemon/rules.h"
 #include "discover/procfs.h"
+#include "output/xprof_logdir.h"
+#include "output/xspace_writer.h"
 
 /* How far ahead a --at window may be scheduled. */
 #define MAX_TRIGGER_AHEAD_NS (24 * 3600 * 1000000000ull)
@@ -201,22 +203,22 @@ static void take_capture(struct daemon *d, uint64_t stop)
 {
 	struct pending *p = &d->pending;
 	uint64_t from = p->from_ns;
-	char path[4096], line[4200];
+	struct xspace_written wr;
+	char line[4200];
 	int err;
 
 	if (from < flight_recorder__start_ns(d->fr))
 		from = flight_recorder__start_ns(d->fr);
-	err = flight_recorder__capture(d->fr, from, stop, d->cfg.logdir, p->session,
-				       path, sizeof(path));
+	err = flight_recorder__capture(d->fr, from, stop, d->cfg.logdir, p->session, &wr);
 	if (err) {
 		d->captures_failed++;
 		snprintf(line, sizeof(line), "error the capture failed: %s", strerror(-err));
 	} else {
 		d->captures_written++;
 		log_info("capture written: %s (window_start_ns=%" PRIu64 " window_stop_ns=%" PRIu64
-			 ", %.1f s; %s)", path, from, stop, (stop - from) / 1e9, p->why);
+			 ", %.1f s; %s)", wr.path, from, stop, (stop - from) / 1e9, p->why);
 		snprintf(line, sizeof(line), "ok %s window_start_ns=%" PRIu64
-			 " window_stop_ns=%" PRIu64, path, from, stop);
+			 " window_stop_ns=%" PRIu64, wr.path, from, stop);
 	}
 	answer_waiters(d, line);
 	p->active = false;
@@ -406,6 +408,13 @@ static int start(struct daemon *d)
 	uint64_t kept_mask = 0;
 	int err;
 
+	/* A logdir it cannot write to is said now, not at the first capture
+	 * (perhaps weeks later, after the window it was asked for). */
+	err = xprof_logdir_check(d->cfg.logdir);
+	if (err) {
+		log_err("cannot write captures to %s: %s", d->cfg.logdir, io_error_reason(err));
+		return err;
+	}
 	mo.on_step = on_step;
 	mo.ctx = d;
 	d->metrics = metrics__new(&mo);
