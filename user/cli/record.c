@@ -112,7 +112,8 @@ void usage_record(FILE *out)
 		"Exit status: 0 when a capture was written; 1 when none was (no device\n"
 		"activity, an I/O error, a logdir it cannot write to: said before the\n"
 		"window, a target that does not exist); 2 on a usage error; with -- CMD,\n"
-		"the command's own non-zero exit status.\n"
+		"the command's own non-zero exit status, or 128 + the signal that killed\n"
+		"it, as a shell gives it.\n"
 		"\n"
 		"Options:\n"
 		CLI_COMMON_HELP);
@@ -632,16 +633,25 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 	return err;
 }
 
-/* With -- CMD: its wait status becomes ours when the capture went well. */
+/*
+ * With -- CMD: its wait status becomes ours when the capture went well, as
+ * a shell gives it: its exit status, or 128 + the signal that killed it.
+ */
 static int command_status(int status, int rc)
 {
-	if (WIFEXITED(status) && WEXITSTATUS(status) && !rc) {
+	if (rc)
+		return rc;
+	if (WIFEXITED(status) && WEXITSTATUS(status)) {
 		log_info("the command exited with status %d", WEXITSTATUS(status));
 		return WEXITSTATUS(status);
 	}
-	if (WIFSIGNALED(status) && !rc)
-		log_info("the command was killed by signal %d", WTERMSIG(status));
-	return rc;
+	if (WIFSIGNALED(status)) {
+		log_warn("the command was killed by signal %d (%s): exit status %d, as a "
+			 "shell gives it", WTERMSIG(status), strsignal(WTERMSIG(status)),
+			 128 + WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
