@@ -31,6 +31,11 @@ static const struct privilege kept[] = {
 	CAP_ENTRY(CAP_BPF, "probes for processes that start later, detail turned on "
 		  "and off, the kernel's tables read and written"),
 	CAP_ENTRY(CAP_PERFMON, "uprobes and tracepoints attached through perf events"),
+	/* perf_uprobe_event_init() asks for CAP_SYS_ADMIN again (CAP_PERFMON
+	 * sufficed from 5.8 until a security fix restored the check): without
+	 * it no uprobe reaches a process that starts after start-up. */
+	CAP_ENTRY(CAP_SYS_ADMIN, "uprobes created through perf events for processes "
+		  "and libraries that appear later (the kernel asks for it)"),
 	CAP_ENTRY(CAP_SYS_PTRACE, "other users' processes: /proc/PID/maps, fd, root, io, "
 		  "and their memory (PJRT tables, programs)"),
 	CAP_ENTRY(CAP_CHECKPOINT_RESTORE, "a mapping's file (a library, a devtrace "
@@ -55,15 +60,12 @@ static bool kernel_knows(int cap)
 	return prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0;
 }
 
-static uint64_t kept_mask_for_kernel(void)
+static uint64_t kept_caps(void)
 {
 	uint64_t mask = 0;
 
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		mask |= 1ull << kept[i].cap;
-	/* Before CAP_BPF and CAP_PERFMON (5.8), CAP_SYS_ADMIN was both. */
-	if (!kernel_knows(CAP_BPF))
-		mask |= 1ull << CAP_SYS_ADMIN;
 	return mask;
 }
 
@@ -78,7 +80,7 @@ int privileges_drop(uint64_t *kept_mask)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
-	uint64_t keep = kept_mask_for_kernel(), have;
+	uint64_t keep = kept_caps(), have;
 	bool bounding = true;
 	int err, cap;
 
