@@ -144,13 +144,19 @@ def started_daemon():
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         privileges(d)
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
-                body = r.read().decode()
-        except OSError as e:
-            body = str(e)
-        check("acceltrace_traced_processes" in body, "/metrics served after the drop: %s"
-              % body[:200])
+        body = [""]
+
+        def scrape():
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                            timeout=10) as r:
+                    body[0] = r.read().decode()
+            except OSError as e:
+                body[0] = str(e)
+            return "acceltrace_traced_processes" in body[0]
+
+        # The first text is published a loop turn after it says it watches.
+        check(wait_for(scrape, 20), "/metrics served after the drop: %s" % body[0][:200])
         running = wait_for(lambda: os.path.exists(tp) and os.path.getsize(tp) > 10000, 30)
         if check(running, "the trainer running as nobody"):
             time.sleep(1)  # a second of its executions inside the window
