@@ -2,10 +2,12 @@
 /*
  * The control socket: the protocol's round trip and refusals, the socket's
  * mode, a stale socket replaced and a live one left alone, a request
- * answered once the daemon replies, and a client of another user refused
- * (SO_PEERCRED; as root only).
+ * answered once the daemon replies, a client of another user refused
+ * (SO_PEERCRED; as root only), and clients that never finish their line
+ * (silent, trickling, too long) told so and let go by their deadline.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,10 +209,132 @@ static void test_slot_reuse(void)
 	rmdir(dir);
 }
 
+/* A connected client that sends @line (no newline: never whole). */
+static int partial_client(const char *path, const char *line)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What the server said to @fd, once it closed it ("" if nothing). */
+static void reply_of(int fd, char *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n = poll(&pfd, 1, 0) == 1 ? recv(fd, buf, len - 1, MSG_DONTWAIT) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Whether the server closed @fd (the reply read, then end of stream). */
+static bool closed_by_server(int fd)
+{
+	char buf[CONTROL_MAX_LINE + 2];
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0)
+			return true;
+		if (n < 0)
+			return false;
+	}
+}
+
+/*
+ * Clients that never finish their request line: one silent, one sending a
+ * byte every 50 ms (each byte in time, the line never whole), every slot
+ * held by silent ones. Each is answered "error timed out" at its deadline
+ * and its slot freed for the next client; nothing reaches the daemon.
+ */
+static void test_request_deadline(void)
+{
+	char dir[] = "/tmp/at-control-XXXXXX", path[128], buf[CONTROL_MAX_LINE + 2];
+	const uint64_t timeout_ns = 300 * 1000000ull;
+	int silent, trickle, hogs[64], late, busy;
+	struct control_server *s;
+	struct timespec t0, t;
+	double waited;
+
+	if (!ASSERT_OK_PTR(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/d.sock", dir);
+	s = control_server__new(path);
+	if (!ASSERT_OK_PTR(s, "server"))
+		return;
+	control_server__set_request_timeout(s, timeout_ns);
+	n_ids = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	silent = partial_client(path, "");
+	trickle = partial_client(path, "t");
+	ASSERT_TRUE(silent >= 0 && trickle >= 0, "clients connected");
+	/* Until both are let go, or twice the deadline. */
+	for (int i = 0; i < 120; i++) {
+		control_server__poll(s, note_id, NULL);
+		if (closed_by_server(silent) && closed_by_server(trickle))
+			break;
+		if (i % 10 == 0 && write(trickle, "r", 1) != 1)
+			break;
+		usleep(5000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	waited = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+	ASSERT_TRUE(closed_by_server(silent), "the silent client let go");
+	ASSERT_TRUE(closed_by_server(trickle), "the trickling client let go");
+	ASSERT_TRUE(waited >= 0.3 && waited < 1.5, "at its deadline (not before; load may delay)");
+	ASSERT_EQ(n_ids, 0, "no request reached the daemon");
+	close(silent);
+	close(trickle);
+
+	/* Every slot held by a silent client: the next one is turned away
+	 * now, and served once the deadline has freed them. */
+	for (int i = 0; i < 64; i++) {
+		hogs[i] = partial_client(path, "trigger");
+		control_server__poll(s, note_id, NULL);	/* the backlog is short */
+	}
+	busy = partial_client(path, "");
+	control_server__poll(s, note_id, NULL);
+	usleep(10000);
+	reply_of(busy, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "error busy: too many clients waiting\n", "all slots held");
+	close(busy);
+	for (int i = 0; i < 100; i++, usleep(5000))
+		control_server__poll(s, note_id, NULL);
+	reply_of(hogs[0], buf, sizeof(buf));
+	ASSERT_STRCONTAINS(buf, "error timed out", "a holder told why");
+	for (int i = 0; i < 64; i++)
+		close(hogs[i]);
+	late = raw_client(path);
+	for (int i = 0; i < 100 && n_ids < 1; i++, usleep(1000))
+		control_server__poll(s, note_id, NULL);
+	ASSERT_EQ(n_ids, 1, "a client after them is served");
+	close(late);
+
+	/* A line longer than CONTROL_MAX_LINE: refused at once. */
+	memset(buf, 'x', CONTROL_MAX_LINE);
+	buf[CONTROL_MAX_LINE] = '\0';
+	late = partial_client(path, buf);
+	for (int i = 0; i < 50 && !closed_by_server(late); i++, usleep(2000))
+		control_server__poll(s, note_id, NULL);
+	ASSERT_TRUE(closed_by_server(late), "a too long line let go before the deadline");
+	close(late);
+	control_server__free(s, NULL);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_protocol();
 	test_server();
 	test_slot_reuse();
+	test_request_deadline();
 	return test_exit();
 }

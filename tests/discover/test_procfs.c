@@ -249,9 +249,47 @@ static void test_ns_ids(void)
 		    "the namespace half held (its checks above)");
 }
 
+static int count_tid(void *ctx, pid_t tid)
+{
+	int *n = ctx;
+
+	n[0]++;
+	if (tid == thread_tid)
+		n[1]++;
+	return 0;
+}
+
+/* acceltrace about itself: its threads, its run delay, its executable. */
+static void test_self(void)
+{
+	char exe[4096], want[4096];
+	uint64_t delay = ~0ull;
+	int n[2] = { 0, 0 };
+	pthread_t th;
+	ssize_t len;
+
+	pthread_barrier_init(&named, NULL, 2);
+	if (ASSERT_OK(pthread_create(&th, NULL, thread_main, NULL), "thread")) {
+		pthread_barrier_wait(&named);
+		ASSERT_OK(procfs_for_each_tid(getpid(), count_tid, n), "own threads");
+		ASSERT_EQ(n[0], 2, "both threads listed");
+		ASSERT_EQ(n[1], 1, "the second by its id");
+		pthread_barrier_wait(&named);
+		pthread_join(th, NULL);
+	}
+	ASSERT_OK(procfs_self_run_delay(&delay), "own run delay");
+	ASSERT_NEQ(delay, ~0ull, "read");
+	len = readlink("/proc/self/exe", want, sizeof(want) - 1);
+	want[len > 0 ? len : 0] = '\0';
+	ASSERT_OK(procfs_self_exe(exe, sizeof(exe)), "own executable");
+	ASSERT_STREQ(exe, want, "its path");
+	ASSERT_EQ(procfs_self_exe(exe, 4), -ENAMETOOLONG, "a short buffer");
+}
+
 int main(void)
 {
 	test_names();
+	test_self();
 	test_fds();
 	test_alive();
 	test_io_reads();

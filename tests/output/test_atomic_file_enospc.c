@@ -147,7 +147,8 @@ static void xspace_on_full_disk(const char *mnt)
 		.sz = sizeof(opts), .hostname = "tpu-host", .session = "run",
 	};
 	struct capture *c = capture__new(&opts);
-	char logdir[700], want[800], got[800], *msg;
+	char logdir[700], want[800], *msg;
+	struct xspace_written got;
 	uint32_t name;
 	int t, err;
 
@@ -169,7 +170,7 @@ static void xspace_on_full_disk(const char *mnt)
 	snprintf(logdir, sizeof(logdir), "%s/logs", mnt);
 	snprintf(want, sizeof(want), "%s/plugins/profile/run/tpu-host.xplane.pb", logdir);
 	capture_stderr();
-	err = xspace_write_capture(c, logdir, got, sizeof(got));
+	err = xspace_write_capture(c, logdir, &got);
 	msg = restore_stderr();
 	ASSERT_EQ(err, -ENOSPC, "XSpace onto a full disk: ENOSPC");
 	ASSERT_STRCONTAINS(msg, "disk full", "XSpace message says the disk is full");

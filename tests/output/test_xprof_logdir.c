@@ -2,11 +2,15 @@
 /*
  * XProf's profile layout: <logdir>/plugins/profile/<session>/<host>.xplane.pb
  * named as XProf's own writer names it, the directory chain created, a
- * symlinked or bad session directory refused, and the capture file opened
- * there atomically with its path reported.
+ * symlinked or bad session directory refused, the capture file opened
+ * there atomically with its path reported, never over another capture
+ * (a second one, or one committed second, goes to "<session>-2"), and the
+ * logdir checked before a capture is taken.
  */
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "lib/atomic_file.h"
@@ -69,31 +73,109 @@ static void test_session_dir(void)
 	ASSERT_EQ(xprof_session_dir_open(logdir, "run3"), -ENOTDIR, "file as session dir");
 }
 
+static void commit_one(struct xprof_profile *p, const char *what)
+{
+	fputs(what, xprof_profile__stream(p));
+	ASSERT_OK(xprof_profile__commit(p, strlen(what)), "commit");
+}
+
+static void read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+}
+
 static void test_profile_open(void)
 {
-	char logdir[512], path[1024], tiny[8];
-	struct atomic_file *af;
+	char logdir[512], path[1024], buf[64];
+	struct xprof_profile *p, *q;
 	struct stat st;
 
 	snprintf(logdir, sizeof(logdir), "%s/open", dir);
-	af = xprof_profile_open(logdir, "s1", "host:1", path, sizeof(path));
-	if (!ASSERT_OK_PTR(af, "opened"))
+	p = xprof_profile__open(logdir, "s1", "host:1");
+	if (!ASSERT_OK_PTR(p, "opened"))
 		return;
-	ASSERT_STRCONTAINS(path, "/open/plugins/profile/s1/host_1.xplane.pb", "path out");
-	fputs("x", atomic_file__stream(af));
-	ASSERT_OK(atomic_file__commit(af, 1), "commit");
-	atomic_file__free(af);
+	ASSERT_STRCONTAINS(xprof_profile__path(p), "/open/plugins/profile/s1/host_1.xplane.pb",
+			   "path");
+	commit_one(p, "first");
+	snprintf(path, sizeof(path), "%s", xprof_profile__path(p));
+	xprof_profile__free(p);
 	ASSERT_OK(stat(path, &st), "file there");
 
+	/* The same session and host again: never over the first. */
+	p = xprof_profile__open(logdir, "s1", "host:1");
+	if (ASSERT_OK_PTR(p, "opened again")) {
+		ASSERT_STREQ(xprof_profile__session(p), "s1-2", "the next free session");
+		commit_one(p, "second");
+		ASSERT_STRCONTAINS(xprof_profile__path(p), "/plugins/profile/s1-2/host_1.xplane.pb",
+				   "its path");
+		read_file(xprof_profile__path(p), buf, sizeof(buf));
+		ASSERT_STREQ(buf, "second", "the second capture there");
+		xprof_profile__free(p);
+	}
+	read_file(path, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "first", "the first capture untouched");
+
+	/* Another host in the same session: the session is shared, as a
+	 * fleet's is. */
+	p = xprof_profile__open(logdir, "s1", "other");
+	if (ASSERT_OK_PTR(p, "another host")) {
+		ASSERT_STREQ(xprof_profile__session(p), "s1", "its own file in the same session");
+		xprof_profile__free(p);
+	}
+
+	/* Two writers opened at once (two records in the same second): both
+	 * choose s2; the one committing second goes to s2-2. */
+	p = xprof_profile__open(logdir, "s2", "h");
+	q = xprof_profile__open(logdir, "s2", "h");
+	if (ASSERT_OK_PTR(p, "writer one") && ASSERT_OK_PTR(q, "writer two")) {
+		ASSERT_STREQ(xprof_profile__session(q), "s2", "both chose the same at the open");
+		commit_one(p, "one");
+		commit_one(q, "two");
+		ASSERT_STREQ(xprof_profile__session(q), "s2-2", "the second moved on at its commit");
+		read_file(xprof_profile__path(p), buf, sizeof(buf));
+		ASSERT_STREQ(buf, "one", "the first writer's file kept");
+		read_file(xprof_profile__path(q), buf, sizeof(buf));
+		ASSERT_STREQ(buf, "two", "the second's beside it");
+	}
+	xprof_profile__free(p);
+	xprof_profile__free(q);
+
 	errno = 0;
-	af = xprof_profile_open(logdir, "s1", "h", tiny, sizeof(tiny));
-	ASSERT_TRUE(!af && errno == ENAMETOOLONG, "path buffer too small");
+	p = xprof_profile__open(logdir, "..", "h");
+	ASSERT_TRUE(!p && errno == EINVAL, "bad session");
 	errno = 0;
-	af = xprof_profile_open(logdir, "..", "h", NULL, 0);
-	ASSERT_TRUE(!af && errno == EINVAL, "bad session");
-	errno = 0;
-	af = xprof_profile_open(logdir, "s1", "", NULL, 0);
-	ASSERT_TRUE(!af && errno == EINVAL, "empty host");
+	p = xprof_profile__open(logdir, "s1", "");
+	ASSERT_TRUE(!p && errno == EINVAL, "empty host");
+}
+
+/* The logdir check: writable passes and leaves nothing behind; a logdir
+ * under a regular file, or in a read-only directory, fails at once. */
+static void test_logdir_check(void)
+{
+	char logdir[512], path[600], cmd[700];
+	int fd;
+
+	snprintf(logdir, sizeof(logdir), "%s/check", dir);
+	ASSERT_OK(xprof_logdir_check(logdir), "a writable logdir");
+	snprintf(path, sizeof(path), "%s/plugins/profile", logdir);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", path);
+	ASSERT_OK(system(cmd), "nothing left in it");
+	snprintf(path, sizeof(path), "%s/a-file", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	close(fd);
+	snprintf(logdir, sizeof(logdir), "%s/a-file/logs", dir);
+	ASSERT_EQ(xprof_logdir_check(logdir), -ENOTDIR, "a logdir under a file");
+	if (geteuid()) {
+		/* Root writes anywhere it may: tests/e2e use a read-only mount. */
+		snprintf(logdir, sizeof(logdir), "%s/ro", dir);
+		mkdir(logdir, 0500);
+		ASSERT_EQ(xprof_logdir_check(logdir), -EACCES, "a read-only logdir");
+	}
 }
 
 int main(void)
@@ -105,6 +187,7 @@ int main(void)
 	test_paths();
 	test_session_dir();
 	test_profile_open();
+	test_logdir_check();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		fprintf(stderr, "could not remove %s\n", dir);

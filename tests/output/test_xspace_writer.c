@@ -611,7 +611,7 @@ static int emit(const char *dir)
 	err = xspace_write_file(c, path, NULL);
 	if (!err) {
 		snprintf(path, sizeof(path), "%s/logdir", dir);
-		err = xspace_write_capture(c, path, NULL, 0);
+		err = xspace_write_capture(c, path, NULL);
 	}
 	capture__free(c);
 	return err ? 1 : 0;
@@ -619,7 +619,8 @@ static int emit(const char *dir)
 
 int main(int argc, char **argv)
 {
-	char dir[] = "/tmp/test_xspace_writer.XXXXXX", path[512], got[512];
+	char dir[] = "/tmp/test_xspace_writer.XXXXXX", path[512];
+	struct xspace_written got;
 	struct capture *c;
 	struct stat st;
 
@@ -643,10 +644,11 @@ int main(int argc, char **argv)
 	}
 
 	snprintf(path, sizeof(path), "%s/logs", dir);
-	if (ASSERT_OK(xspace_write_capture(c, path, got, sizeof(got)), "write capture")) {
+	if (ASSERT_OK(xspace_write_capture(c, path, &got), "write capture")) {
 		snprintf(path, sizeof(path),
 			 "%s/logs/plugins/profile/2026_01_01_00_00_00/tpu-host_8470.xplane.pb", dir);
-		ASSERT_STREQ(got, path, "XProf layout path");
+		ASSERT_STREQ(got.path, path, "XProf layout path");
+		ASSERT_STREQ(got.session, "2026_01_01_00_00_00", "its session");
 		ASSERT_OK(access(path, R_OK), "file where XProf looks");
 		check_sample_file(path);
 	}

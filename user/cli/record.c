@@ -25,9 +25,12 @@
 #include "collect/collector.h"
 #include "collect/recorder.h"
 #include "discover/probe_packs.h"
+#include "discover/procfs.h"
 #include "discover/runtime_attach.h"
 #include "export/export.h"
 #include "lib/json_writer.h"
+#include "lib/atomic_file.h"
+#include "output/xprof_logdir.h"
 #include "output/xspace_writer.h"
 #include "probe/probe_session.h"
 #include "reader/xspace_reader.h"
@@ -84,7 +87,9 @@ void usage_record(FILE *out)
 		"\n"
 		"Output:\n"
 		"  -o, --logdir DIR       where captures go (default: acceltrace-logs)\n"
-		"      --session NAME     session directory name (default: local time)\n"
+		"      --session NAME     session directory name (default: local time); a\n"
+		"                         session holding this host's capture already is\n"
+		"                         never written over: NAME-2, -3, ... instead\n"
 		"      --max-events N     keep at most N spans, dropping the least useful\n"
 		"                         kinds first, and say so (default 1000000)\n"
 		"      --format LIST      xspace, perfetto, json, comma-separated (default\n"
@@ -105,8 +110,10 @@ void usage_record(FILE *out)
 		"                         (GPU kernels come only from the agent: docs/agent.md)\n"
 		"\n"
 		"Exit status: 0 when a capture was written; 1 when none was (no device\n"
-		"activity, an I/O error, a target that does not exist); 2 on a usage error;\n"
-		"with -- CMD, the command's own non-zero exit status.\n"
+		"activity, an I/O error, a logdir it cannot write to: said before the\n"
+		"window, a target that does not exist); 2 on a usage error; with -- CMD,\n"
+		"the command's own non-zero exit status, or 128 + the signal that killed\n"
+		"it, as a shell gives it.\n"
 		"\n"
 		"Options:\n"
 		CLI_COMMON_HELP
@@ -330,16 +337,13 @@ static bool find_agent(char *path, size_t len)
 		"libacceltrace-agent.so", "../lib/acceltrace/libacceltrace-agent.so",
 	};
 	char exe[4096], *slash;
-	ssize_t n;
 
 	if (env && env[0]) {
 		snprintf(path, len, "%s", env);
 		return !access(path, R_OK);
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (procfs_self_exe(exe, sizeof(exe)))
 		return false;
-	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (!slash)
 		return false;
@@ -500,6 +504,7 @@ static void print_collector_json(struct json_writer *jw,
 struct written {
 	const char *logdir;
 	char path[4096];
+	char session[256];	/* the capture's, or that with a suffix ("-2") */
 	uint64_t bytes;
 	char exported[EXPORT_CHROME_JSON + 1][4096];	/* "" when not asked for */
 };
@@ -554,7 +559,10 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 			if (wr->exported[f][0])
 				jw_string_field(jw, export_format_name(f), wr->exported[f]);
 		jw_end_object(jw);
-		jw_string_field(jw, "session", capture__session(cap));
+		jw_string_field(jw, "session", wr->session);
+		/* Only when it differs: the one asked held this host's capture. */
+		if (strcmp(wr->session, capture__session(cap)))
+			jw_string_field(jw, "session_asked", capture__session(cap));
 		jw_string_field(jw, "host", capture__hostname(cap));
 		jw_uint_field(jw, "window", recorder__window(rec));
 		jw_uint_field(jw, "window_start_ns", start);
@@ -604,6 +612,9 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		return;
 	}
 	printf("capture written: %s (%.1f KiB)\n", wr->path, wr->bytes / 1024.0);
+	if (strcmp(wr->session, capture__session(cap)))
+		printf("  session %s holds a capture of this host already: this one is in "
+		       "session %s\n", capture__session(cap), wr->session);
 	for (int f = 0; f <= EXPORT_CHROME_JSON; f++)
 		if (wr->exported[f][0])
 			printf("  %s: %s\n", export_format_name(f), wr->exported[f]);
@@ -667,30 +678,41 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 {
 	const struct record_args *args = ctx;
 	struct written wr = { .logdir = args->logdir };
+	struct xspace_written out;
 	struct stat st;
 	int err;
 
 	(void)window;
-	err = xspace_write_capture(recorder__capture(rec), wr.logdir, wr.path,
-				   sizeof(wr.path));
+	err = xspace_write_capture(recorder__capture(rec), wr.logdir, &out);
 	if (err)
 		return err;	/* the writer said why; no partial file */
+	snprintf(wr.path, sizeof(wr.path), "%s", out.path);
+	snprintf(wr.session, sizeof(wr.session), "%s", out.session);
 	wr.bytes = stat(wr.path, &st) ? 0 : st.st_size;
 	err = write_exports(args, &wr);
 	print_summary(rec, &wr);
 	return err;
 }
 
-/* With -- CMD: its wait status becomes ours when the capture went well. */
+/*
+ * With -- CMD: its wait status becomes ours when the capture went well, as
+ * a shell gives it: its exit status, or 128 + the signal that killed it.
+ */
 static int command_status(int status, int rc)
 {
-	if (WIFEXITED(status) && WEXITSTATUS(status) && !rc) {
+	if (rc)
+		return rc;
+	if (WIFEXITED(status) && WEXITSTATUS(status)) {
 		log_info("the command exited with status %d", WEXITSTATUS(status));
 		return WEXITSTATUS(status);
 	}
-	if (WIFSIGNALED(status) && !rc)
-		log_info("the command was killed by signal %d", WTERMSIG(status));
-	return rc;
+	if (WIFSIGNALED(status)) {
+		log_warn("the command was killed by signal %d (%s): exit status %d, as a "
+			 "shell gives it", WTERMSIG(status), strsignal(WTERMSIG(status)),
+			 128 + WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -702,6 +724,12 @@ int cmd_record(int argc, char **argv)
 	err = parse_options(argc, argv, &args);
 	if (err)
 		return err < 0 ? 0 : err;
+	/* An unwritable logdir is said now, not after the whole window. */
+	err = xprof_logdir_check(args.logdir);
+	if (err) {
+		log_err("cannot write captures to %s: %s", args.logdir, io_error_reason(err));
+		return 1;
+	}
 	args.opts.interrupts = &interrupts;
 	install_signals();
 	if (args.opts.command && !args.no_agent)

@@ -69,6 +69,25 @@ static int parse_at(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/*
+ * The daemon never writes over a capture: when the session asked for holds
+ * this host's capture already, it writes to "<session>-2" (or later). Said
+ * here too, since a fleet's session name is what users look for.
+ */
+static void say_session_moved(const char *asked, const char *path)
+{
+	const char *end = strrchr(path, '/'), *start = end;
+
+	if (!asked[0] || !end)
+		return;
+	while (start > path && start[-1] != '/')
+		start--;
+	if ((size_t)(end - start) == strlen(asked) && !strncmp(start, asked, end - start))
+		return;
+	log_warn("session %s holds a capture of this host already: this one is in "
+		 "session %.*s", asked, (int)(end - start), start);
+}
+
 int cmd_trigger(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_AT, OPT_SESSION };
@@ -145,6 +164,7 @@ int cmd_trigger(int argc, char **argv)
 			   &start, &stop) != 2)
 			start = stop = 0;
 	}
+	say_session_moved(rq.session, path);
 	if (cli_json()) {
 		struct json_writer *jw = jw_new(stdout, true);
 

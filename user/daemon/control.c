@@ -25,6 +25,7 @@
 #include "daemon/control.h"
 
 #define MAX_CLIENTS 64
+#define NS_PER_MS 1000000ull
 
 /* ---------------------------------------------------------------- protocol */
 
@@ -100,6 +101,8 @@ struct client {
 	 * left never reaches the next one in its slot. */
 	unsigned int gen;
 	bool asked;		/* its request went to the daemon: await reply */
+	uint64_t accepted_ns;	/* CLOCK_MONOTONIC: its request line is due
+				 * within the server's request timeout */
 	size_t len;
 	char buf[CONTROL_MAX_LINE];
 };
@@ -107,6 +110,7 @@ struct client {
 struct control_server {
 	int fd;
 	char *path;
+	uint64_t request_timeout_ns;
 	struct client clients[MAX_CLIENTS];
 };
 
@@ -175,6 +179,7 @@ struct control_server *control_server__new(const char *path)
 	if (!s)
 		return NULL;
 	s->fd = -1;
+	s->request_timeout_ns = CONTROL_REQUEST_TIMEOUT_MS * NS_PER_MS;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		s->clients[i].fd = -1;
 	s->path = strdup(path);
@@ -206,6 +211,19 @@ fail:
 	free(s);
 	errno = -err;
 	return NULL;
+}
+
+void control_server__set_request_timeout(struct control_server *s, uint64_t timeout_ns)
+{
+	s->request_timeout_ns = timeout_ns;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static void drop(struct client *c)
@@ -255,6 +273,7 @@ static void accept_clients(struct control_server *s)
 		}
 		s->clients[i].fd = fd;
 		s->clients[i].gen++;
+		s->clients[i].accepted_ns = now_ns();
 		if (!allowed(fd)) {
 			log_warn("refused a control client that is neither root nor the daemon's user");
 			say(&s->clients[i], "error permission denied");
@@ -295,9 +314,31 @@ static void read_client(struct control_server *s, int i, control_request_fn fn, 
 	fn(ctx, (int)(c->gen % (INT_MAX / MAX_CLIENTS)) * MAX_CLIENTS + i, &rq);
 }
 
+/*
+ * A client that has not sent its whole line by the deadline (one that sends
+ * nothing, or a byte now and then) is told so and let go: the slots are
+ * few and the daemon's loop reads them all.
+ */
+static bool too_slow(const struct control_server *s, struct client *c, uint64_t now)
+{
+	char msg[96];
+
+	if (now - c->accepted_ns < s->request_timeout_ns)
+		return false;
+	log_warn("a control client sent no whole request line within %.1f s: dropped",
+		 s->request_timeout_ns / 1e9);
+	snprintf(msg, sizeof(msg), "error timed out: no whole request line within %.1f s",
+		 s->request_timeout_ns / 1e9);
+	say(c, msg);
+	return true;
+}
+
 void control_server__poll(struct control_server *s, control_request_fn fn, void *ctx)
 {
+	uint64_t now;
+
 	accept_clients(s);
+	now = now_ns();
 	for (int i = 0; i < MAX_CLIENTS; i++) {
 		struct client *c = &s->clients[i];
 		char probe;
@@ -306,6 +347,8 @@ void control_server__poll(struct control_server *s, control_request_fn fn, void 
 			continue;
 		if (!c->asked) {
 			read_client(s, i, fn, ctx);
+			if (c->fd >= 0 && !c->asked)
+				too_slow(s, c, now);
 			continue;
 		}
 		/* Waiting for its capture: notice a client that gave up. */

@@ -2,7 +2,9 @@
 /*
  * The daemon's control socket: a Unix stream socket, mode 0600, whose
  * server also checks each client's credentials (SO_PEERCRED: root or the
- * daemon's own user). One request a connection, one line each way:
+ * daemon's own user). One request a connection, one line each way, the
+ * request's whole line (at most CONTROL_MAX_LINE bytes) within
+ * CONTROL_REQUEST_TIMEOUT_MS of connecting:
  *
  *   trigger duration_ns=D at_ns=T session=NAME     (T: realtime ns; 0 now;
  *                                                   NAME "-": the default)
@@ -23,6 +25,8 @@
 
 #define CONTROL_MAX_LINE 1024
 #define CONTROL_MAX_SESSION 200
+/* A client's whole request line is due this long after it connects. */
+#define CONTROL_REQUEST_TIMEOUT_MS 5000
 
 struct control_request {
 	uint64_t duration_ns;		/* the window after the trigger */
@@ -44,8 +48,11 @@ typedef void (*control_request_fn)(void *ctx, int client, const struct control_r
 /* Creates the socket at @path (its directory too, 0700, when missing); a
  * stale socket there is replaced, a live one is -EADDRINUSE. NULL, errno. */
 struct control_server *control_server__new(const char *path);
+/* The request line's deadline after a client connects (tests shorten it). */
+void control_server__set_request_timeout(struct control_server *s, uint64_t timeout_ns);
 /* Accepts clients and reads what they sent, without blocking; each whole
- * request goes to @fn, bad ones are answered with an error here. */
+ * request goes to @fn, bad ones are answered with an error here, and so
+ * is a client whose line is not whole by its deadline (it is let go). */
 void control_server__poll(struct control_server *s, control_request_fn fn, void *ctx);
 /* Answers @client (as @fn was given it) with one line (without its
  * newline) and closes it; a client that left meanwhile is skipped. */

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The daemon's CPU priority: SCHED_IDLE while it keeps up (cpu_priority.h). */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -15,6 +13,7 @@
 #define LOG_CONTEXT "daemon"
 #include "lib/log.h"
 #include "daemon/cpu_priority.h"
+#include "discover/procfs.h"
 
 bool cpu_priority__decide(struct cpu_priority *cp, uint64_t now_ns, uint64_t run_delay_ns)
 {
@@ -44,23 +43,6 @@ bool cpu_priority__decide(struct cpu_priority *cp, uint64_t now_ns, uint64_t run
 	return now_ns >= cp->normal_until_ns;
 }
 
-/* The main thread's run delay (ns), the second field of its schedstat. */
-static int read_run_delay(uint64_t *ns)
-{
-	unsigned long long on_cpu, delay;
-	FILE *f = fopen("/proc/self/schedstat", "re");
-	int n;
-
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%llu %llu", &on_cpu, &delay);
-	fclose(f);
-	if (n != 2)
-		return -EINVAL;
-	*ns = delay;
-	return 0;
-}
-
 /* Whether this process may leave SCHED_IDLE again: CAP_SYS_NICE in its
  * effective set (capget, as kernel_features reads the others), or an
  * RLIMIT_NICE that allows nice 0. */
@@ -76,29 +58,32 @@ static bool can_leave_idle(void)
 	return !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= 20;
 }
 
-int cpu_priority__apply(bool idle)
+struct apply_ctx {
+	int policy;
+	int err;
+};
+
+static int apply_to_thread(void *ctx, pid_t tid)
 {
 	struct sched_param sp = { .sched_priority = 0 };
-	int policy = idle ? SCHED_IDLE : SCHED_OTHER;
-	struct dirent *de;
-	int err = 0;
-	DIR *dir;
+	struct apply_ctx *a = ctx;
+
+	/* A thread that ended meanwhile is no error. */
+	if (sched_setscheduler(tid, a->policy, &sp) && errno != ESRCH)
+		a->err = -errno;
+	return 0;
+}
+
+int cpu_priority__apply(bool idle)
+{
+	struct apply_ctx a = { .policy = idle ? SCHED_IDLE : SCHED_OTHER };
+	struct sched_param sp = { .sched_priority = 0 };
 
 	/* The calling thread first: the one whose failure matters. */
-	if (sched_setscheduler(0, policy, &sp))
+	if (sched_setscheduler(0, a.policy, &sp))
 		return -errno;
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		/* A thread that ended meanwhile is no error. */
-		if (sched_setscheduler(atoi(de->d_name), policy, &sp) && errno != ESRCH)
-			err = -errno;
-	}
-	closedir(dir);
-	return err;
+	procfs_for_each_tid(getpid(), apply_to_thread, &a);
+	return a.err;
 }
 
 static void set_idle(struct cpu_priority *cp, bool idle)
@@ -126,7 +111,7 @@ static void set_idle(struct cpu_priority *cp, bool idle)
 void cpu_priority__configure(struct cpu_priority *cp, bool want_idle, uint64_t now_ns)
 {
 	uint64_t delay = 0;
-	bool readable = !read_run_delay(&delay);
+	bool readable = !procfs_self_run_delay(&delay);
 
 	cp->want_idle = want_idle;
 	if (want_idle && !cp->usable) {
@@ -160,7 +145,7 @@ void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
 	/* A check due, or a hold at normal priority that ran out. */
 	due = !cp->check_ns || now_ns - cp->check_ns >= CPU_PRIORITY_CHECK_NS ||
 	      (!cp->idle && now_ns >= cp->normal_until_ns);
-	if (!due || read_run_delay(&delay))
+	if (!due || procfs_self_run_delay(&delay))
 		return;
 	set_idle(cp, cpu_priority__decide(cp, now_ns, delay));
 	if (cp->starved != starved)

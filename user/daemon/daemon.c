@@ -23,8 +23,11 @@
 #include "daemon/flight_recorder.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
+#include "daemon/privileges.h"
 #include "daemon/rules.h"
 #include "discover/procfs.h"
+#include "output/xprof_logdir.h"
+#include "output/xspace_writer.h"
 
 /* How far ahead a --at window may be scheduled. */
 #define MAX_TRIGGER_AHEAD_NS (24 * 3600 * 1000000000ull)
@@ -200,22 +203,22 @@ static void take_capture(struct daemon *d, uint64_t stop)
 {
 	struct pending *p = &d->pending;
 	uint64_t from = p->from_ns;
-	char path[4096], line[4200];
+	struct xspace_written wr;
+	char line[4200];
 	int err;
 
 	if (from < flight_recorder__start_ns(d->fr))
 		from = flight_recorder__start_ns(d->fr);
-	err = flight_recorder__capture(d->fr, from, stop, d->cfg.logdir, p->session,
-				       path, sizeof(path));
+	err = flight_recorder__capture(d->fr, from, stop, d->cfg.logdir, p->session, &wr);
 	if (err) {
 		d->captures_failed++;
 		snprintf(line, sizeof(line), "error the capture failed: %s", strerror(-err));
 	} else {
 		d->captures_written++;
 		log_info("capture written: %s (window_start_ns=%" PRIu64 " window_stop_ns=%" PRIu64
-			 ", %.1f s; %s)", path, from, stop, (stop - from) / 1e9, p->why);
+			 ", %.1f s; %s)", wr.path, from, stop, (stop - from) / 1e9, p->why);
 		snprintf(line, sizeof(line), "ok %s window_start_ns=%" PRIu64
-			 " window_stop_ns=%" PRIu64, path, from, stop);
+			 " window_stop_ns=%" PRIu64, wr.path, from, stop);
 	}
 	answer_waiters(d, line);
 	p->active = false;
@@ -373,13 +376,45 @@ static void reload(struct daemon *d)
 	log_info("configuration reloaded from %s", d->o.config_path);
 }
 
+/* Says which capabilities the daemon kept, and that it dropped the rest. */
+static void log_privileges(uint64_t kept_mask)
+{
+	const struct privilege *p;
+	char names[256] = "";
+	size_t n, used = 0;
+
+	p = privileges_kept(&n);
+	for (size_t i = 0; i < n; i++) {
+		int w;
+
+		if (!((kept_mask >> p[i].cap) & 1))
+			continue;
+		w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
+			     p[i].name);
+		if (w < 0 || (size_t)w >= sizeof(names) - used)
+			break;
+		used += w;
+	}
+	log_info("privileges: kept %s; every other capability dropped, no new privileges",
+		 used ? names : "none");
+}
+
 static int start(struct daemon *d)
 {
 	struct flight_recorder_opts fo = { .sz = sizeof(fo) };
+	struct metrics_http_opts ho = { .sz = sizeof(ho) };
 	struct metrics_opts mo = { .sz = sizeof(mo) };
 	char addr[64], detail[64];
-	uint16_t port;
+	uint64_t kept_mask = 0;
+	int err;
 
+	/* A logdir it cannot write to is said now, not at the first capture
+	 * (perhaps weeks later, after the window it was asked for). */
+	err = xprof_logdir_check(d->cfg.logdir);
+	if (err) {
+		log_err("cannot write captures to %s: %s", d->cfg.logdir, io_error_reason(err));
+		return err;
+	}
 	mo.on_step = on_step;
 	mo.ctx = d;
 	d->metrics = metrics__new(&mo);
@@ -388,17 +423,19 @@ static int start(struct daemon *d)
 		return -ENOMEM;
 	d->ctl = control_server__new(d->cfg.socket);
 	if (!d->ctl) {
-		log_err("control socket %s: %s", d->cfg.socket, strerror(errno));
-		return -errno;
+		err = -errno;
+		log_err("control socket %s: %s", d->cfg.socket, strerror(-err));
+		return err;
 	}
 	if (strcmp(d->cfg.listen, "off")) {
-		if (daemon_config__split_listen(d->cfg.listen, addr, sizeof(addr), &port))
+		if (daemon_config__split_listen(d->cfg.listen, addr, sizeof(addr), &ho.port))
 			return -EINVAL;
-		d->http = metrics_http__start(addr, port);
+		ho.addr = addr;
+		d->http = metrics_http__bind(&ho);
 		if (!d->http) {
-			log_err("metrics: cannot listen on %s: %s", d->cfg.listen,
-				strerror(errno));
-			return -errno;
+			err = -errno;
+			log_err("metrics: cannot listen on %s: %s", d->cfg.listen, strerror(-err));
+			return err;
 		}
 	}
 	d->observer.span = on_span;
@@ -411,6 +448,21 @@ static int start(struct daemon *d)
 	d->fr = flight_recorder__start(&fo);
 	if (!d->fr)
 		return -errno;
+	/* Probes loaded, sockets bound: from here on only what later work
+	 * needs (privileges.h), before any thread of ours starts. */
+	err = privileges_drop(&kept_mask);
+	if (err) {
+		log_err("dropping privileges failed: %s", strerror(-err));
+		return err;
+	}
+	log_privileges(kept_mask);
+	if (d->http) {
+		err = metrics_http__serve(d->http);
+		if (err) {
+			log_err("metrics: cannot serve on %s: %s", d->cfg.listen, strerror(-err));
+			return err;
+		}
+	}
 	/* The recorder starts with every probe on; the sampler decides. */
 	d->detail_on = true;
 	d->detail_since_ns = clock_ns(CLOCK_MONOTONIC);

@@ -125,7 +125,8 @@ static int reopen(struct flight_recorder *fr, uint64_t start_ns)
 }
 
 int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
-			     const char *logdir, const char *session, char *path, size_t len)
+			     const char *logdir, const char *session,
+			     struct xspace_written *out)
 {
 	struct capture *cap;
 	int err, err2;
@@ -139,7 +140,7 @@ int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint6
 		cap = recorder__capture(fr->rec);
 		err = capture__set_session(cap, session);
 		if (!err)
-			err = xspace_write_capture(cap, logdir, path, len);
+			err = xspace_write_capture(cap, logdir, out);
 		else
 			log_err("naming the capture failed: %s", strerror(-err));
 	}

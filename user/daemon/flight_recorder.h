@@ -22,6 +22,7 @@
 
 struct collector_observer;
 struct flight_recorder;
+struct xspace_written;
 
 struct flight_recorder_opts {
 	size_t sz;
@@ -49,7 +50,8 @@ void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns, uint64_
  * Then a new window opens. 0 or -errno (the reason logged).
  */
 int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
-			     const char *logdir, const char *session, char *path, size_t len);
+			     const char *logdir, const char *session,
+			     struct xspace_written *out);
 /* Detail on or off (recorder__set_detail): probes changed, or -errno. */
 int flight_recorder__set_detail(struct flight_recorder *fr, bool on);
 /* A traced process's in-kernel aggregates (enum agg_counter): 0 or -errno

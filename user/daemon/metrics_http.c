@@ -5,10 +5,12 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "metrics"
 #include "lib/log.h"
@@ -17,6 +19,10 @@
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct metrics_http {
+	struct metrics_http_opts o;
+	int listen_fd;			/* ours until the server runs */
+	bool ipv6;
+	uint16_t port;
 	struct MHD_Daemon *mhd;
 	pthread_mutex_t lock;
 	char *text;
@@ -74,19 +80,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return answer(conn, MHD_HTTP_OK, CONTENT_TYPE, body, len);
 }
 
-struct metrics_http *metrics_http__start(const char *addr, uint16_t port)
+/* The listening socket on @addr (an IPv4 or IPv6 literal, "[::1]" too). */
+static int listen_on(const char *addr, uint16_t port, bool *ipv6)
 {
 	struct sockaddr_storage ss = {};
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	/* epoll or poll, not select(): the daemon holds many fds (a uprobe
-	 * link each), and select() cannot watch one numbered past 1023. */
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
-	struct metrics_http *h;
+	socklen_t sa_len;
+	int fd, one = 1, err;
 	char a[64];
 	size_t n = strlen(addr);
 
-	/* "[::1]" as well as "::1" for IPv6. */
 	if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']' && n - 2 < sizeof(a)) {
 		memcpy(a, addr + 1, n - 2);
 		a[n - 2] = '\0';
@@ -96,34 +100,107 @@ struct metrics_http *metrics_http__start(const char *addr, uint16_t port)
 	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1) {
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons(port);
+		sa_len = sizeof(*sin);
+		*ipv6 = false;
 	} else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1) {
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = htons(port);
-		flags |= MHD_USE_IPv6;
+		sa_len = sizeof(*sin6);
+		*ipv6 = true;
 	} else {
 		log_err("metrics: '%s' is not an IP address", addr);
-		errno = EINVAL;
-		return NULL;
+		return -EINVAL;
 	}
-	h = calloc(1, sizeof(*h));
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A restart binds again at once; an IPv6 address is IPv6 only, as
+	 * libmicrohttpd's own socket was. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (*ipv6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, (struct sockaddr *)&ss, sa_len) || listen(fd, 32)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+struct metrics_http *metrics_http__bind(const struct metrics_http_opts *opts)
+{
+	struct metrics_http *h = calloc(1, sizeof(*h));
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int err;
+
 	if (!h)
 		return NULL;
+	h->listen_fd = -1;
+	memcpy(&h->o, opts, opts->sz < sizeof(h->o) ? opts->sz : sizeof(h->o));
+	h->o.sz = sizeof(h->o);
+	if (!h->o.per_ip_limit)
+		h->o.per_ip_limit = METRICS_HTTP_PER_IP_LIMIT;
+	if (!h->o.timeout_s)
+		h->o.timeout_s = METRICS_HTTP_TIMEOUT_S;
 	pthread_mutex_init(&h->lock, NULL);
-	errno = 0;
-	h->mhd = MHD_start_daemon(flags, port, NULL, NULL, on_request, h,
-				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				  MHD_OPTION_CONNECTION_LIMIT, 64u,
-				  MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-				  MHD_OPTION_END);
-	if (!h->mhd) {
-		int err = errno ? errno : EADDRINUSE;
-
-		pthread_mutex_destroy(&h->lock);
-		free(h);
-		errno = err;
-		return NULL;
+	h->listen_fd = listen_on(h->o.addr ? h->o.addr : "", h->o.port, &h->ipv6);
+	if (h->listen_fd < 0) {
+		err = h->listen_fd;
+		goto fail;
 	}
+	if (getsockname(h->listen_fd, (struct sockaddr *)&ss, &len)) {
+		err = -errno;
+		goto fail;
+	}
+	h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+			((struct sockaddr_in *)&ss)->sin_port);
 	return h;
+fail:
+	metrics_http__stop(h);
+	errno = -err;
+	return NULL;
+}
+
+uint16_t metrics_http__port(const struct metrics_http *h)
+{
+	return h->port;
+}
+
+unsigned int metrics_http__connections(const struct metrics_http *h)
+{
+	const union MHD_DaemonInfo *info;
+
+	if (!h->mhd)
+		return 0;
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return info ? info->num_connections : 0;
+}
+
+int metrics_http__serve(struct metrics_http *h)
+{
+	/* epoll or poll, not select(): the daemon holds many fds (a uprobe
+	 * link each), and select() cannot watch one numbered past 1023. */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+
+	if (h->ipv6)
+		flags |= MHD_USE_IPv6;
+	/*
+	 * Scrapers need one connection each: a per-address limit keeps one
+	 * client (a stuck scraper, a port scan) from holding every slot, and
+	 * the timeout lets go of connections that stay idle.
+	 */
+	errno = 0;
+	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+				  MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
+				  MHD_OPTION_CONNECTION_LIMIT, METRICS_HTTP_CONNECTION_LIMIT,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->o.per_ip_limit,
+				  MHD_OPTION_CONNECTION_TIMEOUT, h->o.timeout_s,
+				  MHD_OPTION_END);
+	if (!h->mhd)
+		return errno ? -errno : -EIO;
+	/* Closed by MHD_stop_daemon from now on. */
+	h->listen_fd = -1;
+	return 0;
 }
 
 int metrics_http__publish(struct metrics_http *h, const char *text, size_t len)
@@ -145,7 +222,10 @@ void metrics_http__stop(struct metrics_http *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->mhd);
+	if (h->mhd)
+		MHD_stop_daemon(h->mhd);
+	if (h->listen_fd >= 0)
+		close(h->listen_fd);
 	pthread_mutex_destroy(&h->lock);
 	free(h->text);
 	free(h);

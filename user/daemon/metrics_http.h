@@ -13,10 +13,34 @@
 
 struct metrics_http;
 
-/* Listens on @addr (IPv4 or IPv6 literal) and @port. NULL and errno. */
-struct metrics_http *metrics_http__start(const char *addr, uint16_t port);
+#define METRICS_HTTP_CONNECTION_LIMIT 64u	/* open at once, from anywhere */
+#define METRICS_HTTP_PER_IP_LIMIT 8u		/* open at once, from one address */
+#define METRICS_HTTP_TIMEOUT_S 10u		/* an idle connection is closed */
+
+struct metrics_http_opts {
+	size_t sz;
+	const char *addr;		/* an IPv4 or IPv6 literal ("[::1]" too) */
+	uint16_t port;			/* 0: any free one (metrics_http__port) */
+	unsigned int per_ip_limit;	/* 0: METRICS_HTTP_PER_IP_LIMIT */
+	unsigned int timeout_s;		/* 0: METRICS_HTTP_TIMEOUT_S */
+};
+
+/*
+ * Two steps, so that the server's thread starts after the daemon dropped
+ * its privileges (a thread keeps the capabilities it was created with):
+ * bind while privileged, serve after.
+ */
+/* Binds and listens (nothing is served yet). NULL and errno. */
+struct metrics_http *metrics_http__bind(const struct metrics_http_opts *opts);
+/* The port bound (the one the kernel chose for port 0). */
+uint16_t metrics_http__port(const struct metrics_http *h);
+/* The connections open now. */
+unsigned int metrics_http__connections(const struct metrics_http *h);
+/* Serves GET /metrics from a thread of its own. 0 or -errno. */
+int metrics_http__serve(struct metrics_http *h);
 /* Replaces the text served (copied); -ENOMEM keeps the old one. */
 int metrics_http__publish(struct metrics_http *h, const char *text, size_t len);
+/* Stops serving and closes the socket; accepts NULL. */
 void metrics_http__stop(struct metrics_http *h);
 
 #endif /* ACCELTRACE_METRICS_HTTP_H */

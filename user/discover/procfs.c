@@ -218,3 +218,57 @@ int procfs_for_each_ns_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid, pid_t ns_
 	closedir(d);
 	return 0;
 }
+
+int procfs_for_each_tid(pid_t pid, int (*fn)(void *ctx, pid_t tid), void *ctx)
+{
+	char dir[64];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0 || tid > INT32_MAX)
+			continue;
+		ret = fn(ctx, (pid_t)tid);
+	}
+	closedir(d);
+	return ret;
+}
+
+int procfs_self_run_delay(uint64_t *ns)
+{
+	unsigned long long on_cpu, delay;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu %llu", &on_cpu, &delay);
+	fclose(f);
+	if (n != 2)
+		return -EINVAL;
+	*ns = delay;
+	return 0;
+}
+
+int procfs_self_exe(char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!len)
+		return -EINVAL;
+	n = readlink("/proc/self/exe", buf, len - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
+}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What /proc says about a process besides its mappings (proc_maps.h):
- * names, open files, liveness. Discovery's one reader of these files; the
+ * names, open files, threads, liveness, and about acceltrace itself (its run
+ * delay, its executable). Discovery's one reader of these files; the
  * collector asks here for names of threads and files it meets first in a
- * record.
+ * record, the daemon for its threads and run delay.
  */
 #ifndef ACCELTRACE_PROCFS_H
 #define ACCELTRACE_PROCFS_H
@@ -58,6 +59,21 @@ pid_t procfs_ns_pid(pid_t pid, pid_t tid);
  */
 int procfs_for_each_ns_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid, pid_t ns_tid),
 			   void *ctx);
+
+/*
+ * Calls @fn with each thread of @pid (its id on the host); @fn returning
+ * nonzero stops the walk and is returned. -errno when they cannot be listed.
+ */
+int procfs_for_each_tid(pid_t pid, int (*fn)(void *ctx, pid_t tid), void *ctx);
+
+/*
+ * This process's run delay: the ns its main thread spent runnable and not
+ * running (the second field of /proc/self/schedstat). 0, or -errno.
+ */
+int procfs_self_run_delay(uint64_t *ns);
+
+/* This process's executable, as /proc/self/exe names it. 0, or -errno. */
+int procfs_self_exe(char *buf, size_t len);
 
 /* Alive and not a zombie: a zombie still answers kill(pid, 0). */
 bool procfs_pid_alive(pid_t pid);

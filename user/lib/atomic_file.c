@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -195,7 +196,7 @@ static int discard_tmp(struct atomic_file *af)
 	return err;
 }
 
-int atomic_file__commit(struct atomic_file *af, uint64_t expected_size)
+int atomic_file__finish(struct atomic_file *af, uint64_t expected_size)
 {
 	struct stat st;
 	const char *step;
@@ -235,20 +236,6 @@ int atomic_file__commit(struct atomic_file *af, uint64_t expected_size)
 	af->f = NULL;
 	if (err)
 		goto fail;
-	step = "rename";
-	if (renameat(af->dirfd, af->tmp_name, af->dirfd, af->name)) {
-		err = -errno;
-		goto fail;
-	}
-	af->committed = true;
-	/* Make the rename durable; some file systems cannot fsync a directory. */
-	if (fsync(af->dirfd) && errno != EINVAL && errno != ENOTSUP) {
-		err = -errno;
-		log_err("cannot write %s: directory fsync: %s", af->path,
-			io_error_reason(err));
-		unlinkat(af->dirfd, af->name, 0);
-		return err;
-	}
 	return 0;
 
 fail:
@@ -256,6 +243,67 @@ fail:
 fail_logged:
 	discard_tmp(af);
 	return err;
+}
+
+/*
+ * The temporary renamed to @name in @dirfd without replacing what is there:
+ * renameat2(RENAME_NOREPLACE), or, where the file system lacks it, a hard
+ * link (which never replaces) and the temporary's removal.
+ */
+static int rename_noreplace(struct atomic_file *af, int dirfd, const char *name)
+{
+	if (!renameat2(af->dirfd, af->tmp_name, dirfd, name, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+		return -errno;
+	if (linkat(af->dirfd, af->tmp_name, dirfd, name, 0))
+		return -errno;
+	unlinkat(af->dirfd, af->tmp_name, 0);
+	return 0;
+}
+
+int atomic_file__publish(struct atomic_file *af, int dirfd, const char *dirpath,
+			 const char *name, bool replace)
+{
+	char *path = NULL;
+	int err;
+
+	if (!af || af->committed || af->f || !af->tmp_name)
+		return -EINVAL;
+	if (dirfd < 0)
+		dirfd = af->dirfd;
+	if (name != af->name || dirfd != af->dirfd) {
+		if (asprintf(&path, "%s/%s", dirpath ? dirpath : ".", name) < 0)
+			return -ENOMEM;
+		free(af->path);
+		af->path = path;
+	}
+	err = replace ? (renameat(af->dirfd, af->tmp_name, dirfd, name) ? -errno : 0) :
+	      rename_noreplace(af, dirfd, name);
+	if (err == -EEXIST && !replace)
+		return err;	/* the caller may try another name */
+	if (err) {
+		log_err("cannot write %s: rename: %s", af->path, io_error_reason(err));
+		discard_tmp(af);
+		return err;
+	}
+	af->committed = true;
+	/* Make the rename durable; some file systems cannot fsync a directory. */
+	if (fsync(dirfd) && errno != EINVAL && errno != ENOTSUP) {
+		err = -errno;
+		log_err("cannot write %s: directory fsync: %s", af->path,
+			io_error_reason(err));
+		unlinkat(dirfd, name, 0);
+		return err;
+	}
+	return 0;
+}
+
+int atomic_file__commit(struct atomic_file *af, uint64_t expected_size)
+{
+	int err = atomic_file__finish(af, expected_size);
+
+	return err ? err : atomic_file__publish(af, -1, NULL, af->name, true);
 }
 
 void atomic_file__free(struct atomic_file *af)

@@ -20,6 +20,7 @@
 #ifndef ACCELTRACE_ATOMIC_FILE_H
 #define ACCELTRACE_ATOMIC_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +43,22 @@ const char *atomic_file__path(const struct atomic_file *af);
  * Flushes, checks the stream has no error and the file holds exactly
  * expected_size bytes, fsyncs, renames over the final name and fsyncs the
  * directory. 0, or -errno with the reason logged and the temporary removed.
+ * atomic_file__finish and atomic_file__publish(af, -1, NULL, name, true).
  */
 int atomic_file__commit(struct atomic_file *af, uint64_t expected_size);
+/* The first half: flushed, checked, fsynced and closed, not yet renamed.
+ * 0, or -errno with the reason logged and the temporary removed. */
+int atomic_file__finish(struct atomic_file *af, uint64_t expected_size);
+/*
+ * The second half, once finished: the temporary renamed to @name in
+ * @dirfd (-1: its own directory; @dirpath names it in messages), on the
+ * same file system, and the directory fsynced. With @replace false an
+ * existing file is never replaced: -EEXIST, not logged, the temporary kept
+ * for another try under another name. Else 0, or -errno with the reason
+ * logged and the temporary removed.
+ */
+int atomic_file__publish(struct atomic_file *af, int dirfd, const char *dirpath,
+			 const char *name, bool replace);
 /* Closes; removes the temporary unless committed. Accepts NULL. */
 void atomic_file__free(struct atomic_file *af);
 

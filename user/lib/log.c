@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Level-filtered messages on stderr, plain or as JSON lines. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,13 +82,20 @@ static void log_vprintf(enum log_level level, const char *context,
 	fprintf(stderr, "%s\n", msg);
 }
 
+/*
+ * errno as the caller left it: error paths log, then return -errno (or
+ * leave errno for theirs), and a failed write to stderr (a closed pipe, a
+ * full disk) or the JSON writer's allocation would otherwise replace it.
+ */
 void log_printf(enum log_level level, const char *context, const char *fmt, ...)
 {
+	int saved = errno;
 	va_list ap;
 
 	va_start(ap, fmt);
 	log_vprintf(level, context, fmt, ap);
 	va_end(ap);
+	errno = saved;
 }
 
 static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
@@ -98,8 +106,11 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
 	 * refused fentry load, say); our own code reports what matters, so
 	 * libbpf's text is debug output only.
 	 */
+	int saved = errno;
+
 	(void)level;
 	log_vprintf(LOG_DEBUG, NULL, fmt, ap);
+	errno = saved;
 	return 0;
 }
 

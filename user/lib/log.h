@@ -4,7 +4,8 @@
  *
  * Each file defines LOG_CONTEXT before including this header; messages go to
  * stderr as "acceltrace: <context>: <text>", or as one JSON object per line
- * in JSON mode so that stdout stays a single parseable document.
+ * in JSON mode so that stdout stays a single parseable document. Logging
+ * leaves errno as it found it, so an error path may log before it reads it.
  */
 #ifndef ACCELTRACE_LOG_H
 #define ACCELTRACE_LOG_H

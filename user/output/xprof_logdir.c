@@ -78,32 +78,41 @@ static int mkdir_parents(char *path)
 	}
 }
 
-int xprof_session_dir_open(const char *logdir, const char *session)
+/* <logdir>/plugins/profile, created when missing and opened; -errno, logged. */
+static int profile_dir_open(const char *logdir, char **profile_out)
 {
 	char *profile = NULL;
-	int pfd = -1, fd = -1, err;
+	int pfd, err;
 
-	if (!logdir || !logdir[0] || !session_ok(session)) {
-		log_err("invalid profile directory: logdir \"%s\", session \"%s\"",
-			logdir ? logdir : "", session ? session : "");
-		return -EINVAL;
-	}
 	if (asprintf(&profile, "%s/plugins/profile", logdir) < 0)
 		return -ENOMEM;
 	err = mkdir_parents(profile);
 	if (err)
-		goto cleanup;
+		goto fail;
 	pfd = open(profile, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0) {
 		err = -errno;
 		log_err("cannot open directory %s: %s", profile, io_error_reason(err));
-		goto cleanup;
+		goto fail;
 	}
+	*profile_out = profile;
+	return pfd;
+fail:
+	free(profile);
+	return err;
+}
+
+/* The session directory in the profile directory @pfd, created when
+ * missing, never through a symbolic link; an O_DIRECTORY fd, or -errno. */
+static int session_dir_at(int pfd, const char *profile, const char *session)
+{
+	int fd, err;
+
 	if (mkdirat(pfd, session, 0750) && errno != EEXIST) {
 		err = -errno;
 		log_err("cannot create directory %s/%s: %s", profile, session,
 			io_error_reason(err));
-		goto cleanup;
+		return err;
 	}
 	fd = openat(pfd, session, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -120,57 +129,214 @@ int xprof_session_dir_open(const char *logdir, const char *session)
 		else
 			log_err("cannot open directory %s/%s: %s", profile, session,
 				io_error_reason(err));
-		goto cleanup;
+		return err;
 	}
-	err = fd;
-cleanup:
-	if (pfd >= 0)
-		close(pfd);
+	return fd;
+}
+
+int xprof_session_dir_open(const char *logdir, const char *session)
+{
+	char *profile = NULL;
+	int pfd, err;
+
+	if (!logdir || !logdir[0] || !session_ok(session)) {
+		log_err("invalid profile directory: logdir \"%s\", session \"%s\"",
+			logdir ? logdir : "", session ? session : "");
+		return -EINVAL;
+	}
+	pfd = profile_dir_open(logdir, &profile);
+	if (pfd < 0)
+		return pfd;
+	err = session_dir_at(pfd, profile, session);
+	close(pfd);
 	free(profile);
 	return err;
 }
 
-struct atomic_file *xprof_profile_open(const char *logdir, const char *session,
-				       const char *host, char *path_out,
-				       size_t len)
+int xprof_logdir_check(const char *logdir)
 {
-	struct atomic_file *af = NULL;
-	char name[512], *dir = NULL;
-	int dirfd, err;
+	struct atomic_file *af;
+	char *profile = NULL;
+	int pfd, err;
 
-	err = xprof_profile_file_name(name, sizeof(name), host);
+	if (!logdir || !logdir[0]) {
+		log_err("no logdir to write captures to");
+		return -EINVAL;
+	}
+	pfd = profile_dir_open(logdir, &profile);
+	if (pfd < 0)
+		return pfd;
+	/* A temporary file created, written, flushed and removed: what
+	 * writing a capture there will do first. */
+	af = atomic_file__openat(pfd, profile, "write-check");
+	err = af ? 0 : -errno;
+	if (af && (fputc('\n', atomic_file__stream(af)) == EOF ||
+		   fflush(atomic_file__stream(af)))) {
+		err = -errno;
+		log_err("cannot write to %s: %s", profile, io_error_reason(err));
+	}
+	atomic_file__free(af);
+	close(pfd);
+	free(profile);
+	return err;
+}
+
+/* ---------------------------------------------------------------- a capture file */
+
+struct xprof_profile {
+	struct atomic_file *af;
+	int pfd;			/* <logdir>/plugins/profile */
+	char *profile;			/* its path, for messages and paths */
+	char *asked;			/* the session asked for */
+	char session[XPROF_MAX_SESSION];/* the one it goes to */
+	char file[512];			/* <host>.xplane.pb */
+	char path[4096];		/* profile/session/file */
+	unsigned int suffix;		/* 1: the session asked; n: "<asked>-n" */
+};
+
+/* Names the session for @suffix; -ENAMETOOLONG when it does not fit. */
+static int name_session(struct xprof_profile *p, unsigned int suffix)
+{
+	int n = suffix == 1 ? snprintf(p->session, sizeof(p->session), "%s", p->asked) :
+		snprintf(p->session, sizeof(p->session), "%s-%u", p->asked, suffix);
+
+	if (n < 0 || (size_t)n >= sizeof(p->session))
+		return -ENAMETOOLONG;
+	n = snprintf(p->path, sizeof(p->path), "%s/%s/%s", p->profile, p->session, p->file);
+	return n < 0 || (size_t)n >= sizeof(p->path) ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * The first session from @from on ("<asked>", "<asked>-2", ...) without
+ * this host's capture; its directory created and opened. An fd, or -errno.
+ */
+static int free_session(struct xprof_profile *p, unsigned int from)
+{
+	for (unsigned int n = from; n <= XPROF_MAX_SESSION_SUFFIX; n++) {
+		char rel[sizeof(p->session) + sizeof(p->file) + 1];
+		struct stat st;
+		int err = name_session(p, n);
+
+		if (err)
+			return err;
+		snprintf(rel, sizeof(rel), "%s/%s", p->session, p->file);
+		if (!fstatat(p->pfd, rel, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		p->suffix = n;
+		return session_dir_at(p->pfd, p->profile, p->session);
+	}
+	log_err("cannot write %s: sessions %s to %s-%u all hold a capture of this host",
+		p->file, p->asked, p->asked, XPROF_MAX_SESSION_SUFFIX);
+	return -EEXIST;
+}
+
+struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
+					  const char *host)
+{
+	struct xprof_profile *p;
+	char sdir[4096];
+	int err, dirfd;
+
+	if (!logdir || !logdir[0] || !session_ok(session)) {
+		log_err("invalid profile directory: logdir \"%s\", session \"%s\"",
+			logdir ? logdir : "", session ? session : "");
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pfd = -1;
+	err = xprof_profile_file_name(p->file, sizeof(p->file), host);
 	if (err) {
 		log_err("cannot name the capture file for host \"%s\": %s",
 			host ? host : "", strerror(-err));
-		errno = -err;
-		return NULL;
+		goto fail;
 	}
-	dirfd = xprof_session_dir_open(logdir, session);
-	if (dirfd < 0) {
-		errno = -dirfd;
-		return NULL;
-	}
-	if (asprintf(&dir, "%s/plugins/profile/%s", logdir, session) < 0) {
-		dir = NULL;
+	p->asked = strdup(session);
+	if (!p->asked) {
 		err = -ENOMEM;
-		goto cleanup;
+		goto fail;
 	}
-	if (path_out && len) {
-		int n = snprintf(path_out, len, "%s/%s", dir, name);
-
-		if (n < 0 || (size_t)n >= len) {
-			err = -ENAMETOOLONG;
-			log_err("capture path %s/%s does not fit the caller's buffer", dir, name);
-			goto cleanup;
-		}
+	p->pfd = profile_dir_open(logdir, &p->profile);
+	if (p->pfd < 0) {
+		err = p->pfd;
+		goto fail;
 	}
-	af = atomic_file__openat(dirfd, dir, name);
-	if (!af)
-		err = -errno;
-cleanup:
+	dirfd = free_session(p, 1);
+	if (dirfd < 0) {
+		err = dirfd;
+		goto fail;
+	}
+	snprintf(sdir, sizeof(sdir), "%s/%s", p->profile, p->session);
+	p->af = atomic_file__openat(dirfd, sdir, p->file);
+	err = p->af ? 0 : -errno;
 	close(dirfd);
-	free(dir);
-	if (!af)
-		errno = -err;
-	return af;
+	if (err)
+		goto fail;
+	return p;
+fail:
+	xprof_profile__free(p);
+	errno = -err;
+	return NULL;
+}
+
+FILE *xprof_profile__stream(struct xprof_profile *p)
+{
+	return atomic_file__stream(p->af);
+}
+
+int xprof_profile__commit(struct xprof_profile *p, uint64_t bytes)
+{
+	int err = atomic_file__finish(p->af, bytes);
+
+	if (err)
+		return err;
+	/* Another writer may have taken this session since the open (two
+	 * records in the same second): the next free one, then. */
+	for (;;) {
+		char sdir[4096];
+		int dirfd;
+
+		dirfd = openat(p->pfd, p->session, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			       O_CLOEXEC);
+		if (dirfd < 0) {
+			err = -errno;
+			log_err("cannot write %s: %s", p->path, io_error_reason(err));
+			return err;
+		}
+		snprintf(sdir, sizeof(sdir), "%s/%s", p->profile, p->session);
+		err = atomic_file__publish(p->af, dirfd, sdir, p->file, false);
+		close(dirfd);
+		if (err != -EEXIST)
+			return err;
+		dirfd = free_session(p, p->suffix + 1);
+		if (dirfd < 0)
+			return dirfd;
+		close(dirfd);
+	}
+}
+
+const char *xprof_profile__path(const struct xprof_profile *p)
+{
+	return p->path;
+}
+
+const char *xprof_profile__session(const struct xprof_profile *p)
+{
+	return p->session;
+}
+
+void xprof_profile__free(struct xprof_profile *p)
+{
+	if (!p)
+		return;
+	atomic_file__free(p->af);
+	if (p->pfd >= 0)
+		close(p->pfd);
+	free(p->profile);
+	free(p->asked);
+	free(p);
 }

@@ -8,8 +8,8 @@
 #define ACCELTRACE_XPROF_LOGDIR_H
 
 #include <stddef.h>
-
-struct atomic_file;
+#include <stdint.h>
+#include <stdio.h>
 
 /*
  * <logdir>/plugins/profile/<session>/<host>.xplane.pb into buf, with ':'
@@ -28,12 +28,40 @@ int xprof_profile_file_name(char *buf, size_t len, const char *host);
  */
 int xprof_session_dir_open(const char *logdir, const char *session);
 /*
- * Creates the session directory and opens <host>.xplane.pb in it as an
- * atomic file (lib/atomic_file.h); its path goes to path_out (may be NULL;
- * -ENAMETOOLONG when it does not fit). NULL and errno, the reason logged.
+ * Checks that captures can be written under @logdir before any is taken:
+ * creates <logdir>/plugins/profile (each missing directory mode 0750),
+ * creates, writes and removes a temporary file there. 0, or -errno with the
+ * reason logged ("read-only file system", "permission denied", ...).
  */
-struct atomic_file *xprof_profile_open(const char *logdir, const char *session,
-				       const char *host, char *path_out,
-				       size_t len);
+int xprof_logdir_check(const char *logdir);
+
+/*
+ * A capture file being written, <logdir>/plugins/profile/<session>/<host>
+ * .xplane.pb, that never replaces one already there. When this host's file
+ * exists in @session (a second capture in the same second under the default
+ * session, a reused --session), it goes to "<session>-2", "-3", ... (the
+ * first free one, up to XPROF_MAX_SESSION_SUFFIX): chosen at the open, and
+ * again at the commit if another writer took it meanwhile (the rename never
+ * replaces). xprof_profile__session says which, for the user to be told.
+ */
+#define XPROF_MAX_SESSION 256
+#define XPROF_MAX_SESSION_SUFFIX 1000
+
+struct xprof_profile;
+
+/* The session directory created, a temporary file open in it (an atomic
+ * file, lib/atomic_file.h). NULL and errno, the reason logged. */
+struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
+					  const char *host);
+FILE *xprof_profile__stream(struct xprof_profile *p);
+/* Finished and renamed into place, never over another file; 0, or -errno
+ * with the reason logged (the temporary removed). */
+int xprof_profile__commit(struct xprof_profile *p, uint64_t bytes);
+/* Where it is (once committed) or would go. */
+const char *xprof_profile__path(const struct xprof_profile *p);
+/* The session it went to: the one asked for, or that with a suffix. */
+const char *xprof_profile__session(const struct xprof_profile *p);
+/* Closes; removes the temporary unless committed. Accepts NULL. */
+void xprof_profile__free(struct xprof_profile *p);
 
 #endif /* ACCELTRACE_XPROF_LOGDIR_H */

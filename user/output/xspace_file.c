@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "capture/capture.h"
 #include "lib/atomic_file.h"
@@ -15,32 +17,33 @@
 #define LOG_CONTEXT "xspace"
 #include "lib/log.h"
 
-static int write_to(const struct capture *c, struct atomic_file *af,
-		    const struct xspace_write_opts *opts)
+/* Writes the stream; 0 with *bytes for the commit, or -errno (logged). */
+static int write_to(const struct capture *c, FILE *f, const char *path,
+		    const struct xspace_write_opts *opts, uint64_t *bytes)
 {
-	uint64_t bytes = 0;
 	int err;
 
-	err = xspace_write_stream(c, atomic_file__stream(af), opts, &bytes);
+	*bytes = 0;
+	err = xspace_write_stream(c, f, opts, bytes);
 	switch (err) {
 	case 0:
-		return atomic_file__commit(af, bytes);
+		return 0;
 	case -EFBIG:
 		log_err("cannot write %s: the capture is larger than %" PRIu64
 			" bytes (one XSpace holds at most 2 GiB); shorten the window "
-			"or lower the span budget", atomic_file__path(af),
+			"or lower the span budget", path,
 			opts && opts->max_bytes ? opts->max_bytes : XSPACE_MAX_BYTES);
 		break;
 	case -EAGAIN:
 		log_err("cannot write %s: the capture is not finalized",
-			atomic_file__path(af));
+			path);
 		break;
 	case -EOVERFLOW:
 		log_err("cannot write %s: the capture window is too long for "
-			"picosecond offsets", atomic_file__path(af));
+			"picosecond offsets", path);
 		break;
 	default:
-		log_err("cannot write %s: %s", atomic_file__path(af), io_error_reason(err));
+		log_err("cannot write %s: %s", path, io_error_reason(err));
 		break;
 	}
 	return err;
@@ -52,25 +55,39 @@ int xspace_write_file(const struct capture *c, const char *path,
 	struct atomic_file *af;
 	int err;
 
+	uint64_t bytes;
+
 	af = atomic_file__open(path);
 	if (!af)
 		return -errno;
-	err = write_to(c, af, opts);
+	err = write_to(c, atomic_file__stream(af), path, opts, &bytes);
+	if (!err)
+		err = atomic_file__commit(af, bytes);
 	atomic_file__free(af);
 	return err;
 }
 
 int xspace_write_capture(const struct capture *c, const char *logdir,
-			 char *path_out, size_t len)
+			 struct xspace_written *out)
 {
-	struct atomic_file *af;
+	struct xprof_profile *p;
+	uint64_t bytes;
 	int err;
 
-	af = xprof_profile_open(logdir, capture__session(c), capture__hostname(c),
-				path_out, len);
-	if (!af)
+	p = xprof_profile__open(logdir, capture__session(c), capture__hostname(c));
+	if (!p)
 		return -errno;
-	err = write_to(c, af, NULL);
-	atomic_file__free(af);
+	err = write_to(c, xprof_profile__stream(p), xprof_profile__path(p), NULL, &bytes);
+	if (!err)
+		err = xprof_profile__commit(p, bytes);
+	if (!err && out) {
+		snprintf(out->path, sizeof(out->path), "%s", xprof_profile__path(p));
+		snprintf(out->session, sizeof(out->session), "%s", xprof_profile__session(p));
+	}
+	if (!err && strcmp(xprof_profile__session(p), capture__session(c)))
+		log_warn("session %s holds a capture of this host already: this one is "
+			 "in session %s (%s)", capture__session(c), xprof_profile__session(p),
+			 xprof_profile__path(p));
+	xprof_profile__free(p);
 	return err;
 }

@@ -42,13 +42,23 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 int xspace_write_file(const struct capture *c, const char *path,
 		      const struct xspace_write_opts *opts);
 
+/* Where xspace_write_capture put a capture. */
+struct xspace_written {
+	char path[4096];
+	/* The session directory it went to: the capture's own, or that with
+	 * a suffix ("-2") when that one held this host's capture already. */
+	char session[256];
+};
+
 /*
- * For `record`: creates <logdir>/plugins/profile/<session>/ and writes
- * <host>.xplane.pb there atomically (session and host from the capture).
- * The path goes to path_out (may be NULL). 0 or -errno, the reason logged.
+ * For `record` and the daemon: creates <logdir>/plugins/profile/<session>/
+ * and writes <host>.xplane.pb there atomically (session and host from the
+ * capture), never over a capture already there (output/xprof_logdir.h:
+ * another session name then). Where it went goes to @out (may be NULL).
+ * 0 or -errno, the reason logged.
  */
 int xspace_write_capture(const struct capture *c, const char *logdir,
-			 char *path_out, size_t len);
+			 struct xspace_written *out);
 
 /* XProf's line name for a device track kind ("Steps", "XLA Modules",
  * "XLA Ops"); NULL for host threads and for streams, whose lines are named
