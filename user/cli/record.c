@@ -22,6 +22,7 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "collect/collector.h"
 #include "collect/recorder.h"
 #include "discover/probe_packs.h"
@@ -45,6 +46,8 @@ struct record_args {
 	const char *logdir;
 	bool exports[EXPORT_CHROME_JSON + 1];	/* --format: beside the XSpace */
 	bool no_agent;				/* --no-agent */
+	bool quiet;				/* -q */
+	struct progress *progress;
 };
 
 void usage_record(FILE *out)
@@ -104,6 +107,12 @@ void usage_record(FILE *out)
 		"                         agents already in the targets for device detail\n"
 		"                         (GPU kernels come only from the agent: docs/agent.md)\n"
 		"\n"
+		"Progress: on a terminal one line on stderr says what is happening\n"
+		"(attaching, waiting for the first step, the window's time, events and\n"
+		"losses); elsewhere one line per phase.\n"
+		"  -q, --quiet            no progress and no notes, errors only; stdout holds\n"
+		"                         only each capture's path\n"
+		"\n"
 		"Exit status: 0 when a capture was written; 1 when none was (no device\n"
 		"activity, an I/O error, a target that does not exist); 2 on a usage error;\n"
 		"with -- CMD, the command's own non-zero exit status.\n"
@@ -159,7 +168,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
 		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE, OPT_FORMAT,
-		OPT_NO_AGENT,
+		OPT_NO_AGENT, OPT_QUIET,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -182,6 +191,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "no-agent", no_argument, NULL, OPT_NO_AGENT },
+		{ "quiet", no_argument, NULL, 'q' },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -197,7 +207,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	o->windows = 1;
 	a->logdir = "acceltrace-logs";
 	/* '+': stop at the first non-option, so "-- CMD -x" reaches CMD. */
-	while ((opt = getopt_long(argc, argv, "+:p:ad:o:" CLI_COMMON_SHORTOPTS,
+	while ((opt = getopt_long(argc, argv, "+:p:ad:o:q" CLI_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
@@ -272,6 +282,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_SCHED: o->sched = true; break;
 		case OPT_NO_AGENT: a->no_agent = true; break;
+		case 'q': a->quiet = true; break;
 		case OPT_FORMAT:
 			if (parse_formats(optarg, a))
 				return cli_bad_value("record", "--format", optarg,
@@ -499,7 +510,7 @@ struct written {
 	char exported[EXPORT_CHROME_JSON + 1][4096];	/* "" when not asked for */
 };
 
-static void print_summary(struct recorder *rec, const struct written *wr)
+static void print_summary(struct recorder *rec, const struct written *wr, bool quiet)
 {
 	const struct capture *cap = recorder__capture(rec);
 	uint64_t start, stop;
@@ -566,6 +577,10 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		jw_end_object(jw);
 		jw_free(jw);
 		putchar('\n');
+		return;
+	}
+	if (quiet) {
+		printf("%s\n", wr->path);
 		return;
 	}
 	printf("capture written: %s (%.1f KiB)\n", wr->path, wr->bytes / 1024.0);
@@ -638,8 +653,35 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 		return err;	/* the writer said why; no partial file */
 	wr.bytes = stat(wr.path, &st) ? 0 : st.st_size;
 	err = write_exports(args, &wr);
-	print_summary(rec, &wr);
+	progress__clear(args->progress);
+	print_summary(rec, &wr, args->quiet);
 	return err;
+}
+
+/* What record says while it works (cli/progress.h); -q: errors only. */
+static int start_progress(struct record_args *a)
+{
+	const struct recorder_opts *o = &a->opts;
+	char what[128];
+
+	if (a->quiet)
+		log_set_verbosity(LOG_ERROR);
+	if (o->whole_host)
+		snprintf(what, sizeof(what), "every accelerator process on this host");
+	else if (o->command)
+		snprintf(what, sizeof(what), "%s", o->command[0]);
+	else if (o->n_pids == 1)
+		snprintf(what, sizeof(what), "pid %d", (int)o->pids[0]);
+	else
+		snprintf(what, sizeof(what), "%zu processes", o->n_pids);
+	a->progress = progress__new(progress_mode_for(a->quiet), what, o->from_start);
+	if (!a->progress) {
+		log_err("starting: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	a->opts.progress = progress__recorder;
+	a->opts.progress_ctx = a->progress;
+	return 0;
 }
 
 /* With -- CMD: its wait status becomes ours when the capture went well. */
@@ -663,6 +705,8 @@ int cmd_record(int argc, char **argv)
 	err = parse_options(argc, argv, &args);
 	if (err)
 		return err < 0 ? 0 : err;
+	if (start_progress(&args))
+		return 1;
 	args.opts.interrupts = &interrupts;
 	install_signals();
 	if (args.opts.command && !args.no_agent)
@@ -690,5 +734,6 @@ out:
 	if (!recorder__wait_command(rec, &status))
 		rc = command_status(status, rc);
 	recorder__free(rec);
+	progress__free(args.progress);
 	return rc;
 }

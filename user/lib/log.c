@@ -10,6 +10,14 @@
 
 static enum log_level max_level = LOG_INFO;
 static bool json_mode;
+static void (*around_fn)(void *ctx, bool before);
+static void *around_ctx;
+
+void log_set_around(void (*around)(void *ctx, bool before), void *ctx)
+{
+	around_fn = around;
+	around_ctx = ctx;
+}
 
 void log_set_verbosity(enum log_level level)
 {
@@ -71,6 +79,8 @@ static void log_vprintf(enum log_level level, const char *context,
 		return;
 	}
 
+	if (around_fn)
+		around_fn(around_ctx, true);
 	fputs("acceltrace: ", stderr);
 	if (level == LOG_ERROR)
 		fputs("error: ", stderr);
@@ -79,6 +89,8 @@ static void log_vprintf(enum log_level level, const char *context,
 	if (context)
 		fprintf(stderr, "%s: ", context);
 	fprintf(stderr, "%s\n", msg);
+	if (around_fn)
+		around_fn(around_ctx, false);
 }
 
 void log_printf(enum log_level level, const char *context, const char *fmt, ...)
