@@ -33,8 +33,11 @@ struct progress {
 	void (*tick)(void *ctx);
 	void *tick_ctx;
 	/* progress__recorder: the last phase said, and when attaching began. */
+	const char *context;		/* of its log lines: "record", "trigger" */
 	int phase;
 	uint64_t attach_ns;
+	/* progress__trigger: the trigger (CLOCK_REALTIME ns) and the window after. */
+	uint64_t at_ns, duration_ns;
 };
 
 static uint64_t mono_ns(void)
@@ -110,6 +113,7 @@ struct progress *progress__new(enum progress_mode mode, const char *what, bool f
 	p->mode = mode;
 	p->from_start = from_start;
 	p->phase = -1;
+	p->context = "record";
 	snprintf(p->what, sizeof(p->what), "%s", what ? what : "the targets");
 	pthread_mutex_init(&p->lock, NULL);
 	if (mode == PROGRESS_TTY)
@@ -157,7 +161,7 @@ void progress__phase(struct progress *p, const char *fmt, ...)
 		vshow(p, true, fmt, ap);
 	} else {
 		vsnprintf(msg, sizeof(msg), fmt, ap);
-		log_info("%s", msg);
+		log_printf(LOG_INFO, p->context, "%s", msg);
 	}
 	va_end(ap);
 }
@@ -354,6 +358,56 @@ void progress__recorder(void *ctx, const struct recorder_progress *rp)
 		return;
 	}
 	say_tick(p, rp);
+}
+
+/* ---------------------------------------------------------------- trigger */
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void trigger_tick(void *ctx)
+{
+	struct progress *p = ctx;
+	uint64_t now = real_ns(), at = p->at_ns, end = at + p->duration_ns;
+
+	if (now < at)
+		progress__update(p, "the trigger is in %.1f s; Ctrl-C stops waiting (the daemon "
+				 "still captures)", secs(at - now));
+	else if (now < end)
+		progress__update(p, "capturing %.1f / %.1f s after the trigger; Ctrl-C stops "
+				 "waiting (the daemon still captures)", secs(now - at),
+				 secs(p->duration_ns));
+	else
+		progress__update(p, "the daemon is writing the capture (%.1f s); Ctrl-C stops "
+				 "waiting", secs(now - end));
+}
+
+int progress__trigger(struct progress *p, uint64_t at_realtime_ns, uint64_t duration_ns)
+{
+	uint64_t now = real_ns();
+	char when[64] = "now";
+
+	if (!p || p->mode == PROGRESS_QUIET)
+		return 0;
+	p->context = "trigger";
+	p->at_ns = at_realtime_ns ? at_realtime_ns : now;
+	p->duration_ns = duration_ns;
+	if (at_realtime_ns > now)
+		snprintf(when, sizeof(when), "in %.1f s", secs(at_realtime_ns - now));
+	if (duration_ns)
+		progress__phase(p, "asking the daemon for a capture %s: its flight recorder's "
+				"last seconds and %.1f s after; Ctrl-C stops waiting (the daemon "
+				"still captures)", when, secs(duration_ns));
+	else
+		progress__phase(p, "asking the daemon for a capture %s: its flight recorder's "
+				"last seconds; Ctrl-C stops waiting (the daemon still captures)",
+				when);
+	return progress__start_ticker(p, trigger_tick, p);
 }
 
 /* ---------------------------------------------------------------- ticker */

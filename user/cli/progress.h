@@ -18,6 +18,7 @@
 #define ACCELTRACE_PROGRESS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct progress;
 struct recorder_progress;
@@ -59,6 +60,14 @@ void progress__clear(struct progress *p);
 /* The recorder's progress callback (recorder_progress_fn), @ctx a struct
  * progress: attaching, arming, the window, closing, each in words. */
 void progress__recorder(void *ctx, const struct recorder_progress *rp);
+
+/*
+ * trigger's wait for the daemon's reply: a line says what the daemon does
+ * (the trigger at @at_realtime_ns, 0: now; its window @duration_ns after)
+ * and that Ctrl-C stops only the waiting; on a terminal a ticker thread
+ * then counts the time down until progress__free(). 0 or -errno.
+ */
+int progress__trigger(struct progress *p, uint64_t at_realtime_ns, uint64_t duration_ns);
 
 /*
  * Calls @tick every 1/PROGRESS_HZ s from a thread of its own, while the
