@@ -463,7 +463,8 @@ static void say_wait(struct recorder *r, const struct collector_stats *before,
 /*
  * Named processes (--pid) that map no accelerator runtime and hold no
  * device node, said at once: `probes` would say the same. The wait goes
- * on, for a runtime loaded late, bounded by --duration when shorter.
+ * on, for a runtime loaded late, bounded by --duration when shorter,
+ * unless a library was named to be loaded (--library, the environment).
  */
 static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t deadline)
 {
@@ -478,6 +479,13 @@ static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t dead
 	if (r->o.whole_host) {
 		log_info("no process on this host uses an accelerator runtime yet: "
 			 "waiting up to %.0f s for one", bound / 1e9);
+		return deadline;
+	}
+	/* --library, or TPU_LIBRARY_PATH in its environment: a load is
+	 * expected, and waited for as long as --arm-timeout says. */
+	if (runtime_attach__library_count(r->ra)) {
+		log_info("no accelerator runtime loaded yet, but one is named to be "
+			 "(--library, TPU_LIBRARY_PATH): waiting up to %.0f s for it", bound / 1e9);
 		return deadline;
 	}
 	if (r->o.duration_ns && r->o.duration_ns < bound) {

@@ -163,7 +163,8 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx);
  * activity (-ETIMEDOUT, -ESRCH, -EINTR: said why); a --pid target that
  * maps no accelerator runtime and holds no device node is said at once,
  * and the wait for one to be loaded is then bounded by --duration when
- * that is shorter than --arm-timeout. run_window: opens,
+ * that is shorter than --arm-timeout (unless a library is named to be
+ * loaded: --library, TPU_LIBRARY_PATH). run_window: opens,
  * closes, drains and finalizes the window's capture; -EINTR when aborted.
  */
 int recorder__next_window(struct recorder *r);
