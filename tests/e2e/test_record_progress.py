@@ -16,8 +16,11 @@ works"):
 - `--pid` on a process with no accelerator runtime (sleep) is said as soon
   as the probes are placed, and `-d 2s` bounds the wait: exit 1 about 2 s
   later saying no runtime was loaded, not after the 30 s arm timeout;
-- a runtime loaded into it meanwhile (ctypes.CDLL of the plugin) is said,
-  and the arm timeout bounds the wait again.
+- with --arm-timeout given, that bounds the wait instead, and a runtime
+  loaded meanwhile (ctypes.CDLL of the plugin) is said;
+- `trigger -d 1s` on a pseudo-terminal counts the window after the trigger
+  and then the daemon's writing, saying Ctrl-C stops only the waiting, and
+  prints the path; `trigger -q` says nothing on stderr.
 """
 import fcntl
 import os
@@ -35,6 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (ACCELTRACE, PLUGIN, acceltrace, check, finish, require_root,  # noqa: E402
                  running_trainer, tmpdir, wait_for)
+from daemon import Daemon  # noqa: E402
 
 COLUMNS = 160
 DIAGNOSTICS = ("reading devtrace buffer", "joined to their host", "clock fit",
@@ -221,9 +225,34 @@ def late_load(work):
         loader.wait()
     loaded = r.first("a runtime was loaded")
     check(loaded is not None, "late load: the load is said:\n%s" % r.text())
+    check(r.first("waiting up to 8.0 s for one to be loaded") is not None,
+          "late load: --arm-timeout given bounds the wait, not --duration:\n%s" % r.text())
     check(rc == 1 and r.first("no execution of a program within 8.0 s") is not None and
           r.first("within --duration") is None,
-          "late load: then the arm timeout bounds the wait (%s):\n%s" % (rc, r.text()))
+          "late load: the arm timeout bounds the wait (%s):\n%s" % (rc, r.text()))
+
+
+def trigger(work):
+    d = Daemon(work, "--flight-recorder", "2s")
+    try:
+        if not d.wait_ready():
+            return
+        rc, out = on_pty(["trigger", "--socket", d.socket, "-d", "1s"])
+        draws = re.findall(r"\r([^\r\n]*)\x1b\[K", out)
+        check(rc == 0 and re.search(r"\r\x1b\[K/\S+\.xplane\.pb\r\n$", out),
+              "trigger on a pty: the line erased, then the path (%d): %r" % (rc, out[-600:]))
+        check(any(d.startswith("asking the daemon for a capture now") and
+                  "Ctrl-C stops waiting (the daemon still captures)" in d for d in draws),
+              "trigger on a pty: what it asks, and what Ctrl-C does: %s" % draws[:2])
+        check(any(re.match(r"capturing \d\.\d / 1\.0 s after the trigger", d) for d in draws),
+              "trigger on a pty: the window after the trigger counted: %s" % draws[:6])
+        p = subprocess.run([ACCELTRACE, "trigger", "-q", "--socket", d.socket],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0 and p.stdout.endswith(".xplane.pb\n") and p.stderr == "",
+              "trigger -q: the path, nothing on stderr (%d): %r %r"
+              % (p.returncode, p.stdout, p.stderr))
+    finally:
+        d.stop()
 
 
 def main():
@@ -240,6 +269,7 @@ def main():
             t.stop()
     no_runtime(work)
     late_load(work)
+    trigger(work)
     finish()
 
 

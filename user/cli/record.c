@@ -78,7 +78,9 @@ void usage_record(FILE *out)
 		"                         (start-up transfers included), not the first\n"
 		"                         execution\n"
 		"      --grace TIME       after the stop, wait up to TIME for open spans to end\n"
-		"      --arm-timeout TIME give up when no execution comes (default 30s)\n"
+		"      --arm-timeout TIME give up when no execution comes (default 30s, or\n"
+		"                         --duration when shorter while a --pid target maps\n"
+		"                         no accelerator runtime)\n"
 		"      --windows K        K windows, each in its own session directory\n"
 		"      --interval TIME    time between windows (default 0)\n"
 		"  Without --duration or --steps the window lasts until Ctrl-C, or until\n"
@@ -203,7 +205,8 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	o->pids = a->pids;
 	o->libraries = a->libraries;
 	o->devtrace_paths = a->devtrace;
-	o->arm_timeout_ns = 30ull * 1000000000ull;
+	/* --arm-timeout left 0 unless given: the recorder's 30 s then, and
+	 * --duration may bound a wait for a runtime (recorder.h). */
 	o->windows = 1;
 	a->logdir = "acceltrace-logs";
 	/* '+': stop at the first non-option, so "-- CMD -x" reaches CMD. */
@@ -586,7 +589,8 @@ static void print_summary(struct recorder *rec, const struct written *wr, bool q
 	printf("capture written: %s (%.1f KiB)\n", wr->path, wr->bytes / 1024.0);
 	for (int f = 0; f <= EXPORT_CHROME_JSON; f++)
 		if (wr->exported[f][0])
-			printf("  %s: %s\n", export_format_name(f), wr->exported[f]);
+			printf("  %s: %s  (open it at https://ui.perfetto.dev)\n",
+			       export_format_name(f), wr->exported[f]);
 	printf("  window %.3f s, %zu process(es), %zu device core(s)\n",
 	       (stop - start) / 1e9, capture__num_processes(cap),
 	       capture__num_devices(cap));

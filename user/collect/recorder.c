@@ -300,6 +300,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 		return NULL;
 	memcpy(&r->o, opts, opts->sz < sizeof(r->o) ? opts->sz : sizeof(r->o));
 	r->o.sz = sizeof(r->o);
+	r->arm_timeout_given = r->o.arm_timeout_ns != 0;
 	if (!r->o.arm_timeout_ns)
 		r->o.arm_timeout_ns = DEFAULT_ARM_TIMEOUT_NS;
 	if (!r->o.windows)
@@ -464,7 +465,8 @@ static void say_wait(struct recorder *r, const struct collector_stats *before,
  * Named processes (--pid) that map no accelerator runtime and hold no
  * device node, said at once: `probes` would say the same. The wait goes
  * on, for a runtime loaded late, bounded by --duration when shorter,
- * unless a library was named to be loaded (--library, the environment).
+ * unless --arm-timeout was given or a library was named to be loaded
+ * (--library, the environment).
  */
 static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t deadline)
 {
@@ -488,7 +490,7 @@ static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t dead
 			 "(--library, TPU_LIBRARY_PATH): waiting up to %.0f s for it", bound / 1e9);
 		return deadline;
 	}
-	if (r->o.duration_ns && r->o.duration_ns < bound) {
+	if (!r->arm_timeout_given && r->o.duration_ns && r->o.duration_ns < bound) {
 		bound = r->o.duration_ns;
 		r->bounded_by_duration = true;
 		deadline = began + bound;
@@ -565,8 +567,9 @@ int recorder__arm(struct recorder *r)
 		}
 		if (r->bounded_by_duration && now_ns() >= r->deadline_ns) {
 			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("no accelerator runtime was loaded within --duration %.1f s: "
-				"no capture written: %s", r->o.duration_ns / 1e9, diag);
+			log_err("no accelerator runtime was loaded within --duration %.1f s "
+				"(--arm-timeout waits longer): no capture written: %s",
+				r->o.duration_ns / 1e9, diag);
 			return -ETIMEDOUT;
 		}
 		if (now_ns() >= deadline) {

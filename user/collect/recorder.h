@@ -67,7 +67,9 @@ struct recorder_opts {
 	uint64_t steps;			/* --steps N: N whole device steps */
 	uint64_t delay_ns;		/* open this long after the arming activity */
 	uint64_t grace_ns;		/* after the stop, wait for open spans */
-	uint64_t arm_timeout_ns;	/* 0: 30 s */
+	/* 0: 30 s, and then --duration, when shorter, bounds the wait of a
+	 * --pid target that maps no runtime (recorder__arm). */
+	uint64_t arm_timeout_ns;
 	/*
 	 * --from-start: arm at the first device activity of any kind
 	 * (transfers of start-up included), not at the first execution of a
@@ -163,8 +165,9 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx);
  * activity (-ETIMEDOUT, -ESRCH, -EINTR: said why); a --pid target that
  * maps no accelerator runtime and holds no device node is said at once,
  * and the wait for one to be loaded is then bounded by --duration when
- * that is shorter than --arm-timeout (unless a library is named to be
- * loaded: --library, TPU_LIBRARY_PATH). run_window: opens,
+ * that is shorter than the default arm timeout (unless the caller set
+ * one, or a library is named to be loaded: --library, TPU_LIBRARY_PATH).
+ * run_window: opens,
  * closes, drains and finalizes the window's capture; -EINTR when aborted.
  */
 int recorder__next_window(struct recorder *r);

@@ -49,6 +49,7 @@ struct recorder {
 	bool phase_told;		/* its first call made */
 	uint64_t phase_ns, deadline_ns;
 	bool bounded_by_duration;	/* arming: --duration bounds the wait */
+	bool arm_timeout_given;		/* opts.arm_timeout_ns was not 0 */
 	bool no_runtime;		/* arming: no target maps a runtime */
 	size_t n_devtrace;		/* buffers handed to the collector */
 };
