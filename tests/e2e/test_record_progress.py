@@ -191,6 +191,15 @@ def no_runtime(work):
           "sleep: said at once, and the wait bounded by --duration:\n%s" % r.text())
     check(rc == 1 and gave_up is not None, "sleep: exit 1 (%s) saying no runtime was "
           "loaded:\n%s" % (rc, r.text()))
+    start = r.first("attaching to pid %d" % sleeper.pid)
+    took_attach = next((float(m.group(1)) for _, l in r.lines
+                        for m in [re.search(r"probes placed in (\d+\.\d) s", l)] if m), None)
+    if said is not None and start is not None and took_attach is not None:
+        check(said - start <= took_attach + 1.0,
+              "sleep: said within a second of the probes being placed (%.2f s after "
+              "attaching began, which took %.1f s)" % (said - start, took_attach))
+    else:
+        check(False, "sleep: the attach and its time said:\n%s" % r.text())
     if said is not None and gave_up is not None:
         check(gave_up - said >= 1.5, "sleep: said %.2f s before giving up, not at the end"
               % (gave_up - said))
