@@ -170,7 +170,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
 		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE, OPT_FORMAT,
-		OPT_NO_AGENT, OPT_QUIET,
+		OPT_NO_AGENT,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
