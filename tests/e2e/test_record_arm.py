@@ -8,7 +8,7 @@ the training step compiles for 1.5 s before the first step), recorded with
 - by default the window opens at the first execution of the program that
   runs again (the training step), so it holds a second of steps (every
   Execute the truth has inside it) and no start-up program, and record
-  says how long it waited and what it saw meanwhile;
+  says how long it waited and (with -v) what it saw meanwhile;
 - with --from-start it opens at the first device activity once the probes
   settled (here the second start-up program), so the window lies in the
   training step's compile and holds (nearly) no step: the behaviour
@@ -32,7 +32,8 @@ def run(from_start):
     tp = os.path.join(work, "truth.jsonl")
     cmd = trainer_cmd("--init-programs", "2", "--compile-ms", str(COMPILE_MS),
                       "--duration", "7s", "--step-time", "2ms", truth=tp)
-    args = ["--duration", "1s", "--logdir", os.path.join(work, "logs")]
+    # -v: what the target did while record waited is a diagnostic.
+    args = ["-v", "--duration", "1s", "--logdir", os.path.join(work, "logs")]
     if from_start:
         args.append("--from-start")
     rc, s, err = record(*args, "--", *cmd, timeout=60)

@@ -22,6 +22,7 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "collect/collector.h"
 #include "collect/recorder.h"
 #include "discover/probe_packs.h"
@@ -48,6 +49,8 @@ struct record_args {
 	const char *logdir;
 	bool exports[EXPORT_CHROME_JSON + 1];	/* --format: beside the XSpace */
 	bool no_agent;				/* --no-agent */
+	bool quiet;				/* -q */
+	struct progress *progress;
 };
 
 void usage_record(FILE *out)
@@ -78,7 +81,9 @@ void usage_record(FILE *out)
 		"                         (start-up transfers included), not the first\n"
 		"                         execution\n"
 		"      --grace TIME       after the stop, wait up to TIME for open spans to end\n"
-		"      --arm-timeout TIME give up when no execution comes (default 30s)\n"
+		"      --arm-timeout TIME give up when no execution comes (default 30s, or\n"
+		"                         --duration when shorter while a --pid target maps\n"
+		"                         no accelerator runtime)\n"
 		"      --windows K        K windows, each in its own session directory\n"
 		"      --interval TIME    time between windows (default 0)\n"
 		"  Without --duration or --steps the window lasts until Ctrl-C, or until\n"
@@ -108,6 +113,12 @@ void usage_record(FILE *out)
 		"      --no-agent         do not load the in-process agent into CMD, nor ask\n"
 		"                         agents already in the targets for device detail\n"
 		"                         (GPU kernels come only from the agent: docs/agent.md)\n"
+		"\n"
+		"Progress: on a terminal one line on stderr says what is happening\n"
+		"(attaching, waiting for the first step, the window's time, events and\n"
+		"losses); elsewhere one line per phase.\n"
+		"  -q, --quiet            no progress and no notes, errors only; stdout holds\n"
+		"                         only each capture's path\n"
 		"\n"
 		"Exit status: 0 when a capture was written; 1 when none was (no device\n"
 		"activity, an I/O error, a logdir it cannot write to: said before the\n"
@@ -194,6 +205,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "no-agent", no_argument, NULL, OPT_NO_AGENT },
+		{ "quiet", no_argument, NULL, 'q' },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -205,11 +217,12 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	o->pids = a->pids;
 	o->libraries = a->libraries;
 	o->devtrace_paths = a->devtrace;
-	o->arm_timeout_ns = 30ull * 1000000000ull;
+	/* --arm-timeout left 0 unless given: the recorder's 30 s then, and
+	 * --duration may bound a wait for a runtime (recorder.h). */
 	o->windows = 1;
 	a->logdir = "acceltrace-logs";
 	/* '+': stop at the first non-option, so "-- CMD -x" reaches CMD. */
-	while ((opt = getopt_long(argc, argv, "+:p:ad:o:" CLI_COMMON_SHORTOPTS,
+	while ((opt = getopt_long(argc, argv, "+:p:ad:o:q" CLI_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
@@ -284,6 +297,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_SCHED: o->sched = true; break;
 		case OPT_NO_AGENT: a->no_agent = true; break;
+		case 'q': a->quiet = true; break;
 		case OPT_FORMAT:
 			if (parse_formats(optarg, a))
 				return cli_bad_value("record", "--format", optarg,
@@ -538,7 +552,7 @@ static uint64_t events_span_ns(const struct capture *cap, uint64_t start, uint64
 	return e.last > e.first ? e.last - e.first : 0;
 }
 
-static void print_summary(struct recorder *rec, const struct written *wr)
+static void print_summary(struct recorder *rec, const struct written *wr, bool quiet)
 {
 	const struct capture *cap = recorder__capture(rec);
 	uint64_t start, stop;
@@ -611,13 +625,18 @@ static void print_summary(struct recorder *rec, const struct written *wr)
 		putchar('\n');
 		return;
 	}
+	if (quiet) {
+		printf("%s\n", wr->path);
+		return;
+	}
 	printf("capture written: %s (%.1f KiB)\n", wr->path, wr->bytes / 1024.0);
 	if (strcmp(wr->session, capture__session(cap)))
 		printf("  session %s holds a capture of this host already: this one is in "
 		       "session %s\n", capture__session(cap), wr->session);
 	for (int f = 0; f <= EXPORT_CHROME_JSON; f++)
 		if (wr->exported[f][0])
-			printf("  %s: %s\n", export_format_name(f), wr->exported[f]);
+			printf("  %s: %s  (open it at https://ui.perfetto.dev)\n",
+			       export_format_name(f), wr->exported[f]);
 	/* The same words as report's run environment. */
 	printf("  window %.3f s (its start to its stop); events span %.3f s (first event's "
 	       "start to last event's end)\n", (stop - start) / 1e9,
@@ -690,8 +709,35 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 	snprintf(wr.session, sizeof(wr.session), "%s", out.session);
 	wr.bytes = stat(wr.path, &st) ? 0 : st.st_size;
 	err = write_exports(args, &wr);
-	print_summary(rec, &wr);
+	progress__clear(args->progress);
+	print_summary(rec, &wr, args->quiet);
 	return err;
+}
+
+/* What record says while it works (cli/progress.h); -q: errors only. */
+static int start_progress(struct record_args *a)
+{
+	const struct recorder_opts *o = &a->opts;
+	char what[128];
+
+	if (a->quiet)
+		log_set_verbosity(LOG_ERROR);
+	if (o->whole_host)
+		snprintf(what, sizeof(what), "every accelerator process on this host");
+	else if (o->command)
+		snprintf(what, sizeof(what), "%s", o->command[0]);
+	else if (o->n_pids == 1)
+		snprintf(what, sizeof(what), "pid %d", (int)o->pids[0]);
+	else
+		snprintf(what, sizeof(what), "%zu processes", o->n_pids);
+	a->progress = progress__new(progress_mode_for(a->quiet), what, o->from_start);
+	if (!a->progress) {
+		log_err("starting: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	a->opts.progress = progress__recorder;
+	a->opts.progress_ctx = a->progress;
+	return 0;
 }
 
 /*
@@ -730,6 +776,8 @@ int cmd_record(int argc, char **argv)
 		log_err("cannot write captures to %s: %s", args.logdir, io_error_reason(err));
 		return 1;
 	}
+	if (start_progress(&args))
+		return 1;
 	args.opts.interrupts = &interrupts;
 	install_signals();
 	if (args.opts.command && !args.no_agent)
@@ -757,5 +805,6 @@ out:
 	if (!recorder__wait_command(rec, &status))
 		rc = command_status(status, rc);
 	recorder__free(rec);
+	progress__free(args.progress);
 	return rc;
 }

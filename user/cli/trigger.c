@@ -13,6 +13,7 @@
 #define LOG_CONTEXT "trigger"
 #include "lib/log.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "daemon/control.h"
 #include "daemon/daemon_config.h"
 #include "lib/json_writer.h"
@@ -38,6 +39,11 @@ void usage_trigger(FILE *out)
 		"                      epoch (1700000000.5) or @ followed by them\n"
 		"  --session NAME      session directory name (default: the trigger's local\n"
 		"                      time)\n"
+		"  -q, --quiet         errors only on stderr (the path is printed as ever)\n"
+		"\n"
+		"While it waits, a line on stderr says what the daemon is doing (on a\n"
+		"terminal it counts the time down). Ctrl-C stops the waiting only: the\n"
+		"daemon still writes the capture.\n"
 		"\n"
 		"Exit status: 0 when the capture was written; 1 when the daemon could not\n"
 		"be reached or the capture failed; 2 on a usage error.\n"
@@ -96,6 +102,7 @@ int cmd_trigger(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, OPT_AT },
 		{ "session", required_argument, NULL, OPT_SESSION },
+		{ "quiet", no_argument, NULL, 'q' },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -104,10 +111,12 @@ int cmd_trigger(int argc, char **argv)
 	char reply[CONTROL_MAX_LINE];
 	uint64_t wait_ms, start = 0, stop = 0;
 	char *path, *fields;
+	struct progress *progress;
 	struct timespec now;
+	bool quiet = false;
 	int opt, err, rc;
 
-	while ((opt = getopt_long(argc, argv, "+:d:" CLI_COMMON_SHORTOPTS, longopts,
+	while ((opt = getopt_long(argc, argv, "+:d:q" CLI_COMMON_SHORTOPTS, longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case OPT_SOCKET:
@@ -129,6 +138,9 @@ int cmd_trigger(int argc, char **argv)
 						     "letters, digits, '.', '_' and '-'");
 			snprintf(rq.session, sizeof(rq.session), "%s", optarg);
 			break;
+		case 'q':
+			quiet = true;
+			break;
 		default:
 			rc = cli_common_or_exit("trigger", opt, argv, usage_trigger);
 			if (rc >= 0)
@@ -146,8 +158,14 @@ int cmd_trigger(int argc, char **argv)
 		if (rq.at_realtime_ns > real)
 			wait_ms += (rq.at_realtime_ns - real) / 1000000;
 	}
+	if (quiet)
+		log_set_verbosity(LOG_ERROR);
+	progress = progress__new(progress_mode_for(quiet), NULL, false);
+	if (progress)
+		progress__trigger(progress, rq.at_realtime_ns, rq.duration_ns);
 	err = control_request(socket, &rq, reply, sizeof(reply),
 			      wait_ms > 0x7fffffff ? 0x7fffffff : (int)wait_ms);
+	progress__free(progress);
 	if (err) {
 		log_err("no answer from the daemon at %s: %s", socket, strerror(-err));
 		return 1;

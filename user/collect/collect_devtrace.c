@@ -733,6 +733,90 @@ void collect_devtrace_replay_carried(struct collector *c)
 		d->cores[i].carrying = false;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "0-3, 6" from @v (sorted here, duplicates dropped). */
+static void format_ordinals(uint32_t *v, size_t n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < n && used < len; ) {
+		size_t j = i;
+
+		while (j + 1 < n && v[j + 1] <= v[j] + 1)
+			j++;
+		if (v[j] == v[i])
+			used += snprintf(buf + used, len - used, "%s%u", used ? ", " : "", v[i]);
+		else
+			used += snprintf(buf + used, len - used, "%s%u-%u", used ? ", " : "",
+					 v[i], v[j]);
+		i = j + 1;
+	}
+}
+
+/*
+ * The clock fits, under -v: one line per distinct fit, naming the devices
+ * (cores, as their /device:...:N planes number them) whose runs it serves,
+ * not one line per run with the buffer header's device id (each core's
+ * buffer may be a run of its own).
+ */
+static void say_clocks(struct collect_devtrace *d)
+{
+	char (*text)[160] = NULL, cores[256];
+	uint32_t *ord = NULL;
+	bool *said = NULL;
+
+	if (log_verbosity() < LOG_DEBUG || !d->nclocks)
+		return;
+	text = calloc(d->nclocks, sizeof(*text));
+	said = calloc(d->nclocks, sizeof(*said));
+	ord = calloc(d->ncores ? d->ncores : 1, sizeof(*ord));
+	if (!text || !said || !ord)
+		goto out;
+	for (size_t i = 0; i < d->nclocks; i++) {
+		struct devtrace_clock_fit f;
+
+		if (!d->clocks[i].clock) {
+			said[i] = true;
+			continue;
+		}
+		devtrace_clock__fit(d->clocks[i].clock, &f);
+		snprintf(text[i], sizeof(text[i]), "%.3f ppm, bound %.0f ns over %u pairs, "
+			 "%llu rejected", f.drift_ppm, f.bound_ns, f.pairs,
+			 (unsigned long long)f.rejected_total);
+	}
+	for (size_t i = 0; i < d->nclocks; i++) {
+		size_t n = 0, fits = 0;
+
+		if (said[i])
+			continue;
+		for (size_t j = i; j < d->nclocks; j++) {
+			if (said[j] || strcmp(text[i], text[j]))
+				continue;
+			said[j] = true;
+			fits++;
+			for (size_t k = 0; k < d->ncores; k++)
+				if (d->cores[k].known && d->cores[k].clock == (int)j)
+					ord[n++] = d->cores[k].ordinal;
+		}
+		format_ordinals(ord, n, cores, sizeof(cores));
+		log_debug("clock fit%s of device%s %s: %s%s", fits > 1 ? "s" : "",
+			  n > 1 ? "s" : "", n ? cores : "(none now)", text[i],
+			  fits > 1 ? " each" : "");
+	}
+out:
+	free(text);
+	free(said);
+	free(ord);
+}
+
 void collect_devtrace_finish(struct collector *c)
 {
 	struct collect_devtrace *d = c->devtrace;
@@ -772,15 +856,13 @@ void collect_devtrace_finish(struct collector *c)
 			capture__warn(c->cap, "devtrace buffer %s not read: %s",
 				      devtrace_reader__label(d->reader, i), st.error);
 	}
+	say_clocks(d);
 	for (size_t i = 0; i < d->nclocks; i++) {
 		struct devtrace_clock_fit f;
 
 		if (!d->clocks[i].clock)
 			continue;
 		devtrace_clock__fit(d->clocks[i].clock, &f);
-		log_info("device %u clock: %.3f ppm, bound %.0f ns over %u pairs, %llu rejected",
-			 d->clocks[i].device_id, f.drift_ppm, f.bound_ns, f.pairs,
-			 (unsigned long long)f.rejected_total);
 		if (f.rejected_total)
 			capture__warn(c->cap, "device %u clock: %llu clock pairs rejected as outliers",
 				      d->clocks[i].device_id,

@@ -103,7 +103,7 @@ void collect_devtrace_report_matching(struct collect_devtrace *d)
 	}
 	hashmap__filter(m.dev, count_device_side, &m);
 	hashmap__filter(m.host, count_host_side, &m);
-	log_info("device executions joined to their host Execute: %llu; without one: %llu; "
+	log_debug("device executions joined to their host Execute: %llu; without one: %llu; "
 		 "Execute x core without a device execution: %llu",
 		 (unsigned long long)m.matched, (unsigned long long)m.unmatched_device,
 		 (unsigned long long)m.unmatched_host);

@@ -384,7 +384,7 @@ static void say_unprobed(struct collect_devtrace *d)
 	}
 	hashmap__filter(counts, rank_api, &top);
 	for (int k = 0; k < 3 && top.n[k]; k++)
-		log_info("GPU work launched by calls no host span holds: %s x%" PRIu64,
+		log_debug("GPU work launched by calls no host span holds: %s x%" PRIu64,
 			 capture__string(d->c->cap, top.api[k]), top.n[k]);
 	hashmap__free(counts, NULL);
 }
@@ -467,7 +467,7 @@ void collect_gpu_join_launches(struct collect_devtrace *d)
 	say_unprobed(d);
 	n.joined = j.joined;
 	capture__for_each_span(c->cap, count_work, &n);
-	log_info("GPU kernels joined to their host launch: %" PRIu64 ", without: %" PRIu64
+	log_debug("GPU kernels joined to their host launch: %" PRIu64 ", without: %" PRIu64
 		 "; copies and memsets: %" PRIu64 ", without: %" PRIu64
 		 " (%ld host spans joined, %zu launch records)", n.with[0], n.without[0],
 		 n.with[1], n.without[1], given, d->gpu.n);

@@ -48,10 +48,12 @@ static int add_devtrace(struct recorder *r, int fd, const char *path,
 {
 	int i = collector__add_devtrace(r->col, fd, path, seen);
 
-	if (i < 0)
+	if (i < 0) {
 		log_warn("devtrace buffer %s: %s", path, strerror(-i));
-	else
-		log_info("reading devtrace buffer %s", path);
+	} else {
+		r->n_devtrace++;
+		log_debug("reading devtrace buffer %s", path);
+	}
 	return i;
 }
 
@@ -116,6 +118,74 @@ static int open_devtrace_paths(struct recorder *r)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- progress */
+
+static bool maps_runtime(const struct process_report *p)
+{
+	return p && (p->n_libraries || p->n_device_nodes);
+}
+
+/* Some target maps an accelerator runtime library or holds a device node. */
+static bool targets_have_runtime(const struct recorder *r)
+{
+	for (size_t i = 0; i < targets__count(r->targets); i++)
+		if (maps_runtime(targets__report(r->targets, i)))
+			return true;
+	return false;
+}
+
+/* A new phase, told at once; @deadline_ns as recorder_progress says. */
+static void enter(struct recorder *r, enum recorder_phase phase, uint64_t deadline_ns)
+{
+	r->phase = phase;
+	r->phase_ns = now_ns();
+	r->deadline_ns = deadline_ns;
+	r->phase_told = false;
+	recorder_tell(r);
+}
+
+void recorder_tell(struct recorder *r)
+{
+	struct recorder_progress p = {};
+	uint64_t losses[LOSS_KIND_MAX];
+
+	if (!r->o.progress)
+		return;
+	p.phase = r->phase;
+	p.changed = !r->phase_told;
+	r->phase_told = true;
+	p.now_ns = now_ns();
+	p.phase_ns = r->phase_ns;
+	p.deadline_ns = r->deadline_ns;
+	p.bounded_by_duration = r->bounded_by_duration;
+	p.window_start_ns = r->start_ns;
+	p.arm_wait_ns = r->arm_wait_ns;
+	p.window = r->window;
+	p.windows = r->o.windows;
+	p.steps = r->o.steps;
+	p.no_runtime = r->no_runtime;
+	p.devtrace_buffers = r->n_devtrace;
+	if (r->targets) {
+		p.processes = targets__count(r->targets);
+		if (p.processes)
+			p.first_pid = targets__report(r->targets, 0)->pid;
+	}
+	if (!p.first_pid && r->o.n_pids)
+		p.first_pid = r->o.pids[0];
+	if (r->ra) {
+		p.libraries = runtime_attach__library_count(r->ra);
+		p.probes = runtime_attach__probe_count(r->ra);
+	}
+	if (r->ps) {
+		probe_session__losses(r->ps, losses);
+		for (int i = 0; i < LOSS_KIND_MAX; i++)
+			p.lost += losses[i];
+	}
+	if (r->cap && (r->phase == RECORDER_OPEN || r->phase == RECORDER_CLOSING))
+		p.spans = capture__spans_kept(r->cap);
+	r->o.progress(r->o.progress_ctx, &p);
+}
+
 /* One tick: the ring buffers read (up to POLL_MS), the devtrace buffers
  * read, the targets rescanned now and then for late libraries, new
  * processes and their devtrace buffers. */
@@ -157,6 +227,7 @@ int recorder_poll_once(struct recorder *r)
 	}
 	recorder_tend_agents(r, now);
 	collector__poll_devtrace(r->col);
+	recorder_tell(r);
 	return 0;
 }
 
@@ -229,6 +300,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 		return NULL;
 	memcpy(&r->o, opts, opts->sz < sizeof(r->o) ? opts->sz : sizeof(r->o));
 	r->o.sz = sizeof(r->o);
+	r->arm_timeout_given = r->o.arm_timeout_ns != 0;
 	if (!r->o.arm_timeout_ns)
 		r->o.arm_timeout_ns = DEFAULT_ARM_TIMEOUT_NS;
 	if (!r->o.windows)
@@ -252,6 +324,7 @@ int recorder__attach(struct recorder *r)
 	char missing[512];
 	int err;
 
+	enter(r, RECORDER_ATTACHING, 0);
 	features__probe(&r->features);
 	if (!features__can_run(&r->features, missing, sizeof(missing))) {
 		log_err("acceltrace cannot run here: missing %s", missing);
@@ -280,6 +353,7 @@ int recorder__attach(struct recorder *r)
 	err = connect_collector(r, &copts, &popts, &aopts);
 	if (err)
 		return err;
+	recorder_tell(r);
 	err = probe_session__attach_kernel(r->ps);
 	if (err)
 		return err;
@@ -338,6 +412,7 @@ int recorder__next_window(struct recorder *r)
 		log_err("starting window %u failed: %s", r->window, strerror(-err));
 		return err;
 	}
+	enter(r, RECORDER_BETWEEN, resume);
 	while (now_ns() < resume && !interrupts(r)) {
 		err = recorder_poll_once(r);
 		if (err)
@@ -378,12 +453,58 @@ static void say_wait(struct recorder *r, const struct collector_stats *before,
 		len += snprintf(seen + len, sizeof(seen) - len, "%s%llu syscalls",
 				len ? ", " : "", (unsigned long long)n);
 	if (armed)
-		log_info("armed after %.3f s at the first %s; meanwhile: %s", waited_ns / 1e9,
+		log_debug("armed after %.3f s at the first %s; meanwhile: %s", waited_ns / 1e9,
 			 r->o.from_start ? "device activity" : "execution",
 			 len ? seen : "nothing");
 	else
 		log_info("in %.3f s the targets did: %s", waited_ns / 1e9,
 			 len ? seen : "nothing acceltrace saw");
+}
+
+/*
+ * Named processes (--pid) that map no accelerator runtime and hold no
+ * device node, said at once: `probes` would say the same. The wait goes
+ * on, for a runtime loaded late, bounded by --duration when shorter,
+ * unless --arm-timeout was given or a library was named to be loaded
+ * (--library, the environment).
+ */
+static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t deadline)
+{
+	size_t n = targets__count(r->targets);
+	uint64_t bound = r->o.arm_timeout_ns;
+
+	/* A command is held before exec: it loads its runtime later. */
+	r->no_runtime = (r->o.n_pids || r->o.whole_host) && !targets_have_runtime(r);
+	r->bounded_by_duration = false;
+	if (!r->no_runtime)
+		return deadline;
+	if (r->o.whole_host) {
+		log_info("no process on this host uses an accelerator runtime yet: "
+			 "waiting up to %.0f s for one", bound / 1e9);
+		return deadline;
+	}
+	/* --library, or TPU_LIBRARY_PATH in its environment: a load is
+	 * expected, and waited for as long as --arm-timeout says. */
+	if (runtime_attach__library_count(r->ra)) {
+		log_info("no accelerator runtime loaded yet, but one is named to be "
+			 "(--library, TPU_LIBRARY_PATH): waiting up to %.0f s for it", bound / 1e9);
+		return deadline;
+	}
+	if (!r->arm_timeout_given && r->o.duration_ns && r->o.duration_ns < bound) {
+		bound = r->o.duration_ns;
+		r->bounded_by_duration = true;
+		deadline = began + bound;
+	}
+	if (n == 1)
+		log_warn("pid %d maps no accelerator runtime library (nothing exports GetPjrtApi, "
+			 "the CUDA API or the TPU C API) and holds no device node: waiting up to "
+			 "%.1f s%s for one to be loaded", targets__report(r->targets, 0)->pid,
+			 bound / 1e9, r->bounded_by_duration ? " (--duration)" : "");
+	else
+		log_warn("none of the %zu processes maps an accelerator runtime library or holds "
+			 "a device node: waiting up to %.1f s%s for one to be loaded", n,
+			 bound / 1e9, r->bounded_by_duration ? " (--duration)" : "");
+	return deadline;
 }
 
 /* Waits for the first execution (or, --from-start, any device activity)
@@ -395,12 +516,21 @@ int recorder__arm(struct recorder *r)
 	char diag[2048];
 	int err;
 
+	enter(r, RECORDER_ARMING, say_no_runtime(r, began, deadline));
 	while (!interrupts(r)) {
 		uint64_t first;
 
 		err = recorder_poll_once(r);
 		if (err)
 			return err;
+		/* A runtime loaded late: the arm timeout bounds the wait again. */
+		if (r->no_runtime && targets_have_runtime(r)) {
+			r->no_runtime = false;
+			r->bounded_by_duration = false;
+			r->deadline_ns = deadline;
+			log_info("a runtime was loaded: waiting up to %.1f s for its first execution",
+				 (deadline - now_ns()) / 1e9);
+		}
 		/* Probes in place (tables found, callbacks probed): from now on
 		 * nothing the window overlaps can be missed. */
 		if (!settled_at && runtime_attach__settled(r->ra) &&
@@ -434,6 +564,13 @@ int recorder__arm(struct recorder *r)
 			targets__diagnose(r->targets, diag, sizeof(diag));
 			log_err("the target exited before any device activity: %s", diag);
 			return -ESRCH;
+		}
+		if (r->bounded_by_duration && now_ns() >= r->deadline_ns) {
+			targets__diagnose(r->targets, diag, sizeof(diag));
+			log_err("no accelerator runtime was loaded within --duration %.1f s "
+				"(--arm-timeout waits longer): no capture written: %s",
+				r->o.duration_ns / 1e9, diag);
+			return -ETIMEDOUT;
 		}
 		if (now_ns() >= deadline) {
 			targets__diagnose(r->targets, diag, sizeof(diag));
@@ -496,6 +633,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 {
 	int interrupts_at_stop, err;
 
+	enter(r, RECORDER_CLOSING, stop);
 	collector__begin_close(r->col, stop);
 	/* Grace: records of spans that end soon after the stop keep their
 	 * true end; a second Ctrl-C still aborts. */
@@ -539,6 +677,8 @@ int recorder__run_window(struct recorder *r)
 	size_t n;
 
 	/* With --delay the window opens later than the activity that armed it. */
+	if (now_ns() < r->start_ns)
+		enter(r, RECORDER_DELAY, r->start_ns);
 	while (now_ns() < r->start_ns && !interrupts(r)) {
 		err = recorder_poll_once(r);
 		if (err)
@@ -550,8 +690,9 @@ int recorder__run_window(struct recorder *r)
 		return err;
 	}
 	n = targets__count(r->targets);
-	log_info("window open (pid%s %d%s)", n > 1 ? "s" : "",
-		 n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
+	log_debug("window open (pid%s %d%s)", n > 1 ? "s" : "",
+		  n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
+	enter(r, RECORDER_OPEN, r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0);
 	err = wait_stop(r, interrupts_at_start, &stop);
 	if (err)
 		return err;

@@ -33,6 +33,14 @@ struct collector_observer;
 struct probe_session;
 struct recorder;
 struct runtime_attach;
+struct recorder_progress;
+
+/*
+ * Told where a run stands (record's progress line): at every phase change
+ * and once per loop tick (every few ms) within a phase, so the callee
+ * limits its own rate. It may read the recorder; it must not drive it.
+ */
+typedef void (*recorder_progress_fn)(void *ctx, const struct recorder_progress *p);
 
 /* The window keeps a start time per step: --steps is at most this. */
 #define RECORDER_MAX_STEPS 10000000ull
@@ -59,7 +67,9 @@ struct recorder_opts {
 	uint64_t steps;			/* --steps N: N whole device steps */
 	uint64_t delay_ns;		/* open this long after the arming activity */
 	uint64_t grace_ns;		/* after the stop, wait for open spans */
-	uint64_t arm_timeout_ns;	/* 0: 30 s */
+	/* 0: 30 s, and then --duration, when shorter, bounds the wait of a
+	 * --pid target that maps no runtime (recorder__arm). */
+	uint64_t arm_timeout_ns;
 	/*
 	 * --from-start: arm at the first device activity of any kind
 	 * (transfers of start-up included), not at the first execution of a
@@ -93,8 +103,44 @@ struct recorder_opts {
 	bool device_detail;
 	/* --no-agent: agents neither looked for nor asked, nor missed. */
 	bool no_agents;
+	/* Told where the run stands (NULL: nobody); not for kept-open windows. */
+	recorder_progress_fn progress;
+	void *progress_ctx;
 };
-#define recorder_opts__last_field no_agents
+#define recorder_opts__last_field progress_ctx
+
+enum recorder_phase {
+	RECORDER_ATTACHING,	/* probes loading and being placed */
+	RECORDER_ARMING,	/* placed: waiting for the first execution */
+	RECORDER_DELAY,		/* armed: --delay before the window opens */
+	RECORDER_OPEN,		/* the window is open */
+	RECORDER_CLOSING,	/* stopped: grace, drain, finish */
+	RECORDER_BETWEEN,	/* --interval before the next window */
+};
+
+/* What recorder_progress_fn is told. Times are CLOCK_MONOTONIC ns. */
+struct recorder_progress {
+	enum recorder_phase phase;
+	bool changed;			/* the first call of this phase */
+	uint64_t now_ns;
+	uint64_t phase_ns;		/* when this phase began */
+	/* ARMING: when it gives up; OPEN: when the window ends (0: at
+	 * --steps, Ctrl-C or the targets' exit); DELAY: when it opens. */
+	uint64_t deadline_ns;
+	/* ARMING: --duration bounds the wait while no target maps a runtime. */
+	bool bounded_by_duration;
+	uint64_t window_start_ns;	/* DELAY, OPEN, CLOSING */
+	uint64_t arm_wait_ns;		/* OPEN: how long arming waited */
+	uint32_t window, windows;	/* from 1 */
+	uint64_t steps;			/* --steps N, or 0 */
+	/* The targets and what was placed in them (all 0 while ATTACHING). */
+	size_t processes, libraries, probes, devtrace_buffers;
+	pid_t first_pid;		/* a target's pid, for naming it */
+	/* ARMING: no target maps a runtime library or holds a device node. */
+	bool no_runtime;
+	uint64_t spans;			/* kept in the window's capture so far */
+	uint64_t lost;			/* records lost in the kernel since attach */
+};
 
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
 struct recorder *recorder__new(const struct recorder_opts *opts);
@@ -116,7 +162,12 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx);
  * One window at a time. next_window: a fresh capture for a window after
  * the first, once --interval has passed; -EINTR when interrupted, -ESRCH
  * when the targets exited meanwhile. arm: waits for the first device
- * activity (-ETIMEDOUT, -ESRCH, -EINTR: said why). run_window: opens,
+ * activity (-ETIMEDOUT, -ESRCH, -EINTR: said why); a --pid target that
+ * maps no accelerator runtime and holds no device node is said at once,
+ * and the wait for one to be loaded is then bounded by --duration when
+ * that is shorter than the default arm timeout (unless the caller set
+ * one, or a library is named to be loaded: --library, TPU_LIBRARY_PATH).
+ * run_window: opens,
  * closes, drains and finalizes the window's capture; -EINTR when aborted.
  */
 int recorder__next_window(struct recorder *r);

@@ -44,6 +44,14 @@ struct recorder {
 	uint64_t agents_read_ns;	/* their pages last read */
 	pid_t *told_no_agent;		/* CUDA targets said to have no agent */
 	size_t n_told_no_agent, cap_told_no_agent;
+	/* Where the run stands, for opts.progress (recorder_tell). */
+	enum recorder_phase phase;
+	bool phase_told;		/* its first call made */
+	uint64_t phase_ns, deadline_ns;
+	bool bounded_by_duration;	/* arming: --duration bounds the wait */
+	bool arm_timeout_given;		/* opts.arm_timeout_ns was not 0 */
+	bool no_runtime;		/* arming: no target maps a runtime */
+	size_t n_devtrace;		/* buffers handed to the collector */
 };
 
 static inline uint64_t now_ns(void)
@@ -58,6 +66,9 @@ static inline int interrupts(const struct recorder *r)
 {
 	return r->o.interrupts ? *r->o.interrupts : 0;
 }
+
+/* Tells opts.progress where the run stands (recorder.c); a tick. */
+void recorder_tell(struct recorder *r);
 
 /* One tick of the record loop (recorder.c). */
 int recorder_poll_once(struct recorder *r);

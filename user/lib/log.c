@@ -11,6 +11,14 @@
 
 static enum log_level max_level = LOG_INFO;
 static bool json_mode;
+static void (*around_fn)(void *ctx, bool before);
+static void *around_ctx;
+
+void log_set_around(void (*around)(void *ctx, bool before), void *ctx)
+{
+	around_fn = around;
+	around_ctx = ctx;
+}
 
 void log_set_verbosity(enum log_level level)
 {
@@ -72,6 +80,8 @@ static void log_vprintf(enum log_level level, const char *context,
 		return;
 	}
 
+	if (around_fn)
+		around_fn(around_ctx, true);
 	fputs("acceltrace: ", stderr);
 	if (level == LOG_ERROR)
 		fputs("error: ", stderr);
@@ -80,6 +90,8 @@ static void log_vprintf(enum log_level level, const char *context,
 	if (context)
 		fprintf(stderr, "%s: ", context);
 	fprintf(stderr, "%s\n", msg);
+	if (around_fn)
+		around_fn(around_ctx, false);
 }
 
 /*

@@ -27,6 +27,12 @@ void log_set_verbosity(enum log_level max_level);
 enum log_level log_verbosity(void);
 void log_set_json(bool json);
 bool log_json(void);
+/*
+ * @around is called before (true) and after (false) each plain message
+ * written, so that a line updated in place on the same terminal (record's
+ * progress) is cleared first and drawn again after. NULL: none.
+ */
+void log_set_around(void (*around)(void *ctx, bool before), void *ctx);
 /* Route libbpf's own messages through log_printf (debug level). */
 void log_route_libbpf(void);
 
