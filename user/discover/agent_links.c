@@ -131,8 +131,8 @@ static void offer(void *ctx, const char *open_path, const char *path)
 	int fd, rfd;
 
 	(void)path;
-	rfd = mapped_file_open(open_path, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE, not_a_page, f,
-			       &st);
+	rfd = mapped_file_open(f->pid, open_path, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE,
+			       not_a_page, f, &st);
 	if (rfd < 0)
 		return;
 	/* The page it is: now for writing, the same inode. */

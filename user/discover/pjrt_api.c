@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "pjrt"
 #include "lib/log.h"
@@ -142,6 +143,7 @@ struct pjrt_api {
 	const struct proc_object *lib;	/* in maps */
 	char note[384];
 	struct elf_image *elf;		/* the last file probe_target opened */
+	uint64_t elf_dev, elf_ino;	/* its identity */
 };
 
 void pjrt_say(char *buf, size_t size, const char *fmt, ...)
@@ -329,7 +331,7 @@ const struct proc_object *pjrt_find_library(const struct proc_maps *maps,
 {
 	size_t nobjs = proc_maps__object_count(maps);
 	struct stat want, got;
-	char path[4096];
+	int fd;
 
 	for (size_t i = 0; i < nobjs; i++) {
 		const struct proc_object *o = proc_maps__object(maps, i);
@@ -347,11 +349,11 @@ const struct proc_object *pjrt_find_library(const struct proc_maps *maps,
 		if (makedev(o->dev_major, o->dev_minor) == want.st_dev)
 			return o;
 		/* overlayfs shows the real inode's device in maps: compare the
-		 * file as acceltrace would open it. */
-		if (!proc_maps__open_path(pid, proc_maps__get(maps, o->first),
-					  path, sizeof(path)) &&
-		    !stat(path, &got) && got.st_dev == want.st_dev &&
-		    got.st_ino == want.st_ino)
+		 * file the mapping holds. */
+		fd = proc_map__open(pid, proc_maps__get(maps, o->first), &got);
+		if (fd >= 0)
+			close(fd);
+		if (fd >= 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino)
 			return o;
 	}
 	return NULL;
@@ -573,9 +575,11 @@ int pjrt_api__probe_target(struct pjrt_api *api, enum pjrt_fn fn,
 {
 	const struct proc_map *m;
 	uint64_t vaddr;
-	int slot, err;
+	int slot, err, pfd;
+	struct stat st;
 
 	memset(t, 0, sizeof(*t));
+	t->fd = -1;
 	slot = pjrt_api__slot(api, fn);
 	if (slot < 0)
 		return slot;
@@ -586,20 +590,31 @@ int pjrt_api__probe_target(struct pjrt_api *api, enum pjrt_fn fn,
 					     &t->file_offset);
 	if (err)
 		return err;
-	err = proc_maps__open_path(api->pid, m, t->path, sizeof(t->path));
-	if (err)
-		return err;
-	t->attach_offset = t->file_offset;
-
-	if (!api->elf || strcmp(elf_image__path(api->elf), t->path)) {
+	/* The file the mapping holds, opened by the mapping: the offsets
+	 * above are in it, and so is the attach (through t->fd). */
+	pfd = proc_map__open(api->pid, m, &st);
+	if (pfd < 0) {
+		log_debug("cannot open the file mapped at 0x%" PRIx64 " in process %d: %s",
+			  m->start, api->pid, strerror(-pfd));
+		return pfd;
+	}
+	if (!api->elf || api->elf_dev != st.st_dev || api->elf_ino != st.st_ino) {
 		elf_image__free(api->elf);
-		api->elf = elf_image__open(t->path);
+		api->elf = elf_image__reopen(pfd, m->path);
 		if (!api->elf) {
 			err = -errno;
-			log_debug("cannot open %s: %s", t->path, strerror(-err));
+			close(pfd);
+			log_debug("cannot read %s: %s", m->path, strerror(-err));
 			return err;
 		}
+		api->elf_dev = st.st_dev;
+		api->elf_ino = st.st_ino;
 	}
+	close(pfd);
+	t->fd = elf_image__fd(api->elf);
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	snprintf(t->path, sizeof(t->path), "%s", m->path);
 	if (elf_image__offset_to_vaddr(api->elf, t->file_offset, &vaddr)) {
 		log_debug("%s: no segment holds file offset 0x%" PRIx64,
 			  t->path, t->file_offset);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* /proc/PID/{comm,task/TID/comm,fd,stat}: small reads, no caching here. */
+/* /proc/PID/{comm,task/TID/comm,fd,stat,mountinfo}: small reads, no caching here. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +137,106 @@ int procfs_io_reads(pid_t pid, uint64_t *calls, uint64_t *bytes)
 	}
 	fclose(f);
 	return found == 3 ? 0 : -EINVAL;
+}
+
+/*
+ * One line: "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE
+ * SOURCE SUPER_OPTIONS"; the optional fields end at a lone "-".
+ */
+static bool mountinfo_line_type(const char *line, size_t len, uint64_t mnt_id,
+				char *buf, size_t size)
+{
+	const char *sep, *type, *end = line + len;
+	char *num_end;
+	unsigned long long id;
+
+	errno = 0;
+	id = strtoull(line, &num_end, 10);
+	if (errno || num_end == line || num_end >= end || *num_end != ' ' || id != mnt_id)
+		return false;
+	for (sep = num_end; sep + 3 <= end; sep++)
+		if (!memcmp(sep, " - ", 3))
+			break;
+	if (sep + 3 > end)
+		return false;
+	type = sep + 3;
+	len = 0;
+	while (type + len < end && type[len] != ' ')
+		len++;
+	if (!len || len >= size)
+		return false;
+	memcpy(buf, type, len);
+	buf[len] = '\0';
+	return true;
+}
+
+int procfs_mountinfo_fstype(const char *text, size_t len, uint64_t mnt_id, char *buf,
+			    size_t size)
+{
+	if (!size)
+		return -EINVAL;
+	buf[0] = '\0';
+	while (len) {
+		const char *nl = memchr(text, '\n', len);
+		size_t line_len = nl ? (size_t)(nl - text) : len;
+
+		if (mountinfo_line_type(text, line_len, mnt_id, buf, size))
+			return 0;
+		if (!nl)
+			break;
+		len -= line_len + 1;
+		text = nl + 1;
+	}
+	return -ENOENT;
+}
+
+int procfs_mount_fstype(pid_t pid, uint64_t mnt_id, char *buf, size_t len)
+{
+	char path[64], *text = NULL;
+	size_t cap = 0, used = 0;
+	int fd, err = 0;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = '\0';
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/mountinfo");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Its size is known only once read: a host with thousands of
+	 * mounts has a mountinfo of some hundreds of KiB. */
+	for (;;) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *grown = realloc(text, cap ? 2 * cap : 16384);
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			text = grown;
+			cap = cap ? 2 * cap : 16384;
+		}
+		n = read(fd, text + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		used += n;
+	}
+	close(fd);
+	if (!err)
+		err = procfs_mountinfo_fstype(text, used, mnt_id, buf, len);
+	free(text);
+	return err;
 }
 
 bool procfs_pid_alive(pid_t pid)

@@ -59,6 +59,17 @@ pid_t procfs_ns_pid(pid_t pid, pid_t tid);
 int procfs_for_each_ns_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid, pid_t ns_tid),
 			   void *ctx);
 
+/*
+ * The file system type ("ext4", "tmpfs", "fuse.sshfs") of mount @mnt_id as
+ * /proc/PID/mountinfo lists it (@pid 0: this process's mount namespace).
+ * Reading it asks no file system, so a mount a process serves cannot stall
+ * the answer. 0, -ENOENT when the namespace has no such mount, or -errno.
+ */
+int procfs_mount_fstype(pid_t pid, uint64_t mnt_id, char *buf, size_t len);
+/* The same, from mountinfo @text of @len bytes (tests, saved tables). */
+int procfs_mountinfo_fstype(const char *text, size_t len, uint64_t mnt_id, char *buf,
+			    size_t size);
+
 /* Alive and not a zombie: a zombie still answers kill(pid, 0). */
 bool procfs_pid_alive(pid_t pid);
 
