@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "pjrt"
@@ -325,35 +324,18 @@ cleanup:
 
 /* ---------------------------------------------------------------- libraries */
 
-/* The mapped object that is library: same path in maps, or same file. */
+/*
+ * The mapped object that is library: named so in maps. Never by looking
+ * the name up as a path: callers pass the name maps gave them, and a
+ * path the process controls is not resolved as root (safe_open.h).
+ */
 const struct proc_object *pjrt_find_library(const struct proc_maps *maps,
-					    pid_t pid, const char *library)
+					    const char *library)
 {
-	size_t nobjs = proc_maps__object_count(maps);
-	struct stat want, got;
-	int fd;
-
-	for (size_t i = 0; i < nobjs; i++) {
+	for (size_t i = 0; i < proc_maps__object_count(maps); i++) {
 		const struct proc_object *o = proc_maps__object(maps, i);
 
 		if (!strcmp(o->path, library))
-			return o;
-	}
-	if (stat(library, &want))
-		return NULL;
-	for (size_t i = 0; i < nobjs; i++) {
-		const struct proc_object *o = proc_maps__object(maps, i);
-
-		if (o->inode != want.st_ino)
-			continue;
-		if (makedev(o->dev_major, o->dev_minor) == want.st_dev)
-			return o;
-		/* overlayfs shows the real inode's device in maps: compare the
-		 * file the mapping holds. */
-		fd = proc_map__open(pid, proc_maps__get(maps, o->first), &got);
-		if (fd >= 0)
-			close(fd);
-		if (fd >= 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino)
 			return o;
 	}
 	return NULL;
@@ -431,7 +413,7 @@ static struct pjrt_api *read_with(pid_t pid, uint64_t addr,
 	if (!maps)
 		return NULL;
 	if (library) {
-		lib = pjrt_find_library(maps, pid, library);
+		lib = pjrt_find_library(maps, library);
 		if (!lib) {
 			pjrt_say(reason, size, "%s is not mapped by process %d", library,
 				 (int)pid);

@@ -112,7 +112,8 @@ struct pjrt_api;
  * Reads and validates the table at addr in process pid (0: this process).
  *
  * library is the plugin the table must belong to: its path as the process's
- * maps show it, or any path to the same file. NULL: the file the table lies
+ * maps show it (another spelling is not looked up: a path the process
+ * controls is not resolved as root). NULL: the file the table lies
  * in, or, for a table in anonymous memory, the file whose mapping ends where
  * that memory begins (its .bss); a table elsewhere (heap) needs library.
  *

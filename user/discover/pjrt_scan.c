@@ -221,7 +221,7 @@ struct pjrt_api *pjrt_api__scan(pid_t pid, const char *library, char *reason,
 	maps = pjrt_read_maps(pid, reason, reason_size);
 	if (!maps)
 		return NULL;
-	lib = pjrt_find_library(maps, pid, library);
+	lib = pjrt_find_library(maps, library);
 	if (!lib) {
 		pjrt_say(reason, reason_size, "%s is not mapped by process %d", library,
 			 (int)pid);
