@@ -19,18 +19,24 @@
  *   run_then that never started is -EAGAIN, and the ring serves the next
  *   run;
  * - the reader: a buffer whose reads time out is put aside (the capture's
- *   warning says why) while another buffer's records keep coming.
+ *   warning says why) while another buffer's records keep coming;
+ * - as root, a read the kernel cannot cancel (a FUSE file whose server
+ *   holds its reads: tests/harness/fuse_server.h): the ring and its
+ *   staging area are let go of and a new ring serves the next run.
  *
  * A watchdog fails the test rather than let a hang hold the suite.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "test.h"
+#include "fuse_server.h"
 #include "devtrace_writer.h"
 #include "devtrace/devtrace_io.h"
 #include "devtrace/devtrace_reader.h"
@@ -260,6 +266,77 @@ static void test_timeout(struct devtrace_io *io, int file_fd)
 	close(p[1]);
 }
 
+/*
+ * Root only: a read of a FUSE file whose server never answers reads (its
+ * reads in the background, as libfuse's are) waits on the page, which no
+ * cancel ends: at the timeout the ring and its staging area are let go of,
+ * to the kernel, and a new ring and area serve the next run. The reads run
+ * in a child, the server in this process: should the child wait in the
+ * kernel regardless, ending the server's connection frees it, and the test
+ * fails rather than hangs.
+ */
+static int uncancellable_child(const char *path, int file_fd)
+{
+	struct devtrace_read r[2];
+	struct devtrace_io *io = new_io();
+	char *old, *dst;
+	uint64_t t0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!ASSERT_OK_PTR(io, "a ring") || !ASSERT_GE(fd, 0, "open the FUSE file"))
+		return test_exit();
+	old = devtrace_io__staging(io);
+	read_of(&r[0], fd, old, 4096, 0);
+	read_of(&r[1], file_fd, old + 8192, 100, 0);
+	t0 = now_ms();
+	ASSERT_OK(devtrace_io__run(io, r, 2), "the run ends");
+	ASSERT_LE(now_ms() - t0, TIMEOUT_MS + 1000, "at the timeout and the cancel's grace");
+	ASSERT_EQ(r[0].err, -ETIMEDOUT, "the held read timed out");
+	ASSERT_TRUE(!r[1].err && r[1].done == 100, "the other finished");
+	ASSERT_EQ(devtrace_io__abandoned_rings(io), 1, "its ring let go of");
+	dst = devtrace_io__staging(io);
+	ASSERT_TRUE(dst != old, "a new staging area: the old one may still be written");
+	read_of(&r[1], file_fd, dst, 100, 0);
+	ASSERT_OK(devtrace_io__run(io, &r[1], 1), "the next run");
+	ASSERT_TRUE(!r[1].err && r[1].done == 100, "served by the new ring");
+	return test_exit();
+}
+
+static void test_uncancellable(const char *dir, int file_fd)
+{
+	static struct fuse_server srv = { .fd = -1, .size = 1 << 20, .hold_reads = 1 };
+	struct pollfd done;
+	char mnt[4200], path[4300], verdict = 1;
+	int status = 0, p[2];
+	pid_t child;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		printf("note: no private mount namespace; the uncancellable read not checked\n");
+		return;
+	}
+	snprintf(mnt, sizeof(mnt), "%s/fuse", dir);
+	snprintf(path, sizeof(path), "%s/buffer", mnt);
+	if (!ASSERT_OK(pipe(p), "pipe") ||
+	    !ASSERT_OK(fuse_server_start(&srv, mnt), "a FUSE server that holds its reads"))
+		return;
+	child = fork();
+	if (child == 0) {
+		close(srv.fd);	/* the parent's alone: closing it ends the connection */
+		verdict = (char)uncancellable_child(path, file_fd);
+		if (write(p[1], &verdict, 1) != 1)
+			_exit(1);
+		_exit(0);	/* its exit waits on the abandoned read */
+	}
+	done = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	if (ASSERT_EQ(poll(&done, 1, 10000), 1, "the child's run ended, not stuck in the kernel"))
+		ASSERT_EQ(read(p[0], &verdict, 1), 1, "its verdict");
+	fuse_server_stop(&srv);	/* the abandoned read ends with the connection */
+	waitpid(child, &status, 0);
+	ASSERT_EQ(verdict, 0, "its checks held");
+	close(p[0]);
+	close(p[1]);
+}
+
 struct seen {
 	uint64_t records;
 };
@@ -362,6 +439,10 @@ int main(void)
 	test_timeout(io, fd);
 	devtrace_io__free(io);
 	test_reader_puts_aside(dir);
+	if (geteuid() == 0 && !access("/dev/fuse", R_OK | W_OK))
+		test_uncancellable(dir, fd);
+	else
+		printf("note: not root or no /dev/fuse; the uncancellable read not checked\n");
 	close(fd);
 	unlink(file);
 	rmdir(dir);

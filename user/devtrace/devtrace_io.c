@@ -426,9 +426,19 @@ static void give_up(struct pass *p)
 		not_run(&p->group[1][i]);
 	p->nresume = 0;			/* nothing more is asked for */
 	p->next = p->count[p->stage];
-	sqe = io_uring_get_sqe(&p->io->ring);
-	if (sqe) {
-		io_uring_prep_cancel(sqe, NULL, IORING_ASYNC_CANCEL_ANY);
+	/* One cancel per read handed over (a read and the rest of it share
+	 * their user_data), as every kernel with io_uring can do. */
+	for (size_t i = 0; i < p->next; i++) {
+		struct devtrace_read *r = &p->group[p->stage][i];
+
+		if (!unfinished(r))
+			continue;
+		sqe = io_uring_get_sqe(&p->io->ring);
+		if (!sqe && submit(p) == 0)
+			sqe = io_uring_get_sqe(&p->io->ring);
+		if (!sqe)
+			break;	/* what was not cancelled waits out the grace */
+		io_uring_prep_cancel(sqe, r, 0);
 		io_uring_sqe_set_data(sqe, CANCEL_TAG);
 		p->prepared++;
 	}

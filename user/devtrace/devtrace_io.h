@@ -18,8 +18,11 @@
  * kernel, never reused: devtrace_io__staging() moves), so the caller takes
  * staging addresses afresh after a run that timed out.
  *
- * The pread engine has no timeout: it is the fallback where io_uring (with
- * timed waits, 5.11) is missing, and the benchmark's floor.
+ * The timeout covers waits, not the submission: a FUSE file without
+ * background reads makes io_uring_enter itself wait on its server. Files
+ * on such file systems are never handed to the reader (safe_open.h in
+ * discover/). The pread engine has no timeout: it is the fallback where
+ * io_uring (with timed waits, 5.11) is missing, and the benchmark's floor.
  */
 #ifndef ACCELTRACE_DEVTRACE_IO_H
 #define ACCELTRACE_DEVTRACE_IO_H
