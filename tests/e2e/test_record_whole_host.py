@@ -7,6 +7,7 @@ still written, and no uprobe on the plugin outlives the last process that
 mapped it (checked with bpftool, which lists acceltrace's perf links)."""
 import collections
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -65,8 +66,25 @@ def two_trainers():
 
 
 def uprobes_of_acceltrace(pid, needle):
+    """acceltrace's uprobes in a file whose path holds needle. They are
+    attached through /proc/self/fd/N, the descriptor the library was read
+    through (so bpftool shows that name): acceltrace's fd N names the file."""
     out = subprocess.run(["bpftool", "perf", "show"], capture_output=True, text=True).stdout
-    return [l for l in out.splitlines() if l.startswith("pid %d " % pid) and needle in l]
+    found = []
+    for line in out.splitlines():
+        m = re.match(r"pid %d .* filename (\S+)" % pid, line)
+        if not m:
+            continue
+        name = m.group(1)
+        fd = re.fullmatch(r"/proc/self/fd/(\d+)", name)
+        if fd:
+            try:
+                name = os.readlink("/proc/%d/fd/%s" % (pid, fd.group(1)))
+            except OSError:
+                continue
+        if needle in name:
+            found.append(line)
+    return found
 
 
 def target_dies():
