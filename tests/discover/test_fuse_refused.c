@@ -68,7 +68,8 @@ static int traced(const char *file, int to_parent, int from_parent)
 	ASSERT_EQ(proc_map__open(0, m, &st), -ENOTSUP, "opened by its mapping: refused");
 	snprintf(link, sizeof(link), "/proc/self/map_files/%llx-%llx",
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	ASSERT_EQ(mapped_file_open(getpid(), link, DEVTRACE_MAGIC, 8, NULL, NULL, &st), -ENOTSUP,
+	ASSERT_EQ(mapped_file_open(getpid(), &(struct mapped_file){ .open_path = link, .path = file },
+				   DEVTRACE_MAGIC, 8, NULL, NULL, &st), -ENOTSUP,
 		  "as a devtrace buffer: refused");
 	ASSERT_GE(devtrace_buffers_find(getpid(), NULL, count_found, &found), 0,
 		  "the buffer search over this process ends");

@@ -60,19 +60,26 @@ static void test_mountinfo(void)
 		"41 22 0:36 / /mnt/nfs rw,relatime - nfs4 server:/export rw,vers=4.2\n"
 		"42 22 0:37 / /var/lib/docker/overlay2/x/merged rw - overlay overlay rw,lowerdir=a\n"
 		"43 22 0:38 / /odd\\040name rw - tmpfs tmpfs rw";
-	char type[64];
+	struct mount_table *t = procfs_mount_table_parse(text, strlen(text));
+	struct statx root;
+	struct mount_table *bad = procfs_mount_table_parse("7 1 0:1 / / rw", 14);
 
-	ASSERT_OK(procfs_mountinfo_fstype(text, strlen(text), 22, type, sizeof(type)), "root");
-	ASSERT_STREQ(type, "ext4", "root's type");
-	ASSERT_OK(procfs_mountinfo_fstype(text, strlen(text), 40, type, sizeof(type)), "sshfs");
-	ASSERT_STREQ(type, "fuse.sshfs", "optional fields skipped up to the lone '-'");
-	ASSERT_OK(procfs_mountinfo_fstype(text, strlen(text), 43, type, sizeof(type)), "last");
-	ASSERT_STREQ(type, "tmpfs", "the last line, without a newline");
-	ASSERT_EQ(procfs_mountinfo_fstype(text, strlen(text), 4, type, sizeof(type)), -ENOENT,
-		  "no such mount (4 is not 40's prefix)");
-	ASSERT_EQ(procfs_mountinfo_fstype("7 1 0:1 / / rw", 14, 7, type, sizeof(type)), -ENOENT,
-		  "a line without its type");
-
+	if (ASSERT_OK_PTR(t, "parse") && ASSERT_OK_PTR(bad, "parse a bad line")) {
+		ASSERT_STREQ(mount_table__type(t, 22), "ext4", "root's type");
+		ASSERT_STREQ(mount_table__type(t, 40), "fuse.sshfs",
+			     "optional fields skipped up to the lone '-'");
+		ASSERT_STREQ(mount_table__type(t, 43), "tmpfs", "the last line, without a newline");
+		ASSERT_TRUE(!mount_table__type(t, 4), "no such mount (4 is not 40's prefix)");
+		ASSERT_TRUE(!mount_table__type(bad, 7), "a line without its type");
+	}
+	mount_table__free(t);
+	mount_table__free(bad);
+	/* This process's own table knows the mount "/" is on. */
+	t = procfs_mount_table(0);
+	if (ASSERT_OK_PTR(t, "this process's mounts") &&
+	    ASSERT_OK(statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &root), "statx /"))
+		ASSERT_OK_PTR(mount_table__type(t, root.stx_mnt_id), "the root's mount in it");
+	mount_table__free(t);
 	ASSERT_TRUE(safe_open_fstype_local("ext4"), "ext4 is local");
 	ASSERT_TRUE(safe_open_fstype_local("overlay"), "overlay is local");
 	ASSERT_TRUE(safe_open_fstype_local("tmpfs"), "tmpfs is local");

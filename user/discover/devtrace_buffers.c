@@ -60,11 +60,11 @@ static int already_seen(void *ctx, int path_fd, const struct stat *st)
 	return seen && hashmap__get(seen->files, st->st_dev, st->st_ino) != NULL;
 }
 
-static int check_open(struct devtrace_seen *seen, pid_t pid, const char *open_path)
+static int check_open(struct devtrace_seen *seen, pid_t pid, const struct mapped_file *f)
 {
 	struct stat st;
-	int fd = mapped_file_open(pid, open_path, DEVTRACE_MAGIC, DEVTRACE_HEADER_SIZE,
-				  already_seen, seen, &st);
+	int fd = mapped_file_open(pid, f, DEVTRACE_MAGIC, DEVTRACE_HEADER_SIZE, already_seen,
+				  seen, &st);
 
 	if (fd < 0)
 		return fd;
@@ -77,7 +77,9 @@ static int check_open(struct devtrace_seen *seen, pid_t pid, const char *open_pa
 
 int devtrace_buffer_open(struct devtrace_seen *seen, const char *path)
 {
-	return check_open(seen, 0, path);
+	struct mapped_file f = { .open_path = path, .path = path };
+
+	return check_open(seen, 0, &f);
 }
 
 struct find_ctx {
@@ -88,15 +90,15 @@ struct find_ctx {
 	int found;
 };
 
-static void offer(void *ctx, const char *open_path, const char *path)
+static void offer(void *ctx, const struct mapped_file *m)
 {
 	struct find_ctx *f = ctx;
-	int fd = check_open(f->seen, f->pid, open_path);
+	int fd = check_open(f->seen, f->pid, m);
 
 	if (fd < 0)
 		return;
 	f->found++;
-	f->fn(f->ctx, fd, path);
+	f->fn(f->ctx, fd, m->path);
 }
 
 int devtrace_buffers_find(pid_t pid, struct devtrace_seen *seen,

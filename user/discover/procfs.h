@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct mount_table;
+
 /*
  * The command name of a process (@tid 0) or of one of its threads, without
  * the newline. 0, or -errno with buf set to "".
@@ -60,15 +62,19 @@ int procfs_for_each_ns_tid(pid_t pid, void (*fn)(void *ctx, pid_t tid, pid_t ns_
 			   void *ctx);
 
 /*
- * The file system type ("ext4", "tmpfs", "fuse.sshfs") of mount @mnt_id as
- * /proc/PID/mountinfo lists it (@pid 0: this process's mount namespace).
- * Reading it asks no file system, so a mount a process serves cannot stall
- * the answer. 0, -ENOENT when the namespace has no such mount, or -errno.
+ * The mounts of a mount namespace, by id: what /proc/PID/mountinfo lists
+ * (@pid 0: this process's namespace), read once. Reading it asks no file
+ * system, so a mount a process serves (FUSE) cannot stall the answer. NULL
+ * and errno when it cannot be read.
  */
-int procfs_mount_fstype(pid_t pid, uint64_t mnt_id, char *buf, size_t len);
+struct mount_table *procfs_mount_table(pid_t pid);
 /* The same, from mountinfo @text of @len bytes (tests, saved tables). */
-int procfs_mountinfo_fstype(const char *text, size_t len, uint64_t mnt_id, char *buf,
-			    size_t size);
+struct mount_table *procfs_mount_table_parse(const char *text, size_t len);
+/* Accepts NULL. */
+void mount_table__free(struct mount_table *t);
+/* Mount @mnt_id's file system type ("ext4", "tmpfs", "fuse.sshfs"), or
+ * NULL when the namespace had no such mount. */
+const char *mount_table__type(const struct mount_table *t, uint64_t mnt_id);
 
 /* Alive and not a zombie: a zombie still answers kill(pid, 0). */
 bool procfs_pid_alive(pid_t pid);

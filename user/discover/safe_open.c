@@ -38,21 +38,37 @@ bool safe_open_fstype_local(const char *fstype)
  * The type of the file system @path_fd lies on, without a call into that
  * file system (statfs on FUSE asks its server): the mount's id from statx
  * (AT_STATX_DONT_SYNC: cached attributes, no FUSE or NFS request), its type
- * from the mount table of @pid, or of acceltrace's namespace.
+ * from @mounts, else from the mount table of @pid, else of acceltrace's
+ * namespace. 0, or -errno (-ENOENT: in no table).
  */
-static int fstype_of(pid_t pid, int path_fd, char *fstype, size_t len)
+static int fstype_of(pid_t pid, int path_fd, const struct mount_table *mounts,
+		     char *fstype, size_t len)
 {
+	const char *type = NULL;
 	struct statx stx;
-	int err;
 
 	if (statx(path_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx))
 		return -errno;
 	if (!(stx.stx_mask & STATX_MNT_ID))
 		return -ENOTSUP;	/* before 5.8: cannot tell */
-	err = procfs_mount_fstype(pid, stx.stx_mnt_id, fstype, len);
-	if (err == -ENOENT && pid)
-		err = procfs_mount_fstype(0, stx.stx_mnt_id, fstype, len);
-	return err;
+	type = mount_table__type(mounts, stx.stx_mnt_id);
+	if (type) {
+		snprintf(fstype, len, "%s", type);
+		return 0;
+	}
+	/* Not in the table given (mounted since), or none given: the
+	 * process's namespace, then acceltrace's. */
+	for (int i = 0; i < (pid ? 2 : 1); i++) {
+		struct mount_table *t = procfs_mount_table(i ? 0 : pid);
+
+		type = mount_table__type(t, stx.stx_mnt_id);
+		if (type)
+			snprintf(fstype, len, "%s", type);
+		mount_table__free(t);
+		if (type)
+			return 0;
+	}
+	return -ENOENT;
 }
 
 /* The checks of safe_open() on an O_PATH descriptor: 0 or -errno. */
@@ -60,7 +76,7 @@ static int check(pid_t pid, int pfd, const char *path, const struct safe_open_wa
 		 struct stat *st)
 {
 	char fstype[64];
-	int err = fstype_of(pid, pfd, fstype, sizeof(fstype));
+	int err = fstype_of(pid, pfd, want ? want->mounts : NULL, fstype, sizeof(fstype));
 
 	if (err) {
 		log_debug("%s: cannot tell its file system: %s", path, strerror(-err));

@@ -20,11 +20,16 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+struct mount_table;
+
 /* What the file must be, beyond a regular file on a local file system. */
 struct safe_open_want {
 	off_t min_size;		/* at least this many bytes */
 	bool same_file;		/* and this (dev, ino): what /proc/PID/maps said */
 	uint64_t dev, ino;
+	/* The process's mount table, read once for many files (procfs.h);
+	 * NULL: read for this one. */
+	const struct mount_table *mounts;
 };
 
 /*
