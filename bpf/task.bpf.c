@@ -7,7 +7,9 @@
  *
  * BTF tracepoints and raw tracepoints pass the same arguments, so each body is
  * attached through either flavour; task fields are read with CO-RE reads,
- * which both accept.
+ * which both accept. Only the arguments every kernel since 5.15 passes are
+ * read: a program that reads one the running kernel lacks does not load
+ * (tp_btf) or attach (raw_tp).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -103,6 +105,19 @@ static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 	return 0;
 }
 
+/*
+ * Whether the exiting thread is its process's last: the count of live
+ * threads, decremented before the tracepoint. sched_process_exit passes
+ * that answer as an argument only since 6.16, so every kernel reads the
+ * count. Threads exiting together may all see 0: the first untraces the
+ * process, the others record nothing more (as with the argument, where
+ * threads past the last one's exit find the process untraced too).
+ */
+static __always_inline bool exit_group_dead(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, signal, live.counter) == 0;
+}
+
 static __always_inline int on_exec(struct task_struct *task, pid_t old_pid)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
@@ -112,8 +127,30 @@ static __always_inline int on_exec(struct task_struct *task, pid_t old_pid)
 	return 0;
 }
 
-static __always_inline int on_switch(struct task_struct *prev,
-				     struct task_struct *next, __u64 prev_state)
+/* Before 5.14 the state was task_struct's "long state". */
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/*
+ * The state @prev leaves the CPU in, as the kernel's own sched_switch event
+ * reports it: running when preempted, else its state now. sched_switch
+ * passes that state as a 4th argument only since 5.18, so it is read from
+ * the task (->__state since 5.14, ->state before).
+ */
+static __always_inline __u64 switch_prev_state(bool preempt, struct task_struct *prev)
+{
+	struct task_struct___pre_5_14 *old = (void *)prev;
+
+	if (preempt)
+		return 0;	/* TASK_RUNNING */
+	if (bpf_core_field_exists(prev->__state))
+		return BPF_CORE_READ(prev, __state);
+	return BPF_CORE_READ(old, state);
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next)
 {
 	__u32 ppid, npid;
 	bool pt, nt;
@@ -136,7 +173,7 @@ static __always_inline int on_switch(struct task_struct *prev,
 	rec->next_tid = BPF_CORE_READ(next, pid);
 	rec->prev_pid = ppid;
 	rec->next_pid = npid;
-	rec->prev_state = prev_state;
+	rec->prev_state = switch_prev_state(preempt, prev);
 	rec->h.pid = pt ? ppid : npid;
 	rec->h.tid = pt ? rec->prev_tid : rec->next_tid;
 	rec->h.start_ns = rec->h.end_ns = bpf_ktime_get_ns();
@@ -153,15 +190,15 @@ SEC(#flavour "/task_rename")							\
 int BPF_PROG(flavour##_rename, struct task_struct *task, const char *comm)	\
 { return on_rename(task, comm); }						\
 SEC(#flavour "/sched_process_exit")						\
-int BPF_PROG(flavour##_exit, struct task_struct *task, bool group_dead)	\
-{ return on_exit(task, group_dead); }						\
+int BPF_PROG(flavour##_exit, struct task_struct *task)			\
+{ return on_exit(task, exit_group_dead(task)); }				\
 SEC(#flavour "/sched_process_exec")						\
 int BPF_PROG(flavour##_exec, struct task_struct *task, pid_t old_pid)		\
 { return on_exec(task, old_pid); }						\
 SEC(#flavour "/sched_switch")							\
 int BPF_PROG(flavour##_switch, bool preempt, struct task_struct *prev,	\
-	     struct task_struct *next, unsigned int prev_state)			\
-{ return on_switch(prev, next, prev_state); }
+	     struct task_struct *next)						\
+{ return on_switch(preempt, prev, next); }
 
 TASK_PROGS(tp_btf)
 TASK_PROGS(raw_tp)

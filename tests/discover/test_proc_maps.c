@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * /proc/PID/maps parsing, address -> (file, offset) translation, the mapped
- * objects, process_read, and the path to open for a process in another
- * root. Synthetic lines cover the odd shapes; the live checks map files with
+ * objects, process_read, and the mapped file opened by its mapping
+ * (proc_map__open): the mapped inode after its name was taken by another
+ * file, refused once the range maps another, refused for a device node,
+ * found in another mount namespace. Synthetic lines cover the odd shapes; the live checks map files with
  * spaces in their names and deleted files in this process. The container
  * and chroot checks need root (unshare, pivot_root, chroot) and are skipped
  * without it; everything else runs unprivileged.
@@ -189,15 +191,94 @@ static int make_file(const char *path, int npages)
 	return fd;
 }
 
+/* The file an O_PATH descriptor names, for reading. */
+static int open_self_fd(int pfd)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	return open(self, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Root only: the file behind a mapping is opened by the mapping, never by
+ * its name. With another file renamed over the name after maps was read,
+ * the mapped inode is still what opens, and its bytes are the mapped ones;
+ * with the range remapped to another file, the old snapshot's mapping is
+ * refused (the uprobe offsets it gave would be another file's).
+ */
+static void check_open_by_mapping(const struct proc_map *m, const char *name,
+				  const unsigned char *mapped, uint64_t off)
+{
+	char swapped[4300];
+	unsigned char byte = 0;
+	struct stat st;
+	int pfd, fd, other;
+	void *again;
+
+	snprintf(swapped, sizeof(swapped), "%s.new", name);
+	static unsigned char fill[4 * 65536];
+
+	memset(fill, 0xee, sizeof(fill));
+	other = make_file(swapped, 4);
+	if (!ASSERT_GE(other, 0, "a second file") ||
+	    !ASSERT_EQ(pwrite(other, fill, 4 * sysconf(_SC_PAGESIZE), 0),
+		       4 * sysconf(_SC_PAGESIZE), "other bytes in it") ||
+	    !ASSERT_OK(rename(swapped, name), "rename it over the mapped name"))
+		return;
+	pfd = proc_map__open(0, m, &st);
+	if (ASSERT_GE(pfd, 0, "open by the mapping after the swap")) {
+		ASSERT_EQ(st.st_ino, m->inode, "the mapped inode, not the one named now");
+		fd = open_self_fd(pfd);
+		ASSERT_EQ(pread(fd, &byte, 1, off), 1, "read it");
+		ASSERT_EQ(byte, *mapped, "its bytes are the mapped ones");
+		close(fd);
+		close(pfd);
+	}
+	/* The same range, now mapping the file that took the name. */
+	again = mmap((void *)(uintptr_t)m->start, m->end - m->start, PROT_READ,
+		     MAP_PRIVATE | MAP_FIXED, other, 0);
+	if (ASSERT_TRUE(again != MAP_FAILED, "remap the range"))
+		ASSERT_EQ(proc_map__open(0, m, &st), -ESTALE,
+			  "a snapshot's mapping that maps another file now: refused");
+	close(other);
+}
+
+/* Root only: a device node mapped (as a hostile process could name one as
+ * its library) is refused, with no open of it run. */
+static void check_device_mapping(void)
+{
+	struct proc_maps *maps;
+	const struct proc_map *m;
+	struct stat st;
+	void *p;
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+
+	if (!ASSERT_GE(fd, 0, "open /dev/zero"))
+		return;
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (!ASSERT_TRUE(p != MAP_FAILED, "map /dev/zero"))
+		return;
+	maps = proc_maps__read(0);
+	m = maps ? proc_maps__find(maps, (uintptr_t)p) : NULL;
+	if (m && proc_map__is_file(m))
+		ASSERT_EQ(proc_map__open(0, m, &st), -ENOTSUP, "a device node's mapping: refused");
+	else
+		printf("note: /dev/zero's private mapping shows no file here; not checked\n");
+	proc_maps__free(maps);
+	munmap(p, 4096);
+}
+
 static void test_live(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	char spaced[4200], gone[4200], open_path[4200], exe[4096];
+	char spaced[4200], gone[4200], exe[4096];
 	const struct proc_map *m;
 	const struct proc_object *o;
 	struct proc_maps *maps;
 	unsigned char *a, *b, byte;
-	struct stat st;
+	struct stat st, ds;
 	uint64_t off;
 	int stack_var = 1, fd, fd2;
 	ssize_t n;
@@ -234,23 +315,18 @@ static void test_live(void)
 	ASSERT_EQ(off, 2 * pg + 123, "file offset");
 	ASSERT_EQ(pread(fd, &byte, 1, off), 1, "pread");
 	ASSERT_EQ(byte, a[pg + 123], "file byte = mapped byte");
-	ASSERT_OK(proc_maps__open_path(0, m, open_path, sizeof(open_path)), "open path (self)");
-	ASSERT_STREQ(open_path, spaced, "own process: the plain path");
+	if (geteuid() == 0)
+		check_open_by_mapping(m, spaced, a + pg + 123, off);
 
 	m = proc_maps__find(maps, (uintptr_t)b);
 	if (ASSERT_OK_PTR(m, "deleted mapping")) {
-		char want[128];
-
 		ASSERT_STREQ(m->path, gone, "deleted: path without the suffix");
 		ASSERT_TRUE(m->deleted, "deleted flag");
-		ASSERT_OK(proc_maps__open_path(0, m, open_path, sizeof(open_path)), "open path (deleted)");
-		snprintf(want, sizeof(want), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			 getpid(), m->start, m->end);
-		ASSERT_STREQ(open_path, want, "deleted: map_files link");
 		if (geteuid() == 0) {
-			struct stat ds;
+			int pfd = proc_map__open(0, m, &ds);
 
-			ASSERT_OK(stat(open_path, &ds), "stat map_files link");
+			if (ASSERT_GE(pfd, 0, "open a deleted file by its mapping"))
+				close(pfd);
 			ASSERT_EQ(ds.st_ino, m->inode, "map_files reaches the deleted inode");
 		}
 	}
@@ -259,7 +335,9 @@ static void test_live(void)
 	m = proc_maps__find(maps, (uintptr_t)&stack_var);
 	if (ASSERT_OK_PTR(m, "stack mapping"))
 		ASSERT_STREQ(m->path, "[stack]", "stack");
-	ASSERT_EQ(proc_maps__open_path(0, m, open_path, sizeof(open_path)), -ENXIO, "stack: no file");
+	ASSERT_EQ(proc_map__open(0, m, &ds), -ENXIO, "stack: no file");
+	if (geteuid() == 0)
+		check_device_mapping();
 
 	/* Objects: this binary once, files distinct by inode. */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -420,19 +498,29 @@ static void check_other_root(bool pivot)
 	ASSERT_EQ(proc_root_differs(child), 1, "child's root differs");
 	maps = proc_maps__read(child);
 	m = maps ? proc_maps__find(maps, (uintptr_t)addr) : NULL;
-	if (ASSERT_OK_PTR(m, "child's file mapping") &&
-	    ASSERT_OK(proc_maps__open_path(child, m, path, sizeof(path)), "open path")) {
+	if (ASSERT_OK_PTR(m, "child's file mapping")) {
+		int pfd, fd;
+		char head[8] = "";
+
 		if (pivot) {
 			/* The kernel prints the container's own path. */
 			ASSERT_STREQ(m->path, "/lib in container.so", "path as the container sees it");
-			snprintf(want, sizeof(want), "/proc/%d/root/lib in container.so", child);
 		} else {
 			snprintf(want, sizeof(want), "%s/lib in chroot.so", newroot);
 			ASSERT_STREQ(m->path, want, "chroot: path from our root");
 		}
-		ASSERT_STREQ(path, want, pivot ? "container: through /proc/PID/root"
-					       : "chroot in our namespace: plain path");
-		ASSERT_TRUE(!stat(path, &st) && st.st_ino == m->inode, "opens the mapped inode");
+		/* By the mapping, in whichever mount namespace it lies (a
+		 * tmpfs only the container's namespace has). */
+		pfd = proc_map__open(child, m, &st);
+		if (ASSERT_GE(pfd, 0, pivot ? "container: opened by its mapping"
+					    : "chroot: opened by its mapping")) {
+			ASSERT_EQ(st.st_ino, m->inode, "the mapped inode");
+			fd = open_self_fd(pfd);
+			ASSERT_EQ(pread(fd, head, sizeof(head), 0), (ssize_t)sizeof(head), "read it");
+			ASSERT_TRUE(head[1] == 7 && head[2] == 14, "its bytes (make_file's)");
+			close(fd);
+			close(pfd);
+		}
 	}
 	proc_maps__free(maps);
 	kill(child, SIGKILL);

@@ -14,6 +14,7 @@ guesses how long it takes.
 """
 import collections
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -114,9 +115,20 @@ def uprobes_of(pid, needle):
     for line in out.splitlines():
         f = line.split()
         # pid P fd N: prog_id I uprobe filename PATH offset OFF
-        if (len(f) >= 11 and f[0] == "pid" and f[1] == str(pid) and
-                f[6] in ("uprobe", "uretprobe") and needle in f[8]):
-            found.append((f[6], f[8], int(f[10], 0)))
+        if not (len(f) >= 11 and f[0] == "pid" and f[1] == str(pid) and
+                f[6] in ("uprobe", "uretprobe")):
+            continue
+        # acceltrace attaches through the descriptor it read the library
+        # by (/proc/self/fd/N, as it named it): its fd N names the file.
+        path = f[8]
+        fd = re.fullmatch(r"/proc/self/fd/(\d+)", path)
+        if fd:
+            try:
+                path = os.readlink("/proc/%d/fd/%s" % (pid, fd.group(1)))
+            except OSError:
+                continue
+        if needle in path:
+            found.append((f[6], path, int(f[10], 0)))
     return found
 
 

@@ -38,6 +38,9 @@
 #define NAMES_RESERVE (256u << 10)
 #define BACKWARDS_LIMIT 4	/* ts going back this often: the earlier one lied */
 #define NAMES_PER_POLL 4096	/* name entries read per buffer per poll (256 KiB) */
+/* Reads failing this many times in a row put a buffer aside: a file that
+ * fails each poll costs each poll, and says nothing new. */
+#define READ_ERRORS_PUT_ASIDE 16
 
 struct dt_name {
 	__u16 kind;
@@ -64,6 +67,7 @@ struct dt_buffer {
 	struct devtrace_record *copy;	/* in staging */
 	uint64_t copy_run;		/* st.runs when the copy was planned */
 	bool copy_failed;
+	unsigned int failing;		/* read errors since a header was read */
 	struct devtrace_header *raw;	/* this buffer's header slot in staging */
 };
 
@@ -245,9 +249,21 @@ static void fail_buffer(struct dt_buffer *b, const char *why)
 
 static void read_error(struct dt_buffer *b, int err)
 {
+	char why[96];
+
 	b->st.read_errors++;
 	snprintf(b->st.error, sizeof(b->st.error), "read: %s",
 		 err == -ENODATA ? "file shorter than its header says" : strerror(-err));
+	/* A read its file system never answered (devtrace_io's timeout), or
+	 * reads failing poll after poll: put aside, the others read on. */
+	if (err == -ETIMEDOUT) {
+		fail_buffer(b, "a read timed out (a file system that does not answer?): put aside");
+	} else if (++b->failing >= READ_ERRORS_PUT_ASIDE) {
+		snprintf(why, sizeof(why), "%u failed reads in a row (%.40s): put aside",
+			 b->failing, err == -ENODATA ? "file shorter than its header says" :
+			 strerror(-err));
+		fail_buffer(b, why);
+	}
 }
 
 static void start_run(struct devtrace_reader *r, int i, const struct devtrace_header *h)
@@ -345,10 +361,12 @@ static void take_headers(struct devtrace_reader *r, size_t from, size_t to, bool
 	for (size_t k = from; k < to; k++) {
 		int i = r->read_buf[k];
 
-		if (r->reads[k].err)
+		if (r->reads[k].err) {
 			read_error(&r->bufs[i], r->reads[k].err);
-		else
+		} else {
+			r->bufs[i].failing = 0;
 			ok[i] = take_header(r, i);
+		}
 	}
 }
 

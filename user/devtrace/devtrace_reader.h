@@ -29,7 +29,8 @@ struct devtrace_reader;
 enum devtrace_buffer_state {
 	DEVTRACE_BUF_WAITING,	/* no magic yet: the writer is creating it */
 	DEVTRACE_BUF_ACTIVE,
-	DEVTRACE_BUF_FAILED,	/* header invalid or unreadable; see error */
+	DEVTRACE_BUF_FAILED,	/* header invalid, a read timed out, or reads
+				 * kept failing: put aside; see error */
 	DEVTRACE_BUF_REMOVED,	/* closed (devtrace_reader__remove) */
 };
 
@@ -46,7 +47,8 @@ struct devtrace_buffer_stats {
 	__u64 unknown;		/* kinds this reader does not know: skipped */
 	__u64 empty;		/* kind 0, ignored as the format says */
 	__u64 runs;		/* run_ids seen (a new one restarts reading) */
-	__u64 read_errors;	/* failed reads (retried next poll) */
+	__u64 read_errors;	/* failed reads (retried next poll, a buffer put
+				 * aside after a timeout or 16 in a row) */
 	__u64 names;		/* name entries read */
 	bool closed;		/* the writer set DEVTRACE_F_CLOSED */
 };

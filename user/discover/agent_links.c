@@ -121,7 +121,7 @@ static void write_lease(struct agent_link *k, uint64_t lease)
 	wake_agent(k);
 }
 
-static void offer(void *ctx, const char *open_path, const char *path)
+static void offer(void *ctx, const struct mapped_file *m)
 {
 	struct find_ctx *f = ctx;
 	struct agent_links *l = f->l;
@@ -130,8 +130,7 @@ static void offer(void *ctx, const char *open_path, const char *path)
 	char self[64];
 	int fd, rfd;
 
-	(void)path;
-	rfd = mapped_file_open(open_path, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE, not_a_page, f,
+	rfd = mapped_file_open(f->pid, m, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE, not_a_page, f,
 			       &st);
 	if (rfd < 0)
 		return;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Devtrace buffers of a process, found through /proc (see
- * devtrace_buffers.h). Paths are opened through /proc/PID/root so a
- * process in a container is read in its own mount namespace, and fds
- * through /proc/PID/fd so a buffer whose name was unlinked is still found.
+ * devtrace_buffers.h): opened through the kernel's links to its mappings
+ * and fds (mapped_files.h), so a process in a container is read in its own
+ * mount namespace and a buffer whose name was unlinked is still found.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,10 +60,10 @@ static int already_seen(void *ctx, int path_fd, const struct stat *st)
 	return seen && hashmap__get(seen->files, st->st_dev, st->st_ino) != NULL;
 }
 
-static int check_open(struct devtrace_seen *seen, const char *open_path)
+static int check_open(struct devtrace_seen *seen, pid_t pid, const struct mapped_file *f)
 {
 	struct stat st;
-	int fd = mapped_file_open(open_path, DEVTRACE_MAGIC, DEVTRACE_HEADER_SIZE, already_seen,
+	int fd = mapped_file_open(pid, f, DEVTRACE_MAGIC, DEVTRACE_HEADER_SIZE, already_seen,
 				  seen, &st);
 
 	if (fd < 0)
@@ -77,31 +77,34 @@ static int check_open(struct devtrace_seen *seen, const char *open_path)
 
 int devtrace_buffer_open(struct devtrace_seen *seen, const char *path)
 {
-	return check_open(seen, path);
+	struct mapped_file f = { .open_path = path, .path = path };
+
+	return check_open(seen, 0, &f);
 }
 
 struct find_ctx {
+	pid_t pid;
 	struct devtrace_seen *seen;
 	int (*fn)(void *ctx, int fd, const char *path);
 	void *ctx;
 	int found;
 };
 
-static void offer(void *ctx, const char *open_path, const char *path)
+static void offer(void *ctx, const struct mapped_file *m)
 {
 	struct find_ctx *f = ctx;
-	int fd = check_open(f->seen, open_path);
+	int fd = check_open(f->seen, f->pid, m);
 
 	if (fd < 0)
 		return;
 	f->found++;
-	f->fn(f->ctx, fd, path);
+	f->fn(f->ctx, fd, m->path);
 }
 
 int devtrace_buffers_find(pid_t pid, struct devtrace_seen *seen,
 			  int (*fn)(void *ctx, int fd, const char *path), void *ctx)
 {
-	struct find_ctx f = { .seen = seen, .fn = fn, .ctx = ctx };
+	struct find_ctx f = { .pid = pid, .seen = seen, .fn = fn, .ctx = ctx };
 	int err = mapped_files_for_each(pid, offer, &f);
 
 	if (err < 0 && !f.found)

@@ -11,6 +11,7 @@
 #define LOG_CONTEXT "elf"
 #include "lib/log.h"
 #include "discover/elf_image.h"
+#include "discover/safe_open.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -133,23 +134,21 @@ static int load_sections(struct elf_image *img)
 	return verdef ? load_verdefs(img, verdef) : 0;
 }
 
-struct elf_image *elf_image__open(const char *path)
+struct elf_image *elf_image__open_fd(int fd, const char *name)
 {
 	struct elf_image *img;
 	int err;
 
 	img = calloc(1, sizeof(*img));
-	if (!img)
+	if (!img) {
+		close(fd);
+		errno = ENOMEM;
 		return NULL;
-	img->fd = -1;
-	img->path = strdup(path);
+	}
+	img->fd = fd;
+	img->path = strdup(name);
 	if (!img->path) {
 		err = -ENOMEM;
-		goto cleanup;
-	}
-	img->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (img->fd < 0) {
-		err = -errno;
 		goto cleanup;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -158,7 +157,7 @@ struct elf_image *elf_image__open(const char *path)
 	}
 	img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF) {
-		log_debug("%s: not an ELF file (%s)", path, elf_errmsg(-1));
+		log_debug("%s: not an ELF file (%s)", name, elf_errmsg(-1));
 		err = -ENOEXEC;
 		goto cleanup;
 	}
@@ -186,6 +185,26 @@ cleanup:
 	return NULL;
 }
 
+struct elf_image *elf_image__reopen(int path_fd, const char *name)
+{
+	int fd = safe_reopen(path_fd, O_RDONLY);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	return elf_image__open_fd(fd, name);
+}
+
+struct elf_image *elf_image__open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	return elf_image__open_fd(fd, path);
+}
+
 void elf_image__free(struct elf_image *img)
 {
 	if (!img)
@@ -203,6 +222,11 @@ void elf_image__free(struct elf_image *img)
 const char *elf_image__path(const struct elf_image *img)
 {
 	return img->path;
+}
+
+int elf_image__fd(const struct elf_image *img)
+{
+	return img->fd;
 }
 
 int elf_image__machine(const struct elf_image *img)

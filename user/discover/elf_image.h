@@ -39,13 +39,32 @@ struct elf_segment {
 /*
  * Opens path read-only (O_CLOEXEC) and reads its headers. Returns NULL and
  * sets errno: the open(2) error, ENOEXEC when the file is not ELF (or is an
- * archive), ENOMEM.
+ * archive), ENOMEM. For files acceltrace itself names (tests, its own
+ * binary); a file a traced process names is opened by safe_open.h and read
+ * through elf_image__open_fd().
  */
 struct elf_image *elf_image__open(const char *path);
+/*
+ * Reads the ELF file open read-only at @fd, which the image owns from
+ * now on (closed by elf_image__free, or here on failure). @name is what
+ * messages and elf_image__path() call it. NULL and errno as above.
+ */
+struct elf_image *elf_image__open_fd(int fd, const char *name);
+/*
+ * Reads the file @path_fd (an O_PATH descriptor safe_open.h checked)
+ * names, through a read-only descriptor of that same inode; @path_fd stays
+ * the caller's. NULL and errno as above.
+ */
+struct elf_image *elf_image__reopen(int path_fd, const char *name);
 /* Accepts NULL. */
 void elf_image__free(struct elf_image *img);
 
 const char *elf_image__path(const struct elf_image *img);
+/*
+ * The descriptor the image reads: "/proc/self/fd/N" names this very file
+ * to the kernel (a uprobe's attach) for as long as the image lives.
+ */
+int elf_image__fd(const struct elf_image *img);
 /* e_machine (EM_X86_64, EM_AARCH64, ...) and e_type (ET_DYN, ET_EXEC). */
 int elf_image__machine(const struct elf_image *img);
 int elf_image__type(const struct elf_image *img);

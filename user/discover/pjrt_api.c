@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "pjrt"
 #include "lib/log.h"
@@ -142,6 +142,7 @@ struct pjrt_api {
 	const struct proc_object *lib;	/* in maps */
 	char note[384];
 	struct elf_image *elf;		/* the last file probe_target opened */
+	uint64_t elf_dev, elf_ino;	/* its identity */
 };
 
 void pjrt_say(char *buf, size_t size, const char *fmt, ...)
@@ -323,35 +324,18 @@ cleanup:
 
 /* ---------------------------------------------------------------- libraries */
 
-/* The mapped object that is library: same path in maps, or same file. */
+/*
+ * The mapped object that is library: named so in maps. Never by looking
+ * the name up as a path: callers pass the name maps gave them, and a
+ * path the process controls is not resolved as root (safe_open.h).
+ */
 const struct proc_object *pjrt_find_library(const struct proc_maps *maps,
-					    pid_t pid, const char *library)
+					    const char *library)
 {
-	size_t nobjs = proc_maps__object_count(maps);
-	struct stat want, got;
-	char path[4096];
-
-	for (size_t i = 0; i < nobjs; i++) {
+	for (size_t i = 0; i < proc_maps__object_count(maps); i++) {
 		const struct proc_object *o = proc_maps__object(maps, i);
 
 		if (!strcmp(o->path, library))
-			return o;
-	}
-	if (stat(library, &want))
-		return NULL;
-	for (size_t i = 0; i < nobjs; i++) {
-		const struct proc_object *o = proc_maps__object(maps, i);
-
-		if (o->inode != want.st_ino)
-			continue;
-		if (makedev(o->dev_major, o->dev_minor) == want.st_dev)
-			return o;
-		/* overlayfs shows the real inode's device in maps: compare the
-		 * file as acceltrace would open it. */
-		if (!proc_maps__open_path(pid, proc_maps__get(maps, o->first),
-					  path, sizeof(path)) &&
-		    !stat(path, &got) && got.st_dev == want.st_dev &&
-		    got.st_ino == want.st_ino)
 			return o;
 	}
 	return NULL;
@@ -429,7 +413,7 @@ static struct pjrt_api *read_with(pid_t pid, uint64_t addr,
 	if (!maps)
 		return NULL;
 	if (library) {
-		lib = pjrt_find_library(maps, pid, library);
+		lib = pjrt_find_library(maps, library);
 		if (!lib) {
 			pjrt_say(reason, size, "%s is not mapped by process %d", library,
 				 (int)pid);
@@ -573,9 +557,11 @@ int pjrt_api__probe_target(struct pjrt_api *api, enum pjrt_fn fn,
 {
 	const struct proc_map *m;
 	uint64_t vaddr;
-	int slot, err;
+	int slot, err, pfd;
+	struct stat st;
 
 	memset(t, 0, sizeof(*t));
+	t->fd = -1;
 	slot = pjrt_api__slot(api, fn);
 	if (slot < 0)
 		return slot;
@@ -586,20 +572,31 @@ int pjrt_api__probe_target(struct pjrt_api *api, enum pjrt_fn fn,
 					     &t->file_offset);
 	if (err)
 		return err;
-	err = proc_maps__open_path(api->pid, m, t->path, sizeof(t->path));
-	if (err)
-		return err;
-	t->attach_offset = t->file_offset;
-
-	if (!api->elf || strcmp(elf_image__path(api->elf), t->path)) {
+	/* The file the mapping holds, opened by the mapping: the offsets
+	 * above are in it, and so is the attach (through t->fd). */
+	pfd = proc_map__open(api->pid, m, &st);
+	if (pfd < 0) {
+		log_debug("cannot open the file mapped at 0x%" PRIx64 " in process %d: %s",
+			  m->start, api->pid, strerror(-pfd));
+		return pfd;
+	}
+	if (!api->elf || api->elf_dev != st.st_dev || api->elf_ino != st.st_ino) {
 		elf_image__free(api->elf);
-		api->elf = elf_image__open(t->path);
+		api->elf = elf_image__reopen(pfd, m->path);
 		if (!api->elf) {
 			err = -errno;
-			log_debug("cannot open %s: %s", t->path, strerror(-err));
+			close(pfd);
+			log_debug("cannot read %s: %s", m->path, strerror(-err));
 			return err;
 		}
+		api->elf_dev = st.st_dev;
+		api->elf_ino = st.st_ino;
 	}
+	close(pfd);
+	t->fd = elf_image__fd(api->elf);
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	snprintf(t->path, sizeof(t->path), "%s", m->path);
 	if (elf_image__offset_to_vaddr(api->elf, t->file_offset, &vaddr)) {
 		log_debug("%s: no segment holds file offset 0x%" PRIx64,
 			  t->path, t->file_offset);

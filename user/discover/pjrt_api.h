@@ -112,7 +112,8 @@ struct pjrt_api;
  * Reads and validates the table at addr in process pid (0: this process).
  *
  * library is the plugin the table must belong to: its path as the process's
- * maps show it, or any path to the same file. NULL: the file the table lies
+ * maps show it (another spelling is not looked up: a path the process
+ * controls is not resolved as root). NULL: the file the table lies
  * in, or, for a table in anonymous memory, the file whose mapping ends where
  * that memory begins (its .bss); a table elsewhere (heap) needs library.
  *
@@ -191,15 +192,21 @@ struct pjrt_probe_target {
 	enum pjrt_fn fn;
 	int slot;
 	uint64_t addr;			/* the function in the process */
-	char path[4096];		/* the file to attach to (proc_maps__open_path) */
+	char path[4096];		/* the file's name in the process (messages) */
+	/* The file itself, opened through its mapping (proc_map__open): the
+	 * offsets are in it and the uprobe goes on it, as "/proc/self/fd/N".
+	 * Owned by the api: valid until the next call or pjrt_api__free. */
+	int fd;
+	uint64_t dev, ino;		/* its identity */
 	uint64_t file_offset;		/* of the function's first byte */
 	struct probe_placement placement;	/* from the file's code bytes */
 	uint64_t attach_offset;		/* file_offset + placement.offset */
 };
 
 /*
- * Resolves fn to a uprobe target: the process address -> (file to open,
- * file offset) through the maps read at validation, and the placement
+ * Resolves fn to a uprobe target: the process address -> (file, file
+ * offset) through the maps read at validation, the file opened by its
+ * mapping (refused when the range maps another file now), and the placement
  * decided from the code bytes at that offset in the file. Returns 0,
  * -ENOENT when the table does not have fn, -ESTALE when the file no longer
  * holds code at that offset (replaced on disk), -EOPNOTSUPP when the file

@@ -69,9 +69,9 @@ int pjrt_validate(pid_t pid, const struct proc_maps *maps,
 		  const struct proc_object *lib, uint64_t addr,
 		  struct table *t, enum stage *stage, char *reason,
 		  size_t size);
-/* The mapped object that is library: same path in maps, or same file. */
+/* The mapped object maps names @library (never a path lookup). */
 const struct proc_object *pjrt_find_library(const struct proc_maps *maps,
-					    pid_t pid, const char *library);
+					    const char *library);
 /* The process's maps; NULL, errno (ESRCH for a gone process) and reason. */
 struct proc_maps *pjrt_read_maps(pid_t pid, char *reason, size_t size);
 /* A struct pjrt_api owning maps and t's slots (t->slots is cleared). */

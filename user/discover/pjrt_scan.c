@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "pjrt"
@@ -37,11 +38,14 @@ static uint64_t image_end(pid_t pid, const struct proc_maps *maps,
 	uint64_t pg = sysconf(_SC_PAGESIZE), bias = 0, end = 0;
 	struct elf_image *img;
 	bool have_bias = false;
-	char path[4096];
+	struct stat st;
+	int pfd;
 
-	if (proc_maps__open_path(pid, m0, path, sizeof(path)))
+	pfd = proc_map__open(pid, m0, &st);
+	if (pfd < 0)
 		return 0;
-	img = elf_image__open(path);
+	img = elf_image__reopen(pfd, m0->path);
+	close(pfd);
 	if (!img)
 		return 0;
 	for (size_t i = 0; i < elf_image__segment_count(img); i++) {
@@ -217,7 +221,7 @@ struct pjrt_api *pjrt_api__scan(pid_t pid, const char *library, char *reason,
 	maps = pjrt_read_maps(pid, reason, reason_size);
 	if (!maps)
 		return NULL;
-	lib = pjrt_find_library(maps, pid, library);
+	lib = pjrt_find_library(maps, library);
 	if (!lib) {
 		pjrt_say(reason, reason_size, "%s is not mapped by process %d", library,
 			 (int)pid);

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "maps"
 #include "lib/log.h"
 #include "discover/proc_maps.h"
+#include "discover/safe_open.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -388,58 +390,22 @@ int proc_root_differs(pid_t pid)
 	return theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino;
 }
 
-static bool is_mapped_inode(const char *path, const struct proc_map *m)
+int proc_map__open(pid_t pid, const struct proc_map *m, struct stat *st)
 {
-	struct stat st;
-
-	return !stat(path, &st) && st.st_ino == m->inode;
-}
-
-int proc_maps__open_path(pid_t pid, const struct proc_map *m, char *buf,
-			 size_t size)
-{
-	char rooted[4096 + 64];
-	const char *first, *second, *pick;
-	int n, differs;
+	struct safe_open_want want = {
+		.same_file = true,
+		.dev = makedev(m->dev_major, m->dev_minor),
+		.ino = m->inode,
+	};
+	char path[96];
 
 	if (!proc_map__is_file(m))
 		return -ENXIO;
 	if (!pid)
 		pid = getpid();
-
-	if (m->deleted) {
-		n = snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			     (int)pid, m->start, m->end);
-		return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-	}
-
-	n = snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid,
-		     m->path);
-	if (n < 0 || (size_t)n >= sizeof(rooted))
-		return -ENAMETOOLONG;
-	differs = proc_root_differs(pid);
-	if (differs < 0)
-		log_debug("cannot compare the root of process %d with ours: %s",
-			  (int)pid, strerror(-differs));
-	first = differs > 0 ? rooted : m->path;
-	second = differs > 0 ? m->path : rooted;
-
-	/*
-	 * The rule above is right for containers (another mount namespace
-	 * with its own root) and for us; a chroot inside our own mount
-	 * namespace prints paths from our root. The mapped inode decides
-	 * where it can; overlayfs may report another inode, so the rule
-	 * stands when neither matches.
-	 */
-	if (is_mapped_inode(first, m))
-		pick = first;
-	else if (is_mapped_inode(second, m))
-		pick = second;
-	else
-		pick = first;
-
-	n = snprintf(buf, size, "%s", pick);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	return safe_open(pid, path, &want, st);
 }
 
 /* ---------------------------------------------------------------- memory */

@@ -3,8 +3,8 @@
  * A process's memory map (/proc/PID/maps) and reads of its memory: which
  * mapping holds an address, which file and file offset a code address comes
  * from (uprobes are attached by file and offset), which objects a process has
- * mapped, and the path acceltrace must open to reach a mapped file when the
- * process lives in another mount namespace (a container).
+ * mapped, and the mapped file itself, opened by the mapping rather than by
+ * its name.
  *
  * Lifecycle: proc_maps__read(pid) -> queries -> proc_maps__free(). A map is
  * a snapshot: a process that dlopen()s later needs a fresh read.
@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct proc_maps;
@@ -99,23 +100,19 @@ const struct proc_object *proc_maps__object_of(const struct proc_maps *maps,
 					       const struct proc_map *m);
 
 /*
- * The path acceltrace should open to reach the file behind mapping m of
- * process pid (0: this process), written to buf:
- *
- * - a deleted file: "/proc/PID/map_files/START-END", the kernel's link to
- *   the mapped inode (reading it needs CAP_SYS_ADMIN or
- *   CAP_CHECKPOINT_RESTORE);
- * - a process whose root differs from ours (stat of /proc/PID/root is not
- *   stat of /, as in a container): "/proc/PID/root" + path;
- * - otherwise path itself.
- *
- * Where both the plain and the /proc/PID/root spelling exist, the one whose
- * inode is the mapping's wins (a chroot in our own mount namespace prints
- * paths from our root, a container's mount namespace from its own).
- * Returns 0, -ENXIO when m is not a file mapping, -ENAMETOOLONG.
+ * Opens the file behind mapping @m of process @pid (0: this process) the
+ * one way that names no path: /proc/PID/map_files/START-END, the kernel's
+ * link to the mapped file itself, whatever its name now says and in
+ * whichever mount namespace (a container's) or state (deleted) it is. The
+ * link is opened with O_PATH and checked (safe_open.h): a regular file on a
+ * local file system, the (dev, inode) the mapping shows, so a mapping
+ * replaced since @m was read is refused. Needs CAP_SYS_ADMIN (or
+ * CAP_CHECKPOINT_RESTORE). Returns the O_PATH descriptor, with @st its
+ * stat, or -errno: -ENXIO when @m is not a file mapping, -ESTALE when the
+ * range maps another file now, -ENOTSUP (not a regular local file), -ENOENT
+ * (unmapped), -EPERM.
  */
-int proc_maps__open_path(pid_t pid, const struct proc_map *m, char *buf,
-			 size_t size);
+int proc_map__open(pid_t pid, const struct proc_map *m, struct stat *st);
 
 /*
  * Whether process pid's root directory is another one than ours. Returns

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* /proc/PID/{comm,task/TID/comm,fd,stat}: small reads, no caching here. */
+/* /proc/PID/{comm,task/TID/comm,fd,stat,mountinfo}: small reads, no caching here. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "discover/procfs.h"
 
 int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len)
@@ -137,6 +138,138 @@ int procfs_io_reads(pid_t pid, uint64_t *calls, uint64_t *bytes)
 	}
 	fclose(f);
 	return found == 3 ? 0 : -EINVAL;
+}
+
+struct mount {
+	uint64_t id;
+	char type[48];
+};
+
+struct mount_table {
+	struct mount *v;
+	size_t n, cap;
+};
+
+/*
+ * One line: "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE
+ * SOURCE SUPER_OPTIONS"; the optional fields end at a lone "-". False for
+ * a line that does not parse (or a type too long to be one we know).
+ */
+static bool mountinfo_line(const char *line, size_t len, struct mount *m)
+{
+	const char *sep, *type, *end = line + len;
+	char *num_end;
+
+	errno = 0;
+	m->id = strtoull(line, &num_end, 10);
+	if (errno || num_end == line || num_end >= end || *num_end != ' ')
+		return false;
+	for (sep = num_end; sep + 3 <= end; sep++)
+		if (!memcmp(sep, " - ", 3))
+			break;
+	if (sep + 3 > end)
+		return false;
+	type = sep + 3;
+	len = 0;
+	while (type + len < end && type[len] != ' ')
+		len++;
+	if (!len || len >= sizeof(m->type))
+		return false;
+	memcpy(m->type, type, len);
+	m->type[len] = '\0';
+	return true;
+}
+
+struct mount_table *procfs_mount_table_parse(const char *text, size_t len)
+{
+	struct mount_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	while (len) {
+		const char *nl = memchr(text, '\n', len);
+		size_t line_len = nl ? (size_t)(nl - text) : len;
+		struct mount m;
+
+		if (mountinfo_line(text, line_len, &m)) {
+			if (ARRAY_GROW(t->v, t->cap, t->n + 1)) {
+				mount_table__free(t);
+				errno = ENOMEM;
+				return NULL;
+			}
+			t->v[t->n++] = m;
+		}
+		if (!nl)
+			break;
+		len -= line_len + 1;
+		text = nl + 1;
+	}
+	return t;
+}
+
+struct mount_table *procfs_mount_table(pid_t pid)
+{
+	char path[64], *text = NULL;
+	size_t cap = 0, used = 0;
+	struct mount_table *t = NULL;
+	int fd, err = 0;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/mountinfo");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* Its size is known only once read: a host with thousands of
+	 * mounts has a mountinfo of some hundreds of KiB. */
+	for (;;) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *grown = realloc(text, cap ? 2 * cap : 16384);
+
+			if (!grown) {
+				err = ENOMEM;
+				break;
+			}
+			text = grown;
+			cap = cap ? 2 * cap : 16384;
+		}
+		n = read(fd, text + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		if (!n)
+			break;
+		used += n;
+	}
+	close(fd);
+	if (!err)
+		t = procfs_mount_table_parse(text, used);
+	free(text);
+	if (err)
+		errno = err;
+	return t;
+}
+
+void mount_table__free(struct mount_table *t)
+{
+	if (!t)
+		return;
+	free(t->v);
+	free(t);
+}
+
+const char *mount_table__type(const struct mount_table *t, uint64_t mnt_id)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		if (t->v[i].id == mnt_id)
+			return t->v[i].type;
+	return NULL;
 }
 
 bool procfs_pid_alive(pid_t pid)

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct mount_table;
+
 /*
  * The command name of a process (@tid 0) or of one of its threads, without
  * the newline. 0, or -errno with buf set to "".
@@ -74,6 +76,21 @@ int procfs_self_run_delay(uint64_t *ns);
 
 /* This process's executable, as /proc/self/exe names it. 0, or -errno. */
 int procfs_self_exe(char *buf, size_t len);
+
+/*
+ * The mounts of a mount namespace, by id: what /proc/PID/mountinfo lists
+ * (@pid 0: this process's namespace), read once. Reading it asks no file
+ * system, so a mount a process serves (FUSE) cannot stall the answer. NULL
+ * and errno when it cannot be read.
+ */
+struct mount_table *procfs_mount_table(pid_t pid);
+/* The same, from mountinfo @text of @len bytes (tests, saved tables). */
+struct mount_table *procfs_mount_table_parse(const char *text, size_t len);
+/* Accepts NULL. */
+void mount_table__free(struct mount_table *t);
+/* Mount @mnt_id's file system type ("ext4", "tmpfs", "fuse.sshfs"), or
+ * NULL when the namespace had no such mount. */
+const char *mount_table__type(const struct mount_table *t, uint64_t mnt_id);
 
 /* Alive and not a zombie: a zombie still answers kill(pid, 0). */
 bool procfs_pid_alive(pid_t pid);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "discover/runtime_attach.h"
 #include "discover/runtime_attach_internal.h"
 #include "discover/runtime_kind.h"
+#include "discover/safe_open.h"
 
 /* A scan's refusal is final only this long after the first scan. */
 #define SCAN_SETTLE_NS (500 * 1000000ull)
@@ -60,6 +62,38 @@ struct attached_probe *runtime_attach_new_probe(struct runtime_attach *ra,
 	return p;
 }
 
+int runtime_attach_file(struct runtime_attach *ra, int fd, uint64_t dev, uint64_t ino,
+			char *path, size_t size)
+{
+	struct probe_file *f = NULL;
+
+	path[0] = '\0';
+	for (size_t i = 0; i < ra->n_files && !f; i++)
+		if (ra->files[i].dev == dev && ra->files[i].ino == ino)
+			f = &ra->files[i];
+	if (!f) {
+		int held;
+
+		if (ARRAY_GROW(ra->files, ra->cap_files, ra->n_files + 1))
+			return -ENOMEM;
+		/* Held while acceltrace runs: the inode cannot be reused
+		 * meanwhile, so (dev, ino) keeps naming this file. */
+		held = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (held < 0)
+			return -errno;
+		f = &ra->files[ra->n_files++];
+		*f = (struct probe_file){ .dev = dev, .ino = ino, .fd = held };
+	}
+	snprintf(path, size, "/proc/self/fd/%d", f->fd);
+	return 0;
+}
+
+/* What messages call @p's file: its library, or its target. */
+static const char *probe_where(const struct attached_probe *p)
+{
+	return p->lib ? p->lib->path : p->target;
+}
+
 int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe *p,
 				const char *path)
 {
@@ -73,10 +107,12 @@ int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe
 	}
 	/* An instruction the kernel will not probe at all (lock prefix...). */
 	if (p->placement.refused) {
-		log_warn("cannot probe %s in %s: %s", p->entry->name, path,
+		log_warn("cannot probe %s in %s: %s", p->entry->name, probe_where(p),
 			 p->placement.why);
 		return p->error = -EOPNOTSUPP;
 	}
+	if (!path[0])
+		return p->error = -EBADF;	/* no descriptor for its file */
 	if (!ra->ps)
 		return 0;
 	if (path != p->attach_path)
@@ -87,14 +123,14 @@ int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe
 	rt_pack_entry__spec(p->entry, &spec);
 	id = probe_session__attach_runtime(ra->ps, &spec, path, p->attach_offset, -1);
 	if (id < 0) {
-		log_warn("cannot probe %s in %s at 0x%llx: %s", p->entry->name, path,
+		log_warn("cannot probe %s in %s at 0x%llx: %s", p->entry->name, probe_where(p),
 			 (unsigned long long)p->attach_offset, strerror(-id));
 		return p->error = id;
 	}
 	p->probe_id = id;
 	ra->by_id[id] = p;
-	log_debug("probe %d: %s at %s+0x%llx", id, p->entry->name, path,
-		  (unsigned long long)p->attach_offset);
+	log_debug("probe %d: %s at %s+0x%llx (%s)", id, p->entry->name, probe_where(p),
+		  (unsigned long long)p->attach_offset, path);
 	return 0;
 }
 
@@ -112,15 +148,25 @@ static void detach_probe(struct runtime_attach *ra, struct attached_probe *p)
 static struct library *find_library(struct runtime_attach *ra, uint64_t dev,
 				    uint64_t ino)
 {
-	for (size_t i = 0; i < ra->n_libs; i++)
-		if (ra->libs[i]->pub.dev == dev && ra->libs[i]->pub.ino == ino)
+	for (size_t i = 0; i < ra->n_libs; i++) {
+		const struct library *l = ra->libs[i];
+
+		if ((l->pub.dev == dev && l->pub.ino == ino) ||
+		    (l->map_dev == dev && l->map_ino == ino))
 			return ra->libs[i];
+	}
 	return NULL;
 }
 
 static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 {
 	const struct rt_pack *pack = lib->pub.pack;
+	char file[64];
+
+	/* The file the symbols were read from, and no other. */
+	if (runtime_attach_file(ra, elf_image__fd(lib->elf), lib->pub.dev, lib->pub.ino, file,
+				sizeof(file)))
+		log_warn("cannot hold %s open: its probes are not attached", lib->pub.path);
 
 	for (size_t i = 0; i < pack->n_entries; i++) {
 		const struct rt_pack_entry *e = &pack->entries[i];
@@ -148,21 +194,24 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 		if (probe_placement__for_vaddr(lib->elf, sym.value, &p->placement))
 			memset(&p->placement, 0, sizeof(p->placement));
 		p->attach_offset = off + p->placement.offset;
-		if (!runtime_attach_attach_probe(ra, p, lib->pub.path))
+		if (!runtime_attach_attach_probe(ra, p, file))
 			lib->pub.n_probes++;
 	}
 }
 
-static struct library *library_get(struct runtime_attach *ra, const char *path,
+/*
+ * The library open at @path_fd (O_PATH, checked by safe_open.h; stat @st),
+ * @name for people: known already by its identity, or read through that
+ * descriptor and probed.
+ */
+static struct library *library_get(struct runtime_attach *ra, int path_fd,
+				   const struct stat *st, const char *name,
 				   const struct runtime_kind *kind)
 {
 	const struct rt_pack *pack = kind->pack;
 	struct library *lib;
-	struct stat st;
 
-	if (stat(path, &st))
-		return NULL;
-	lib = find_library(ra, st.st_dev, st.st_ino);
+	lib = find_library(ra, st->st_dev, st->st_ino);
 	if (lib)
 		return lib;
 	if (ARRAY_GROW(ra->libs, ra->cap_libs, ra->n_libs + 1))
@@ -170,21 +219,21 @@ static struct library *library_get(struct runtime_attach *ra, const char *path,
 	lib = calloc(1, sizeof(*lib));
 	if (!lib)
 		return NULL;
-	snprintf(lib->pub.path, sizeof(lib->pub.path), "%s", path);
-	lib->pub.dev = st.st_dev;
-	lib->pub.ino = st.st_ino;
+	snprintf(lib->pub.path, sizeof(lib->pub.path), "%s", name);
+	lib->pub.dev = lib->map_dev = st->st_dev;
+	lib->pub.ino = lib->map_ino = st->st_ino;
 	lib->pub.pack = pack;
 	snprintf(lib->pub.recognised_by, sizeof(lib->pub.recognised_by), "%s", kind->why);
-	lib->elf = elf_image__open(path);
+	lib->elf = elf_image__reopen(path_fd, name);
 	if (!lib->elf) {
-		log_warn("cannot read %s: %s", path, strerror(errno));
+		log_warn("cannot read %s: %s", name, strerror(errno));
 		free(lib);
 		return NULL;
 	}
 	if (elf_image__build_id(lib->elf, lib->pub.build_id, sizeof(lib->pub.build_id)))
 		lib->pub.build_id[0] = '\0';
 	ra->libs[ra->n_libs++] = lib;
-	log_debug("runtime library %s (%s: %s; build id %s)", path, pack->name,
+	log_debug("runtime library %s (%s: %s; build id %s)", name, pack->name,
 		  kind->why, lib->pub.build_id[0] ? lib->pub.build_id : "none");
 	attach_symbol_probes(ra, lib);
 	return lib;
@@ -219,6 +268,7 @@ static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 			       struct pjrt_api *api)
 {
 	const struct rt_pack *pack = lib->pub.pack;
+	char file[64];
 
 	lib->pub.has_table = true;
 	lib->pub.table_refused = false;
@@ -245,7 +295,9 @@ static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 		p->file_offset = t.file_offset;
 		p->placement = t.placement;
 		p->attach_offset = t.attach_offset;
-		if (!runtime_attach_attach_probe(ra, p, t.path))
+		/* The file the slot's address maps, which gave the offsets. */
+		runtime_attach_file(ra, t.fd, t.dev, t.ino, file, sizeof(file));
+		if (!runtime_attach_attach_probe(ra, p, file))
 			lib->pub.n_probes++;
 	}
 	lib->pub.slots_attached = true;
@@ -324,15 +376,23 @@ static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
 				char *p = v ? strchr(item, ':') : NULL;
 				struct runtime_kind kind;
 				char full[PATH_MAX];
+				struct stat st;
+				int pfd;
 
 				p = p ? p + 1 : item;
 				if (p[0] != '/')
 					continue;
+				/* The process's to name: resolved in its root,
+				 * opened only if a regular local file. */
+				pfd = safe_open_in_root(pid, p, NULL, &st);
+				if (pfd < 0)
+					continue;
 				/* Recognised by its exports, as if mapped. */
 				snprintf(full, sizeof(full), "%s%s", root, p);
-				if (runtime_kind__of_path(full, &kind) || !kind.pack)
-					continue;
-				library_get(ra, full, &kind);
+				if (!runtime_kind__of_fd(pfd, full, st.st_dev, st.st_ino, &kind) &&
+				    kind.pack)
+					library_get(ra, pfd, &st, full, &kind);
+				close(pfd);
 			}
 			free(list);
 		}
@@ -406,19 +466,30 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 	}
 	for (size_t i = 0; i < proc_maps__object_count(maps); i++) {
 		const struct proc_object *o = proc_maps__object(maps, i);
+		uint64_t dev = makedev(o->dev_major, o->dev_minor);
 		struct runtime_kind kind;
-		char path[PATH_MAX];
+		char name[PATH_MAX];
 		struct library *lib;
+		struct stat st;
+		int pfd;
 
 		/* Remembered per file: a hash lookup, but for new files. */
 		if (runtime_kind__of_object(pid, maps, o, &kind) || !kind.pack)
 			continue;
-		if (proc_maps__open_path(pid, proc_maps__get(maps, o->first), path,
-					 sizeof(path)))
-			continue;
-		lib = library_get(ra, path, &kind);
-		if (!lib)
-			continue;
+		lib = find_library(ra, dev, o->inode);
+		if (!lib) {
+			/* By its mapping, never by its name. */
+			pfd = proc_map__open(pid, proc_maps__get(maps, o->first), &st);
+			if (pfd < 0)
+				continue;
+			snprintf(name, sizeof(name), "%s%s", root, o->path);
+			lib = library_get(ra, pfd, &st, name, &kind);
+			close(pfd);
+			if (!lib)
+				continue;
+			lib->map_dev = dev;
+			lib->map_ino = o->inode;
+		}
 		found++;
 		add_user(ra, lib, pid);
 		if (kind.pack->pjrt)
@@ -443,10 +514,13 @@ static bool uses(const struct library *lib, pid_t pid)
 int runtime_attach__on_mapped(struct runtime_attach *ra, pid_t pid,
 			      const struct runtime_mapping *m)
 {
+	struct safe_open_want want = { .same_file = true, .dev = m->dev, .ino = m->ino };
 	char path[96], name[PATH_MAX];
 	struct runtime_kind kind;
 	struct library *lib;
+	struct stat st;
 	ssize_t n;
+	int pfd, err;
 
 	if (!m->end)
 		goto examine;	/* the kernel could not look the mapping up */
@@ -469,7 +543,15 @@ int runtime_attach__on_mapped(struct runtime_attach *ra, pid_t pid,
 	if (n < 0)
 		goto examine;	/* changed meanwhile, or no privilege */
 	name[n] = '\0';
-	if (runtime_kind__of_file(path, name, m->dev, m->ino, &kind))
+	pfd = safe_open(pid, path, &want, &st);
+	if (pfd < 0) {
+		if (pfd == -ENOTSUP)
+			return 0;	/* not a regular local file: never probed */
+		goto examine;	/* remapped meanwhile */
+	}
+	err = runtime_kind__of_fd(pfd, name, m->dev, m->ino, &kind);
+	close(pfd);
+	if (err)
 		goto examine;
 	if (!kind.pack)
 		return 0;	/* the C library, a framework's own code... */
@@ -607,27 +689,42 @@ int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
 	struct library *lib = NULL;
 	char reason[1024] = "";
 	struct pjrt_api *api;
+	struct proc_maps *maps = proc_maps__read(pid);
 
-	/* Whichever PJRT library this process maps the table belongs to:
-	 * pjrt_api says ENOENT for libraries the process does not map. */
+	if (!maps)
+		return -errno;
+	/* Whichever PJRT library this process maps the table belongs to,
+	 * named as this process maps it (the name pjrt_api finds it by). */
 	for (size_t i = 0; i < ra->n_libs; i++) {
 		struct library *l = ra->libs[i];
+		const struct proc_object *o = NULL;
 
 		if (!l->pub.pack->pjrt)
 			continue;
-		api = pjrt_api__from_getpjrtapi(pid, l->pub.path, table, reason,
-						sizeof(reason));
+		for (size_t j = 0; j < proc_maps__object_count(maps) && !o; j++) {
+			const struct proc_object *c = proc_maps__object(maps, j);
+			uint64_t dev = makedev(c->dev_major, c->dev_minor);
+
+			if ((dev == l->map_dev && c->inode == l->map_ino) ||
+			    (dev == l->pub.dev && c->inode == l->pub.ino))
+				o = c;
+		}
+		if (!o)
+			continue;	/* not mapped by this process */
+		api = pjrt_api__from_getpjrtapi(pid, o->path, table, reason, sizeof(reason));
 		if (api) {
 			l->pub.table_scanned = false;
 			l->pub.table_pid = pid;
 			add_user(ra, l, pid);
 			attach_slot_probes(ra, l, api);
 			pjrt_api__free(api);
+			proc_maps__free(maps);
 			return 0;
 		}
 		if (errno != ENOENT)
 			lib = l;	/* mapped, but the table was refused */
 	}
+	proc_maps__free(maps);
 	if (lib) {
 		lib->pub.table_refused = true;
 		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
@@ -714,11 +811,16 @@ struct runtime_attach *runtime_attach__new(struct probe_session *ps,
 		const char *path = opts->libraries[i];
 		struct runtime_kind kind;
 		struct library *lib;
-		int err;
+		struct stat st;
+		int pfd, err;
 
-		err = runtime_kind__of_path(path, &kind);
+		pfd = safe_open(0, path, NULL, &st);
+		err = pfd < 0 ? pfd : runtime_kind__of_fd(pfd, path, st.st_dev, st.st_ino, &kind);
 		if (err) {
-			log_err("--library %s: %s", path, strerror(-err));
+			log_err("--library %s: %s", path, err == -ENOTSUP ?
+				"not a regular file on a local file system" : strerror(-err));
+			if (pfd >= 0)
+				close(pfd);
 			runtime_attach__free(ra);
 			errno = -err;
 			return NULL;
@@ -726,9 +828,11 @@ struct runtime_attach *runtime_attach__new(struct probe_session *ps,
 		if (!kind.pack) {
 			log_warn("--library %s: not a runtime library (%s): no probe pack applies",
 				 path, kind.why);
+			close(pfd);
 			continue;
 		}
-		lib = library_get(ra, path, &kind);
+		lib = library_get(ra, pfd, &st, path, &kind);
+		close(pfd);
 		if (!lib) {
 			log_err("--library %s: %s", path, strerror(errno ? errno : ENOENT));
 			runtime_attach__free(ra);
@@ -753,6 +857,10 @@ void runtime_attach__free(struct runtime_attach *ra)
 		free(ra->libs[i]);
 	}
 	free(ra->libs);
+	/* After every probe is detached: nothing names them any more. */
+	for (size_t i = 0; i < ra->n_files; i++)
+		close(ra->files[i].fd);
+	free(ra->files);
 	free(ra);
 }
 

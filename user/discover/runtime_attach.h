@@ -35,7 +35,10 @@ struct runtime_attach_opts {
 
 /* A library file acceltrace knows, with what it attached there. */
 struct attached_library {
-	char path[PATH_MAX];		/* as acceltrace opens it */
+	/* Its name, for people: as the first process that mapped it
+	 * knows it (through /proc/PID/root in a container). acceltrace
+	 * opens it by the mapping, never by this name. */
+	char path[PATH_MAX];
 	uint64_t dev, ino;		/* its identity */
 	char build_id[41];
 	const struct rt_pack *pack;
@@ -63,9 +66,10 @@ struct attached_probe {
 	char target[96];		/* "symbol GetPjrtApi", "slot 55", "callback" */
 	uint64_t file_offset;		/* of the function */
 	uint64_t attach_offset;		/* where the uprobe is */
-	/* The file it is attached in: the library's, or for a PJRT slot or
-	 * a callback, whichever file holds the function. */
-	char attach_path[PATH_MAX];
+	/* The file it is attached in ("/proc/self/fd/N", held open): the
+	 * library's, or for a PJRT slot or a callback, whichever file holds
+	 * the function. */
+	char attach_path[64];
 	struct probe_placement placement;
 	int error;			/* attach error, -errno; 0 when fine */
 };

@@ -23,7 +23,10 @@ struct elf_image;
 
 struct library {
 	struct attached_library pub;
-	struct elf_image *elf;
+	struct elf_image *elf;		/* read through the one descriptor opened */
+	/* Its identity as /proc/PID/maps and the kernel's mapping records
+	 * show it: pub's (fstat's) but on overlayfs before 6.8. */
+	uint64_t map_dev, map_ino;
 	pid_t users[MAX_LIB_USERS];
 	pid_t refused_pid;		/* the process whose table was refused */
 	/* When a scan first ran in a process: a table read while GetPjrtApi
@@ -46,8 +49,21 @@ struct callback {
 	unsigned int n_users;
 };
 
+/*
+ * A file uprobes are attached in, held open while acceltrace runs: every
+ * attach, and every attach again (detail back on, a library's first user
+ * after its last left), names it "/proc/self/fd/N", so the kernel probes
+ * the inode whose bytes decided the offsets, whatever its path names now.
+ */
+struct probe_file {
+	uint64_t dev, ino;
+	int fd;
+};
+
 struct runtime_attach {
 	struct probe_session *ps;	/* NULL: plan only */
+	struct probe_file *files;
+	size_t n_files, cap_files;
 	struct library **libs;
 	size_t n_libs, cap_libs;
 	struct attached_probe **probes;
@@ -65,7 +81,15 @@ struct runtime_attach {
 struct attached_probe *runtime_attach_new_probe(struct runtime_attach *ra,
 						const struct rt_pack_entry *e,
 						const struct attached_library *lib);
-/* Attaches @p at (path, attach_offset) unless planning; 0 or -errno. */
+/*
+ * The name the kernel resolves to the file open at @fd, whose identity is
+ * (@dev, @ino): "/proc/self/fd/N" of a descriptor held from the first call
+ * for that file on. 0, or -errno with @path "" (out of descriptors).
+ */
+int runtime_attach_file(struct runtime_attach *ra, int fd, uint64_t dev, uint64_t ino,
+			char *path, size_t size);
+/* Attaches @p at (@path from runtime_attach_file, attach_offset) unless
+ * planning; 0 or -errno. */
 int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe *p,
 				const char *path);
 

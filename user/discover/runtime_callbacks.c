@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "attach"
 #include "lib/log.h"
@@ -27,19 +28,21 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 	struct attached_probe *p;
 	struct elf_image *elf = NULL;
 	struct proc_maps *maps;
-	char path[PATH_MAX];
 	uint64_t off, vaddr;
 	struct callback *cb;
+	char file[64];
 	struct stat st;
-	int err = 0;
+	int err = 0, pfd = -1;
 
 	if (runtime_attach__callback_ready(ra, pid, addr))
 		return 0;
 	maps = proc_maps__read(pid);
 	if (!maps)
 		return -errno;
+	/* The file that maps the function, by its mapping: the offset is in
+	 * it, its code decides the placement, the probe goes on it. */
 	if (proc_maps__addr_to_file_offset(maps, addr, &m, &off) ||
-	    proc_maps__open_path(pid, m, path, sizeof(path)) || stat(path, &st)) {
+	    (pfd = proc_map__open(pid, m, &st)) < 0) {
 		err = -ENOENT;
 		goto out;
 	}
@@ -53,9 +56,9 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 			cb->users[cb->n_users].addr = addr;
 			cb->n_users++;
 		}
-		/* Its last user had gone: probe it again. */
+		/* Its last user had gone: probe it again, in the file held. */
 		if (cb->probe && cb->probe->probe_id < 0)
-			err = runtime_attach_attach_probe(ra, cb->probe, path);
+			err = runtime_attach_attach_probe(ra, cb->probe, cb->probe->attach_path);
 		goto out;
 	}
 	if (ra->n_callbacks == MAX_CALLBACKS) {
@@ -72,15 +75,16 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 		goto out;
 	}
 	snprintf(p->target, sizeof(p->target), "callback %.60s+0x%llx",
-		 strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
+		 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
 		 (unsigned long long)off);
 	p->file_offset = off;
-	elf = elf_image__open(path);
+	elf = elf_image__reopen(pfd, m->path);
 	if (!elf || elf_image__offset_to_vaddr(elf, off, &vaddr) ||
 	    probe_placement__for_vaddr(elf, vaddr, &p->placement))
 		memset(&p->placement, 0, sizeof(p->placement));
 	p->attach_offset = off + p->placement.offset;
-	err = runtime_attach_attach_probe(ra, p, path);
+	runtime_attach_file(ra, pfd, st.st_dev, st.st_ino, file, sizeof(file));
+	err = runtime_attach_attach_probe(ra, p, file);
 	cb = &ra->callbacks[ra->n_callbacks++];
 	cb->dev = st.st_dev;
 	cb->ino = st.st_ino;
@@ -92,6 +96,8 @@ int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 	log_debug("probing OnReady callback %s (process %d)", p->target, pid);
 out:
 	elf_image__free(elf);
+	if (pfd >= 0)
+		close(pfd);
 	proc_maps__free(maps);
 	return err;
 }

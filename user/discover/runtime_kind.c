@@ -7,12 +7,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "discover"
 #include "lib/log.h"
 #include "lib/hashmap.h"
 #include "lib/lazy_regex.h"
 #include "discover/runtime_kind.h"
+#include "discover/safe_open.h"
 
 /*
  * Libraries every process maps and no runtime is: the C library, the
@@ -169,8 +171,8 @@ int runtime_kind__known(uint64_t dev, uint64_t ino, struct runtime_kind *kind)
 	return 0;
 }
 
-int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
-			  uint64_t ino, struct runtime_kind *kind)
+int runtime_kind__of_fd(int path_fd, const char *name, uint64_t dev, uint64_t ino,
+			struct runtime_kind *kind)
 {
 	static struct lazy_regex system_re;
 	const struct kind_entry *hit = lookup(dev, ino);
@@ -182,18 +184,16 @@ int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
 		fill(kind, hit);
 		return 0;
 	}
-	if (!name)
-		name = path;
 	if (lazy_regex__match(&system_re, system_libraries, basename_of(name))) {
 		e.how = RT_KIND_SKIPPED;
 	} else {
-		img = elf_image__open(path);
+		img = elf_image__reopen(path_fd, name);
 		if (!img) {
 			err = -errno;
 			/* Not ELF is a property of the file; a failed open
 			 * may be of the path (a process gone, no privilege). */
 			if (err != -ENOEXEC) {
-				log_debug("cannot read %s: %s", path, strerror(-err));
+				log_debug("cannot read %s: %s", name, strerror(-err));
 				return err;
 			}
 			e.how = RT_KIND_NOT_ELF;
@@ -206,7 +206,7 @@ int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
 		}
 	}
 	if (e.pack)
-		log_debug("%s is a %s library", path, e.pack->name);
+		log_debug("%s is a %s library", name, e.pack->name);
 	/* Out of memory: answered, not remembered. */
 	remember(dev, ino, &e);
 	fill(kind, &e);
@@ -216,10 +216,13 @@ int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
 int runtime_kind__of_path(const char *path, struct runtime_kind *kind)
 {
 	struct stat st;
+	int pfd = safe_open(0, path, NULL, &st), err;
 
-	if (stat(path, &st))
-		return -errno;
-	return runtime_kind__of_file(path, NULL, st.st_dev, st.st_ino, kind);
+	if (pfd < 0)
+		return pfd;
+	err = runtime_kind__of_fd(pfd, path, st.st_dev, st.st_ino, kind);
+	close(pfd);
+	return err;
 }
 
 /* Whether any of @o's mappings is executable. */
@@ -240,8 +243,8 @@ int runtime_kind__of_object(pid_t pid, const struct proc_maps *maps,
 {
 	uint64_t dev = makedev(o->dev_major, o->dev_minor);
 	const struct kind_entry *hit = lookup(dev, o->inode);
-	char path[PATH_MAX];
-	int err;
+	struct stat st;
+	int pfd, err;
 
 	if (hit) {
 		fill(kind, hit);
@@ -249,10 +252,13 @@ int runtime_kind__of_object(pid_t pid, const struct proc_maps *maps,
 	}
 	if (!object_has_code(maps, o))
 		return -EAGAIN;
-	err = proc_maps__open_path(pid, proc_maps__get(maps, o->first), path, sizeof(path));
-	if (err)
-		return err;
-	return runtime_kind__of_file(path, o->path, dev, o->inode, kind);
+	pfd = proc_map__open(pid, proc_maps__get(maps, o->first), &st);
+	if (pfd < 0)
+		return pfd;
+	/* Remembered by the identity the maps show: the next rescan's key. */
+	err = runtime_kind__of_fd(pfd, o->path, dev, o->inode, kind);
+	close(pfd);
+	return err;
 }
 
 unsigned long runtime_kind__parse_count(void)

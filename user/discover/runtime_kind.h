@@ -49,24 +49,30 @@ const struct rt_pack *runtime_kind__recognise(const struct elf_image *img,
 					      size_t len);
 
 /*
- * The file at @path, whose identity is (@dev, @ino): remembered, or parsed
- * now and remembered. @name is the file name the process sees (the hint;
- * NULL: @path). Returns 0, or -errno when the file cannot be opened (not
+ * The file open at @path_fd (an O_PATH descriptor checked by safe_open.h),
+ * whose identity is (@dev, @ino): remembered, or read through that
+ * descriptor now and remembered. @name is the file name the process sees
+ * (the hint). Returns 0, or -errno when the file cannot be read (not
  * remembered: the next call tries again).
  */
-int runtime_kind__of_file(const char *path, const char *name, uint64_t dev,
-			  uint64_t ino, struct runtime_kind *kind);
+int runtime_kind__of_fd(int path_fd, const char *name, uint64_t dev, uint64_t ino,
+			struct runtime_kind *kind);
 /* The remembered answer for (@dev, @ino) alone, no I/O: 0, or -ENOENT. */
 int runtime_kind__known(uint64_t dev, uint64_t ino, struct runtime_kind *kind);
-/* The same, with the identity from stat(2) of @path. */
+/*
+ * A file acceltrace was given by path (--library): opened as safe_open()
+ * does (a regular file on a local file system, or -ENOTSUP), then as
+ * runtime_kind__of_fd().
+ */
 int runtime_kind__of_path(const char *path, struct runtime_kind *kind);
 /*
  * Object @o of process @pid (from @maps): identified by the device and
  * inode its mappings show, so a remembered file costs no system call; on a
- * miss opened through proc_maps__open_path() (a container's root, a deleted
- * file). A file with no executable mapping yet is not parsed and nothing is
- * remembered (-EAGAIN): ld.so maps a library's first segment before its
- * code, and data files are never code.
+ * miss opened through its mapping (proc_map__open: /proc/PID/map_files,
+ * whatever its name says now, in a container or deleted). A file with no
+ * executable mapping yet is not parsed and nothing is remembered
+ * (-EAGAIN): ld.so maps a library's first segment before its code, and
+ * data files are never code.
  */
 int runtime_kind__of_object(pid_t pid, const struct proc_maps *maps,
 			    const struct proc_object *o, struct runtime_kind *kind);
