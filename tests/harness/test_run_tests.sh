@@ -8,6 +8,9 @@
 # kernel log is a file of /dev/kmsg's form here (KERNEL_LOG), so that no
 # WARNING is written into the host's own log.
 . "$(dirname "$0")/test.sh"
+# The runner running this test may check its kernel log in another mode
+# (TEST_KERNEL_LOG=warn) or against another list: not the runs below.
+unset TEST_KERNEL_LOG KERNEL_LOG_KNOWN
 
 runner=tests/run-tests.sh
 fake=$TEST_TMP/fake
