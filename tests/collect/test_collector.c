@@ -1062,6 +1062,7 @@ static void test_arming(void)
 	 * after its first runs): the window starts at its first run seen. */
 	if (!ASSERT_OK(rig_open_opts(&r, 0), "rig"))
 		return;
+	collector__start_at_first_run(r.col, true);
 	compile_named(&r, 0x1000, "jit_step", 1 * MS);
 	execute_once(&r, 0x1000, 1, 2 * MS);
 	execute_once(&r, 0x1000, 2, 3 * MS);
@@ -1070,6 +1071,17 @@ static void test_arming(void)
 	execute_once(&r, 0x1000, 3, 5 * MS);
 	ASSERT_EQ(collector__first_activity(r.col), 2 * MS,
 		  "the first watch arms at the step's first run before it");
+	rig_close(&r);
+	/* A runtime already loaded at the attach: the watch's next run. */
+	if (!ASSERT_OK(rig_open_opts(&r, 0), "rig"))
+		return;
+	compile_named(&r, 0x1000, "jit_step", 1 * MS);
+	execute_once(&r, 0x1000, 1, 2 * MS);
+	execute_once(&r, 0x1000, 2, 3 * MS);
+	collector__watch_activity(r.col, 4 * MS);
+	execute_once(&r, 0x1000, 3, 5 * MS);
+	ASSERT_EQ(collector__first_activity(r.col), 5 * MS,
+		  "without it, the first run after the watch arms");
 	rig_close(&r);
 }
 

@@ -158,7 +158,11 @@ static void test_states(struct probe_session *ps, struct seen *s)
 	ASSERT_GE(s->blocked_sleeping, 1, "the blocked reader left the CPU sleeping");
 	ASSERT_GE(s->yield_outs, 1, "the yielders left the CPU");
 	ASSERT_GE(s->yield_runnable, YIELDS, "runnable as they yield to each other");
-	ASSERT_LE(s->yield_outs - s->yield_runnable, 2, "not runnable only as each ends");
+	/* Each leaves the CPU not runnable as it ends; on a loaded host a
+	 * few more (a fault that sleeps, the start barrier) are allowed, a
+	 * state read wrongly would make it most of them. */
+	ASSERT_LE(s->yield_outs - s->yield_runnable, 2 + s->yield_runnable / 50,
+		  "not runnable only as each ends (and a few others on a loaded host)");
 	close(pipefd[0]);
 	close(pipefd[1]);
 }

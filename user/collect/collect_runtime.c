@@ -208,14 +208,16 @@ static void note_program_execution(struct collector *c, uint32_t pid,
 	}
 	/*
 	 * First run before the first watch began, while the completion
-	 * callback was being probed (a plugin loaded mid-run, an attach):
-	 * the window still starts there, for every execution since was
-	 * seen (it is remembered) and held; completions the callback probe
-	 * missed are counted (unobserved), and a device trace buffer draws
-	 * them anyway. A later watch (the next window) starts at the next
-	 * execution: the first run may be long past.
+	 * callback was being probed, of a runtime loaded after acceltrace
+	 * attached (a plugin dlopen'ed mid-run, a command's): the window
+	 * still starts there, for every execution since was seen (its
+	 * library was probed as it loaded) and held; completions the
+	 * callback probe missed are counted (unobserved), and a device
+	 * trace buffer draws them anyway. A runtime found already loaded
+	 * waits for the watch (what ran before it may be half seen), and a
+	 * later watch (the next window) starts at the next execution.
 	 */
-	if (first < c->watch_after && c->watch_after && c->watches == 1) {
+	if (first < c->watch_after && c->watch_after && c->watches == 1 && c->early_start) {
 		if (!c->first_activity || first < c->first_activity)
 			c->first_activity = first;
 		return;

@@ -31,6 +31,11 @@ uint64_t collector__first_activity(const struct collector *c)
 	return c->watch_after ? c->first_activity : 0;
 }
 
+void collector__start_at_first_run(struct collector *c, bool on)
+{
+	c->early_start = on;
+}
+
 void collector__watch_activity(struct collector *c, uint64_t after_ns)
 {
 	c->watch_after = after_ns;

@@ -167,12 +167,15 @@ bool collector__completions_probed(const struct collector *c);
 /*
  * The first activity that arms a window (see arm_on_any_activity) since
  * collector__watch_activity, by a traced process; 0 when none yet. It
- * begins at or after the watch's start, except in the first watch: a step
- * whose program first ran before it (seen, so after the probes were in
- * place, while the completion callback was being probed) arms at that
- * first run.
+ * begins at or after the watch's start, except in the first watch with
+ * collector__start_at_first_run on: a step whose program first ran before
+ * it (seen, so after the probes were in place, while the completion
+ * callback was being probed) arms at that first run.
  */
 uint64_t collector__first_activity(const struct collector *c);
+/* On when the targets' runtime loads after the attach (late, or a
+ * command's): every execution of it is seen from its first. */
+void collector__start_at_first_run(struct collector *c, bool on);
 void collector__watch_activity(struct collector *c, uint64_t after_ns);
 /*
  * Seen from the host: an execution the probes saw launched before the

@@ -171,6 +171,7 @@ struct collector {
 	const struct collector_observer *observer;	/* NULL: none */
 	uint64_t watch_after, first_activity;
 	uint32_t watches;		/* collector__watch_activity calls */
+	bool early_start;		/* collector__start_at_first_run */
 	/* --steps N: the N + 1 earliest starts of the window's executions. */
 	uint64_t steps;
 	struct smallest_k step_starts;

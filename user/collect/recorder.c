@@ -517,6 +517,9 @@ int recorder__arm(struct recorder *r)
 	int err;
 
 	enter(r, RECORDER_ARMING, say_no_runtime(r, began, deadline));
+	/* A runtime loaded from now on is probed as it loads: its first
+	 * step can open the first window, however late its callback probe. */
+	collector__start_at_first_run(r->col, !targets_have_runtime(r));
 	while (!interrupts(r)) {
 		uint64_t first;
 
