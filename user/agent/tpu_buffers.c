@@ -292,7 +292,8 @@ static struct tpu_span *with_carried(struct tpu_buffers *b, const struct tpu_spa
 	b->ncarried = 0;
 	if (!all)
 		return NULL;
-	memcpy(all, *old, *nold * sizeof(*all));
+	if (*nold)
+		memcpy(all, *old, *nold * sizeof(*all));
 	if (*n)
 		memcpy(all + *nold, spans, *n * sizeof(*all));
 	*n += *nold;
