@@ -62,10 +62,13 @@ static int plugin_error(struct plugin_profiler_error *e, const char *what)
 
 /* ---------------------------------------------------------------- finding */
 
-struct find_ctx {
-	struct plugin_profiler_api *api;
-	char name[256];
-	bool plugin_seen;
+/* Objects looked at per search at most (a process maps a few hundred). */
+#define MAX_OBJECTS 2048
+
+struct loaded {
+	char **names;
+	uintptr_t *bases;
+	size_t n;
 };
 
 /* The profiler extension in @head's chain, NULL when none. */
@@ -88,35 +91,42 @@ static struct plugin_profiler_api *profiler_in(const struct pjrt_api_head *head)
 	return NULL;
 }
 
-static int look_in(struct dl_phdr_info *info, size_t size, void *arg)
+/* Only names and bases are taken under the loader's lock: opening an
+ * object or running a plugin's code there could deadlock the process. */
+static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct find_ctx *f = arg;
-	const struct pjrt_api_head *(*get)(void);
-	const struct pjrt_api_head *head;
-	const char *base;
-	Dl_info where;
-	void *h;
+	struct loaded *l = arg;
+	char *name;
 
 	(void)size;
 	if (!info->dlpi_name || !info->dlpi_name[0])
 		return 0;
-	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (l->n == MAX_OBJECTS)
+		return 1;
+	name = strdup(info->dlpi_name);
+	if (!name)
+		return 1;
+	l->names[l->n] = name;
+	l->bases[l->n++] = (uintptr_t)info->dlpi_addr;
+	return 0;
+}
+
+typedef const struct pjrt_api_head *get_pjrt_api_fn(void);
+
+/* @name's own GetPjrtApi (not one of its dependencies'), NULL when none. */
+static get_pjrt_api_fn *own_get_api(const char *name, uintptr_t base)
+{
+	get_pjrt_api_fn *get;
+	Dl_info where;
+	void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+
 	if (!h)
-		return 0;
+		return NULL;
 	*(void **)&get = dlsym(h, "GetPjrtApi");
 	dlclose(h);	/* a reference dropped: it stays loaded */
-	/* Defined by this very object, not one it depends on. */
-	if (!get || !dladdr((void *)get, &where) ||
-	    (uintptr_t)where.dli_fbase != (uintptr_t)info->dlpi_addr)
-		return 0;
-	f->plugin_seen = true;
-	head = get();
-	if (!head)
-		return 0;
-	f->api = profiler_in(head);
-	base = strrchr(info->dlpi_name, '/');
-	snprintf(f->name, sizeof(f->name), "%s", base ? base + 1 : info->dlpi_name);
-	return f->api != NULL;	/* the first with a profiler */
+	if (!get || !dladdr((void *)get, &where) || (uintptr_t)where.dli_fbase != base)
+		return NULL;
+	return get;
 }
 
 static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
@@ -130,8 +140,10 @@ int pjrt_backend_find(void)
 {
 	static unsigned long long searched_at_loads;
 	static int last_err;
-	struct find_ctx f = { 0 };
 	unsigned long long loads = 0;
+	struct loaded l = { 0 };
+	bool plugin_seen = false;
+	const char *found = NULL;
 
 	if (api)
 		return 0;
@@ -140,13 +152,39 @@ int pjrt_backend_find(void)
 	if (loads && loads == searched_at_loads)
 		return last_err;
 	searched_at_loads = loads;
-	dl_iterate_phdr(look_in, &f);
-	memcpy(plugin_name, f.name, sizeof(plugin_name));
-	if (!f.api) {
-		last_err = f.plugin_seen ? -ENOTSUP : -ENOENT;
+	l.names = calloc(MAX_OBJECTS, sizeof(*l.names));
+	l.bases = calloc(MAX_OBJECTS, sizeof(*l.bases));
+	if (!l.names || !l.bases) {
+		free(l.names);
+		free(l.bases);
+		searched_at_loads = 0;
+		return -ENOMEM;
+	}
+	dl_iterate_phdr(note_object, &l);
+	for (size_t i = 0; i < l.n && !api; i++) {
+		get_pjrt_api_fn *get = own_get_api(l.names[i], l.bases[i]);
+		const struct pjrt_api_head *head;
+
+		if (!get)
+			continue;
+		plugin_seen = true;
+		found = l.names[i];
+		head = get();
+		api = head ? profiler_in(head) : NULL;
+	}
+	if (found) {
+		const char *base = strrchr(found, '/');
+
+		snprintf(plugin_name, sizeof(plugin_name), "%s", base ? base + 1 : found);
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free(l.names[i]);
+	free(l.names);
+	free(l.bases);
+	if (!api) {
+		last_err = plugin_seen ? -ENOTSUP : -ENOENT;
 		return last_err;
 	}
-	api = f.api;
 	agent_debug("PJRT profiler extension of %s", plugin_name);
 	return 0;
 }
