@@ -154,5 +154,10 @@ void collect_gpu_free(struct collect_devtrace *d);
 /* At finish: each device execution joined to its host Execute, per core,
  * among the capture's spans; the unmatched warned of. */
 void collect_devtrace_report_matching(struct collect_devtrace *d);
+/* A converted time whose bound exceeds this is warned about. */
+#define CLOCK_BOUND_WARN_NS 10000.0
+/* collect_devtrace_say.c: the window's losses, put-aside buffers and clock
+ * fits, into its capture and the log; each said once a window. */
+void collect_devtrace_say_window(struct collector *c);
 
 #endif /* ACCELTRACE_COLLECT_DEVTRACE_INTERNAL_H */

@@ -126,7 +126,7 @@ static bool maps_runtime(const struct process_report *p)
 }
 
 /* Some target maps an accelerator runtime library or holds a device node. */
-static bool targets_have_runtime(const struct recorder *r)
+bool recorder_targets_have_runtime(const struct recorder *r)
 {
 	for (size_t i = 0; i < targets__count(r->targets); i++)
 		if (maps_runtime(targets__report(r->targets, i)))
@@ -135,7 +135,7 @@ static bool targets_have_runtime(const struct recorder *r)
 }
 
 /* A new phase, told at once; @deadline_ns as recorder_progress says. */
-static void enter(struct recorder *r, enum recorder_phase phase, uint64_t deadline_ns)
+void recorder_enter(struct recorder *r, enum recorder_phase phase, uint64_t deadline_ns)
 {
 	r->phase = phase;
 	r->phase_ns = now_ns();
@@ -324,7 +324,7 @@ int recorder__attach(struct recorder *r)
 	char missing[512];
 	int err;
 
-	enter(r, RECORDER_ATTACHING, 0);
+	recorder_enter(r, RECORDER_ATTACHING, 0);
 	features__probe(&r->features);
 	if (!features__can_run(&r->features, missing, sizeof(missing))) {
 		log_err("acceltrace cannot run here: missing %s", missing);
@@ -412,7 +412,7 @@ int recorder__next_window(struct recorder *r)
 		log_err("starting window %u failed: %s", r->window, strerror(-err));
 		return err;
 	}
-	enter(r, RECORDER_BETWEEN, resume);
+	recorder_enter(r, RECORDER_BETWEEN, resume);
 	while (now_ns() < resume && !interrupts(r)) {
 		err = recorder_poll_once(r);
 		if (err)
@@ -423,169 +423,6 @@ int recorder__next_window(struct recorder *r)
 	if (!targets__alive(r->targets))
 		return -ESRCH;
 	return 0;
-}
-
-/*
- * What the targets did while the recorder waited to arm, said in one line
- * (start-up: transfers, compiles, file reads): @before is the collector's
- * counters when the wait began.
- */
-static void say_wait(struct recorder *r, const struct collector_stats *before,
-		     uint64_t waited_ns, bool armed)
-{
-	const struct collector_stats *now = collector__stats(r->col);
-	char seen[512] = "";
-	size_t len = 0;
-	uint64_t n;
-
-	for (int k = 0; k < RT_EV__COUNT; k++) {
-		if (k == RT_EV_EXECUTE || k == RT_EV_CUDA_LAUNCH || k == RT_EV_CUDA_GRAPH_LAUNCH ||
-		    k == RT_EV_CUDART_LAUNCH || k == RT_EV_CUDART_GRAPH_LAUNCH)
-			continue;
-		n = now->rt_calls[k] - before->rt_calls[k];
-		if (n && len < sizeof(seen))
-			len += snprintf(seen + len, sizeof(seen) - len, "%s%llu %s",
-					len ? ", " : "", (unsigned long long)n,
-					rt_event_kind_name(k));
-	}
-	n = now->records[EV_SYSCALL] - before->records[EV_SYSCALL];
-	if (n && len < sizeof(seen))
-		len += snprintf(seen + len, sizeof(seen) - len, "%s%llu syscalls",
-				len ? ", " : "", (unsigned long long)n);
-	if (armed)
-		log_debug("armed after %.3f s at the first %s; meanwhile: %s", waited_ns / 1e9,
-			 r->o.from_start ? "device activity" : "execution",
-			 len ? seen : "nothing");
-	else
-		log_info("in %.3f s the targets did: %s", waited_ns / 1e9,
-			 len ? seen : "nothing acceltrace saw");
-}
-
-/*
- * Named processes (--pid) that map no accelerator runtime and hold no
- * device node, said at once: `probes` would say the same. The wait goes
- * on, for a runtime loaded late, bounded by --duration when shorter,
- * unless --arm-timeout was given or a library was named to be loaded
- * (--library, the environment).
- */
-static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t deadline)
-{
-	size_t n = targets__count(r->targets);
-	uint64_t bound = r->o.arm_timeout_ns;
-
-	/* A command is held before exec: it loads its runtime later. */
-	r->no_runtime = (r->o.n_pids || r->o.whole_host) && !targets_have_runtime(r);
-	r->bounded_by_duration = false;
-	if (!r->no_runtime)
-		return deadline;
-	if (r->o.whole_host) {
-		log_info("no process on this host uses an accelerator runtime yet: "
-			 "waiting up to %.0f s for one", bound / 1e9);
-		return deadline;
-	}
-	/* --library, or TPU_LIBRARY_PATH in its environment: a load is
-	 * expected, and waited for as long as --arm-timeout says. */
-	if (runtime_attach__library_count(r->ra)) {
-		log_info("no accelerator runtime loaded yet, but one is named to be "
-			 "(--library, TPU_LIBRARY_PATH): waiting up to %.0f s for it", bound / 1e9);
-		return deadline;
-	}
-	if (!r->arm_timeout_given && r->o.duration_ns && r->o.duration_ns < bound) {
-		bound = r->o.duration_ns;
-		r->bounded_by_duration = true;
-		deadline = began + bound;
-	}
-	if (n == 1)
-		log_warn("pid %d maps no accelerator runtime library (nothing exports GetPjrtApi, "
-			 "the CUDA API or the TPU C API) and holds no device node: waiting up to "
-			 "%.1f s%s for one to be loaded", targets__report(r->targets, 0)->pid,
-			 bound / 1e9, r->bounded_by_duration ? " (--duration)" : "");
-	else
-		log_warn("none of the %zu processes maps an accelerator runtime library or holds "
-			 "a device node: waiting up to %.1f s%s for one to be loaded", n,
-			 bound / 1e9, r->bounded_by_duration ? " (--duration)" : "");
-	return deadline;
-}
-
-/* Waits for the first execution (or, --from-start, any device activity)
- * after the probes settled. */
-int recorder__arm(struct recorder *r)
-{
-	uint64_t began = now_ns(), deadline = began + r->o.arm_timeout_ns, settled_at = 0;
-	struct collector_stats before = *collector__stats(r->col);
-	char diag[2048];
-	int err;
-
-	enter(r, RECORDER_ARMING, say_no_runtime(r, began, deadline));
-	/* A runtime loaded from now on is probed as it loads: its first
-	 * step can open the first window, however late its callback probe. */
-	collector__start_at_first_run(r->col, !targets_have_runtime(r));
-	while (!interrupts(r)) {
-		uint64_t first;
-
-		err = recorder_poll_once(r);
-		if (err)
-			return err;
-		/* A runtime loaded late: the arm timeout bounds the wait again. */
-		if (r->no_runtime && targets_have_runtime(r)) {
-			r->no_runtime = false;
-			r->bounded_by_duration = false;
-			r->deadline_ns = deadline;
-			log_info("a runtime was loaded: waiting up to %.1f s for its first execution",
-				 (deadline - now_ns()) / 1e9);
-		}
-		/* Probes in place (tables found, callbacks probed): from now on
-		 * nothing the window overlaps can be missed. */
-		if (!settled_at && runtime_attach__settled(r->ra) &&
-		    collector__completions_probed(r->col)) {
-			settled_at = now_ns();
-			collector__watch_activity(r->col, settled_at);
-			/* A runtime that executes has made its device trace
-			 * buffers by now (at client creation): found before
-			 * its executions are estimated from the host, not at
-			 * the next full rescan. */
-			recorder_find_devtrace(r);
-			collector__poll_devtrace(r->col);
-		}
-		/* A running trainer's device busy with one long execution
-		 * arms at once, not at the launch after it. A command
-		 * launched here is starting up: its long one-off programs
-		 * do not open the window. */
-		if (settled_at && !r->o.command)
-			collector__note_busy_device(r->col, now_ns());
-		first = settled_at ? collector__first_activity(r->col) : 0;
-		if (first) {
-			recorder_find_devtrace(r);
-			collector__poll_devtrace(r->col);
-			first = recorder_agents_on(r, first);
-			r->start_ns = first + r->o.delay_ns;
-			r->arm_wait_ns = first > began ? first - began : 0;
-			say_wait(r, &before, r->arm_wait_ns, true);
-			return 0;
-		}
-		if (!targets__alive(r->targets)) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("the target exited before any device activity: %s", diag);
-			return -ESRCH;
-		}
-		if (r->bounded_by_duration && now_ns() >= r->deadline_ns) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("no accelerator runtime was loaded within --duration %.1f s "
-				"(--arm-timeout waits longer): no capture written: %s",
-				r->o.duration_ns / 1e9, diag);
-			return -ETIMEDOUT;
-		}
-		if (now_ns() >= deadline) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
-			log_err("no %s within %.1f s: %s",
-				r->o.from_start ? "device activity" : "execution of a program",
-				r->o.arm_timeout_ns / 1e9, diag);
-			say_wait(r, &before, now_ns() - began, false);
-			return -ETIMEDOUT;
-		}
-	}
-	log_err("interrupted before the window opened: no capture written");
-	return -EINTR;
 }
 
 /* Polls until the window ends (an interruption since @interrupts_at_start
@@ -636,7 +473,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 {
 	int interrupts_at_stop, err;
 
-	enter(r, RECORDER_CLOSING, stop);
+	recorder_enter(r, RECORDER_CLOSING, stop);
 	collector__begin_close(r->col, stop);
 	/* Grace: records of spans that end soon after the stop keep their
 	 * true end; a second Ctrl-C still aborts. */
@@ -681,7 +518,7 @@ int recorder__run_window(struct recorder *r)
 
 	/* With --delay the window opens later than the activity that armed it. */
 	if (now_ns() < r->start_ns)
-		enter(r, RECORDER_DELAY, r->start_ns);
+		recorder_enter(r, RECORDER_DELAY, r->start_ns);
 	while (now_ns() < r->start_ns && !interrupts(r)) {
 		err = recorder_poll_once(r);
 		if (err)
@@ -695,7 +532,7 @@ int recorder__run_window(struct recorder *r)
 	n = targets__count(r->targets);
 	log_debug("window open (pid%s %d%s)", n > 1 ? "s" : "",
 		  n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
-	enter(r, RECORDER_OPEN, r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0);
+	recorder_enter(r, RECORDER_OPEN, r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0);
 	err = wait_stop(r, interrupts_at_start, &stop);
 	if (err)
 		return err;

@@ -69,6 +69,10 @@ static inline int interrupts(const struct recorder *r)
 
 /* Tells opts.progress where the run stands (recorder.c); a tick. */
 void recorder_tell(struct recorder *r);
+/* A new phase, told at once; @deadline_ns as recorder_progress says. */
+void recorder_enter(struct recorder *r, enum recorder_phase phase, uint64_t deadline_ns);
+/* Some target maps an accelerator runtime library or holds a device node. */
+bool recorder_targets_have_runtime(const struct recorder *r);
 
 /* One tick of the record loop (recorder.c). */
 int recorder_poll_once(struct recorder *r);

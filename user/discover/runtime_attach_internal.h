@@ -92,5 +92,7 @@ int runtime_attach_file(struct runtime_attach *ra, int fd, uint64_t dev, uint64_
  * planning; 0 or -errno. */
 int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe *p,
 				const char *path);
+/* Detaches @p (its link destroyed; the record stays). */
+void runtime_attach_detach_probe(struct runtime_attach *ra, struct attached_probe *p);
 
 #endif /* ACCELTRACE_RUNTIME_ATTACH_INTERNAL_H */
