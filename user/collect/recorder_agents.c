@@ -52,6 +52,20 @@ void recorder_find_agents(struct recorder *r)
  * once the last one is on, so that its first steps have their kernels
  * (CUPTI records only what is launched while it is on).
  */
+/*
+ * The agents' pages read; an agent that turned on or made buffers (a PJRT
+ * agent makes them as it turns on and at its first collection) has them
+ * found, and their headers read, at once: a device's buffer draws its
+ * executions only once it is known.
+ */
+static void read_pages(struct recorder *r)
+{
+	if (!agent_links__poll(r->agents))
+		return;
+	recorder_find_devtrace(r);
+	collector__poll_devtrace(r->col);
+}
+
 uint64_t recorder_agents_on(struct recorder *r, uint64_t start)
 {
 	uint64_t deadline = now_ns() + AGENT_START_WAIT_NS, latest = 0;
@@ -62,13 +76,7 @@ uint64_t recorder_agents_on(struct recorder *r, uint64_t start)
 	for (;;) {
 		bool pending = false;
 
-		/* Buffers made as it turned on (a PJRT agent's) are found
-		 * before the window opens: they draw its devices' executions
-		 * from the start. */
-		if (agent_links__poll(r->agents)) {
-			recorder_find_devtrace(r);
-			collector__poll_devtrace(r->col);	/* their headers */
-		}
+		read_pages(r);	/* before the window opens */
 		latest = 0;
 		for (size_t i = 0; i < agent_links__count(r->agents); i++) {
 			const struct agent_status *st = agent_links__status(r->agents, i);
@@ -111,8 +119,7 @@ void recorder_tend_agents(struct recorder *r, uint64_t now)
 	if (now - r->agents_read_ns < AGENT_READ_NS)
 		return;
 	r->agents_read_ns = now;
-	if (agent_links__poll(r->agents))
-		recorder_find_devtrace(r);
+	read_pages(r);
 }
 
 /* Device detail on or off in every agent, now. */
@@ -148,10 +155,7 @@ int recorder_flush_agents(struct recorder *r)
 		if (err)
 			return err;
 	}
-	/* A PJRT agent makes its buffers at its first collection, this one:
-	 * found now, so that the window's finish reads them. */
-	if (agent_links__poll(r->agents))
-		recorder_find_devtrace(r);
+	read_pages(r);	/* so that the window's finish reads them */
 	return 0;
 }
 
