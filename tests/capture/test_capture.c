@@ -872,7 +872,7 @@ static void test_thread_names(void)
 
 	/* Bounded: the first names kept, the rest counted; the latest still wins. */
 	for (int k = 0; k < CAPTURE_MAX_THREAD_NAMES + 4; k++) {
-		char name[16];
+		char name[32];
 
 		snprintf(name, sizeof(name), "worker-%d", k);
 		ASSERT_OK(capture__rename_thread(c, 7, 72, name, 100 + k), "rename");

@@ -79,7 +79,7 @@ static void attempt(struct result *r, bool single)
 	refused = err;
 	/* Renames: the history degrades (counted, warned), the name does not. */
 	for (int k = 0; k < 3; k++) {
-		char name[16];
+		char name[32];
 
 		snprintf(name, sizeof(name), "worker-%d", k);
 		err = capture__rename_thread(c, 100, 101, name, 10 + k);
