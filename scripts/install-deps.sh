@@ -8,14 +8,16 @@
 set -euo pipefail
 
 # Build: compilers, BPF toolchain and the libraries we link.
-build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libnghttp2-dev
             liburing-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
 # Tests: independent decoders of what we write, privilege tools, python,
 # a real Prometheus server scraping the daemon, clang's sanitizer and
 # libFuzzer runtimes for the fuzz harnesses (tests/fuzz/), and man to render
-# the installed man pages (tests/cli/test_install.sh).
+# the installed man pages (tests/cli/test_install.sh), and a real gRPC client
+# (Python stubs made at test time) for the daemon's ProfilerService.
 test_pkgs=(protobuf-compiler python3 python3-protobuf util-linux procps strace
-           prometheus libclang-rt-dev man-db groff-base)
+           prometheus libclang-rt-dev man-db groff-base python3-grpcio
+           python3-grpc-tools)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
