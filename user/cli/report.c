@@ -3,6 +3,7 @@
  * acceltrace report CAPTURE: what the run was doing, in the terminal
  * (XProf's Overview and Input Pipeline, computed from the capture).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "reader/capture_files.h"
 #include "reader/xspace_reader.h"
 #include "report/report.h"
+#include "report/report_fleet.h"
 
 void usage_report(FILE *out)
 {
@@ -33,7 +35,11 @@ void usage_report(FILE *out)
 		"\n"
 		"CAPTURE is an .xplane.pb file, a session directory, or a logdir\n"
 		"(LOGDIR/plugins/profile/SESSION/HOST.xplane.pb); every file found is\n"
-		"reported, oldest session first.\n"
+		"reported, oldest session first. A session of several hosts\n"
+		"(HOST.xplane.pb each) is reported host by host, then as a fleet: the\n"
+		"hosts side by side, the slowest by median step time, its gap to the\n"
+		"others, the spread of step times and whether the slowest is a\n"
+		"straggler (> 5%% slower and more than the step-time noise).\n"
 		"\n"
 		"Options:\n"
 		"      --steps N|all    step rows in the text (default 20); -j lists every\n"
@@ -42,7 +48,9 @@ void usage_report(FILE *out)
 		"                       (else $COLUMNS, the terminal's, or 120 columns)\n"
 		CLI_COMMON_HELP
 		"\n"
-		"With -j: one JSON object for one file, else {\"reports\": [...]};\n"
+		"With -j: one JSON object for one file, else {\"reports\": [...]},\n"
+		"with \"fleet\": {...} for a session of several hosts (\"fleets\": [...]\n"
+		"for a logdir's sessions);\n"
 		"the keys are documented in docs/report.md.\n"
 		"\n"
 		"Examples:\n"
@@ -65,12 +73,17 @@ static size_t text_width(void)
 	return 120;
 }
 
-/* One file's report; 0, or 1 when it cannot be read. */
+/*
+ * One file's report; 0, or 1 when it cannot be read. With a fleet (a
+ * session of several hosts), its steps join the fleet and the text is
+ * headed by its host.
+ */
 static int report_file(const struct capture_file *f, const struct report_text_opts *o,
-		       struct json_writer *jw)
+		       struct json_writer *jw, struct fleet *fleet, size_t nth, size_t of)
 {
 	struct xs_space *xs;
 	struct report r;
+	int64_t *ns = NULL, *num = NULL;
 	char err[512];
 	int ret;
 
@@ -85,13 +98,97 @@ static int report_file(const struct capture_file *f, const struct report_text_op
 		xs_free(xs);
 		return 1;
 	}
-	if (jw)
-		report_print_json(&r, f->path, jw);
-	else
+	if (fleet) {
+		bool numbered = r.n_complete > 0;
+
+		ns = calloc(r.n_complete + 1, sizeof(*ns));
+		num = calloc(r.n_complete + 1, sizeof(*num));
+		for (size_t i = 0; ns && num && i < r.n_complete; i++) {
+			ns[i] = r.steps[i].time_ps / 1000;
+			num[i] = r.steps[i].step_num;
+			numbered &= num[i] >= 0;
+		}
+		if (!ns || !num || fleet__add_host(fleet, f->host, f->path, ns,
+						   numbered ? num : NULL, r.n_complete,
+						   r.device_idle_pct, r.input_bound_pct))
+			ret = -ENOMEM;
+		free(ns);
+		free(num);
+	}
+	if (ret)
+		log_err("%s: out of memory while comparing hosts", f->path);
+	else if (jw)
+		report_print_json(&r, f->path, f->host, jw);
+	else {
+		if (fleet)
+			printf("=== host %s (%zu of %zu in session %s) ===\n", f->host, nth, of,
+			       fleet->session);
 		report_print_text(&r, f->path, o, stdout);
+	}
 	report_free(&r);
 	xs_free(xs);
-	return 0;
+	return ret ? 1 : 0;
+}
+
+/*
+ * The files from files[i] on, one directory's (a session's) at a time:
+ * each file's report, then the fleet's when the session has several hosts
+ * (kept in *fleets for JSON, printed at once as text). 1 on any failure.
+ */
+static int report_session(const struct capture_file *files, size_t n,
+			  const struct report_text_opts *o, struct json_writer *jw,
+			  struct fleet **fleet_out)
+{
+	struct fleet *fleet = NULL;
+	int rc = 0;
+
+	*fleet_out = NULL;
+	if (n > 1) {
+		fleet = fleet__new(files[0].session);
+		if (!fleet) {
+			log_err("out of memory");
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!jw && i)
+			printf("\n");
+		rc |= report_file(&files[i], o, jw, fleet, i + 1, n);
+	}
+	if (!fleet)
+		return rc;
+	if (fleet__compute(fleet)) {
+		log_err("%s: out of memory while comparing hosts", files[0].session);
+		fleet__free(fleet);
+		return 1;
+	}
+	if (jw)
+		*fleet_out = fleet;
+	else {
+		fleet_print_text(fleet, stdout);
+		fleet__free(fleet);
+	}
+	return rc;
+}
+
+/* The fleets after the reports: one object for one session, else a list. */
+static void print_fleets(struct json_writer *jw, struct fleet **fleets, size_t n,
+			 bool one_session)
+{
+	if (one_session) {
+		if (n) {
+			jw_name(jw, "fleet");
+			fleet_print_json(fleets[0], jw);
+		}
+		return;
+	}
+	if (!n)
+		return;
+	jw_name(jw, "fleets");
+	jw_start_array(jw);
+	for (size_t i = 0; i < n; i++)
+		fleet_print_json(fleets[i], jw);
+	jw_end_array(jw);
 }
 
 enum { OPT_STEPS = 256 };
@@ -109,7 +206,9 @@ int cmd_report(int argc, char **argv)
 	uint64_t v;
 	struct json_writer *jw = NULL;
 	struct capture_file *files;
-	size_t n;
+	struct fleet **fleets = NULL;
+	size_t n, n_fleets = 0;
+	bool one_session = true;
 	char err[512];
 	int opt, rc = 0;
 
@@ -158,19 +257,39 @@ int cmd_report(int argc, char **argv)
 			jw_start_array(jw);
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, j; i < n; i = j) {
+		struct fleet *fleet;
+
+		for (j = i + 1; j < n && capture_files_same_dir(&files[i], &files[j]); j++)
+			;
 		if (!jw && i)
 			printf("\n");
-		rc |= report_file(&files[i], &o, jw);
+		rc |= report_session(files + i, j - i, &o, jw, &fleet);
+		if (fleet) {
+			struct fleet **g = realloc(fleets, (n_fleets + 1) * sizeof(*g));
+
+			if (!g) {
+				fleet__free(fleet);
+				rc = 1;
+				continue;
+			}
+			fleets = g;
+			fleets[n_fleets++] = fleet;
+		}
+		one_session = one_session && !i && j == n;
 	}
 	if (jw) {
 		if (n > 1) {
 			jw_end_array(jw);
+			print_fleets(jw, fleets, n_fleets, one_session);
 			jw_end_object(jw);
 		}
 		fputc('\n', stdout);
 		jw_free(jw);
 	}
+	for (size_t i = 0; i < n_fleets; i++)
+		fleet__free(fleets[i]);
+	free(fleets);
 	capture_files_free(files, n);
 	if (fflush(stdout)) {
 		log_err("cannot write the report: %m");

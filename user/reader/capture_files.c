@@ -15,6 +15,7 @@ void capture_files_free(struct capture_file *files, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(files[i].path);
 		free(files[i].session);
+		free(files[i].host);
 	}
 	free(files);
 }
@@ -32,6 +33,28 @@ static char *session_of(const char *path)
 	return name;
 }
 
+/* The host a file names (XProf's <host>.xplane.pb): its name less the suffix. */
+static char *host_of(const char *path)
+{
+	static const char ext[] = ".xplane.pb";
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n > sizeof(ext) - 1 && !strcmp(base + n - (sizeof(ext) - 1), ext))
+		n -= sizeof(ext) - 1;
+	return strndup(base, n);
+}
+
+bool capture_files_same_dir(const struct capture_file *a, const struct capture_file *b)
+{
+	const char *sa = strrchr(a->path, '/'), *sb = strrchr(b->path, '/');
+	size_t na = sa ? (size_t)(sa - a->path) : 0, nb = sb ? (size_t)(sb - b->path) : 0;
+
+	return na == nb && !strncmp(a->path, b->path, na);
+}
+
 static int add_file(struct capture_file **files, size_t *n, const char *path)
 {
 	struct capture_file *grown = realloc(*files, (*n + 1) * sizeof(**files));
@@ -41,9 +64,11 @@ static int add_file(struct capture_file **files, size_t *n, const char *path)
 	*files = grown;
 	grown[*n].path = strdup(path);
 	grown[*n].session = session_of(path);
-	if (!grown[*n].path || !grown[*n].session) {
+	grown[*n].host = host_of(path);
+	if (!grown[*n].path || !grown[*n].session || !grown[*n].host) {
 		free(grown[*n].path);
 		free(grown[*n].session);
+		free(grown[*n].host);
 		return -ENOMEM;
 	}
 	(*n)++;

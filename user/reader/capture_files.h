@@ -7,12 +7,20 @@
 #ifndef ACCELTRACE_CAPTURE_FILES_H
 #define ACCELTRACE_CAPTURE_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct capture_file {
 	char *path;
 	char *session;	/* the session directory's name ("" for a lone file elsewhere) */
+	char *host;	/* the host XProf names by the file: its name less .xplane.pb */
 };
+
+/*
+ * Whether two files are in the same directory (one session's hosts, when
+ * that directory is a session).
+ */
+bool capture_files_same_dir(const struct capture_file *a, const struct capture_file *b);
 
 /* 0 and a list of at least one file, or a negative errno and a sentence in err. */
 int capture_files_find(const char *arg, struct capture_file **files, size_t *n,

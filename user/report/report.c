@@ -170,6 +170,7 @@ int report_build(const struct xs_space *xs, struct report *r)
 	iv_free(&c.input_dev);
 	free(c.ops_lines);
 	free(c.step_starts);
+	free(c.step_nums);
 	if (ret)
 		report_free(r);
 	return ret;

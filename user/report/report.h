@@ -25,6 +25,7 @@
 /* One step on the reference device: from its start to the next step's. */
 struct report_step {
 	int64_t start_ps, time_ps;
+	int64_t step_num;	/* the capture's step number (step_num), or -1 */
 	int64_t input_ps;	/* the device waited for input */
 	int64_t compute_ps;	/* the device computed */
 	int64_t other_ps;	/* the rest: idle for other reasons */
@@ -116,7 +117,9 @@ struct report_text_opts {
 void report_print_text(const struct report *r, const char *file,
 		       const struct report_text_opts *o, FILE *out);
 struct json_writer;
-void report_print_json(const struct report *r, const char *file, struct json_writer *jw);
+/* host: the host XProf names by the file (<host>.xplane.pb). */
+void report_print_json(const struct report *r, const char *file, const char *host,
+		       struct json_writer *jw);
 const char *report_input_kind_name(enum report_input_kind k);
 
 /*

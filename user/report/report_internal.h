@@ -33,6 +33,7 @@ struct report_ctx {
 	const struct xs_line **ops_lines;
 	size_t n_ops_lines, cap_ops_lines;
 	int64_t *step_starts;			/* steps on dev (or the host), sorted */
+	int64_t *step_nums;			/* their step_num stats, or NULL */
 	size_t n_step_starts;
 	int64_t steps_end_ps;			/* end of the last step's device work */
 	const struct xs_plane *host;		/* "/host:CPU", or NULL */

@@ -109,10 +109,12 @@ static void strings(struct json_writer *jw, const char *name, char *const *v, si
 	jw_end_array(jw);
 }
 
-void report_print_json(const struct report *r, const char *file, struct json_writer *jw)
+void report_print_json(const struct report *r, const char *file, const char *host,
+		       struct json_writer *jw)
 {
 	jw_start_object(jw);
 	jw_string_field(jw, "file", file);
+	jw_string_field(jw, "host", host);
 	jw_name(jw, "environment");
 	jw_start_object(jw);
 	jw_string_field(jw, "host", r->host);

@@ -202,6 +202,7 @@ int report_step_breakdown(struct report_ctx *c)
 
 		s->start_ps = a;
 		s->time_ps = b - a;
+		s->step_num = c->step_nums ? c->step_nums[i] : -1;
 		s->input_ps = in_dev + in_idle;
 		s->compute_ps = act - in_dev;
 		s->other_ps = s->time_ps - s->input_ps - s->compute_ps;

@@ -30,6 +30,59 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A step's start and its number, sorted together. */
+struct numbered {
+	int64_t start, num;
+};
+
+static int cmp_numbered(const void *a, const void *b)
+{
+	return cmp_i64(&((const struct numbered *)a)->start, &((const struct numbered *)b)->start);
+}
+
+/*
+ * Steps with numbers (markers' step_num): sorted by start, their numbers
+ * kept in c->step_nums when every step has one (a fleet aligns hosts'
+ * steps by them). Takes v.
+ */
+static int take_numbered(struct report_ctx *c, struct numbered *v, size_t n, int64_t end)
+{
+	int64_t *starts = calloc(n ? n : 1, sizeof(*starts));
+	int64_t *nums = calloc(n ? n : 1, sizeof(*nums));
+	bool all = n > 0;
+
+	if (!starts || !nums) {
+		free(starts);
+		free(nums);
+		free(v);
+		return -ENOMEM;
+	}
+	array_sort(v, n, sizeof(*v), cmp_numbered);
+	for (size_t i = 0; i < n; i++) {
+		starts[i] = v[i].start;
+		nums[i] = v[i].num;
+		all &= v[i].num >= 0;
+	}
+	free(v);
+	if (all)
+		c->step_nums = nums;
+	else
+		free(nums);
+	c->step_starts = starts;
+	c->n_step_starts = n;
+	c->steps_end_ps = end;
+	c->r->n_steps = n;
+	return 0;
+}
+
+/* The event's step_num, or -1. */
+static int64_t step_num_of(const struct xs_event *e)
+{
+	int64_t v;
+
+	return xs_stat_int(xs_event_stat(e, "step_num"), &v) && v >= 0 ? v : -1;
+}
+
 static int take_starts(struct report_ctx *c, int64_t *starts, size_t n, int64_t end)
 {
 	array_sort(starts, n, sizeof(*starts), cmp_i64);
@@ -56,7 +109,8 @@ static bool began_before_window(const struct xs_event *e)
 static int steps_from_line(struct report_ctx *c, const struct xs_plane *p,
 			   const struct xs_line *l)
 {
-	int64_t *starts = calloc(l->n_events ? l->n_events : 1, sizeof(*starts)), end = 0;
+	struct numbered *starts = calloc(l->n_events ? l->n_events : 1, sizeof(*starts));
+	int64_t end = 0;
 	size_t n = 0;
 	int ret;
 
@@ -64,7 +118,8 @@ static int steps_from_line(struct report_ctx *c, const struct xs_plane *p,
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n_events; i++) {
 		if (!began_before_window(&l->events[i]))
-			starts[n++] = l->events[i].start_ps;
+			starts[n++] = (struct numbered){ l->events[i].start_ps,
+							 step_num_of(&l->events[i]) };
 		if (l->events[i].start_ps + l->events[i].dur_ps > end)
 			end = l->events[i].start_ps + l->events[i].dur_ps;
 	}
@@ -72,7 +127,7 @@ static int steps_from_line(struct report_ctx *c, const struct xs_plane *p,
 	c->r->step_device = p->name;
 	snprintf(c->r->step_program, sizeof(c->r->step_program), "%s",
 		 l->n_events ? l->events[0].meta->name : "");
-	ret = take_starts(c, starts, n, end);
+	ret = take_numbered(c, starts, n, end);
 	c->r->n_steps = l->n_events;
 	return ret;
 }
@@ -92,7 +147,8 @@ static int steps_from_host_markers(struct report_ctx *c)
 {
 	const struct xs_line *best = NULL;
 	size_t best_n = 0;
-	int64_t *starts, end = 0;
+	struct numbered *starts;
+	int64_t end = 0;
 	size_t n = 0;
 
 	if (!c->host)
@@ -118,7 +174,7 @@ static int steps_from_host_markers(struct report_ctx *c)
 
 		if (!is_host_step_marker(e))
 			continue;
-		starts[n++] = e->start_ps;
+		starts[n++] = (struct numbered){ e->start_ps, step_num_of(e) };
 		if (e->start_ps + e->dur_ps > end)
 			end = e->start_ps + e->dur_ps;
 	}
@@ -127,7 +183,7 @@ static int steps_from_host_markers(struct report_ctx *c)
 	c->r->step_device = "host";
 	snprintf(c->r->step_program, sizeof(c->r->step_program), "%s",
 		 best->events[0].meta->name);
-	return take_starts(c, starts, n, end);
+	return take_numbered(c, starts, n, end);
 }
 
 /* One device execution, gathered from its ops or its module event. */
