@@ -70,8 +70,9 @@ int fleet__add_host(struct fleet *f, const char *host, const char *file,
 		host_free(h);
 		return -ENOMEM;
 	}
-	memcpy(h->step_ns, step_ns, n_steps * sizeof(*step_ns));
-	if (step_num)
+	if (n_steps)
+		memcpy(h->step_ns, step_ns, n_steps * sizeof(*step_ns));
+	if (step_num && n_steps)
 		memcpy(h->step_num, step_num, n_steps * sizeof(*step_num));
 	h->n_steps = n_steps;
 	h->device_idle_pct = device_idle_pct;
