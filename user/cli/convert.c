@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LOG_CONTEXT "convert"
 #include "cli/cli.h"
@@ -27,19 +28,50 @@ void usage_convert(FILE *out)
 		"             a clock snapshot, flows from launches to device work\n"
 		"  json       Chrome trace-event JSON, gzipped (HOST.trace.json.gz)\n"
 		"Spans acceltrace clipped to its window are given their true times.\n"
+		"A session of several hosts (HOST.xplane.pb each) becomes one trace,\n"
+		"SESSION/all_hosts.perfetto-trace (or .trace.json.gz), with a process\n"
+		"group per host (\"h1: python3\", \"h1 /device:TPU:0\"), pids another host\n"
+		"uses remapped, hosts aligned on the wall clock by each capture's start.\n"
 		"\n"
 		"Options:\n"
 		"  -t, --to FORMAT      perfetto or json (required)\n"
-		"  -O, --output PATH    the file to write (one input file only; default:\n"
-		"                       beside each .xplane.pb); a warning when its\n"
-		"                       name does not end as the format's does\n"
+		"  -O, --output PATH    the file to write (one output only: one file or one\n"
+		"                       session; default: beside each .xplane.pb); a\n"
+		"                       warning when its name does not end as the\n"
+		"                       format's does\n"
+		"      --per-host       a session's hosts each to a file of its own\n"
+		"                       (HOST.perfetto-trace), not one trace of them all\n"
 		CLI_COMMON_HELP
 		"\n"
 		"See docs/export.md.\n"
 		"\n"
 		"Examples:\n"
 		"  acceltrace convert --to perfetto /tmp/tb\n"
+		"  acceltrace convert --to perfetto -O fleet.pftrace LOGDIR/plugins/profile/SESSION\n"
 		"  acceltrace convert --to json -O trace.json.gz HOST.xplane.pb\n");
+}
+
+/* The output path: out, or the default beside in; NULL when too long. */
+static const char *output_path(const char *in, const char *out, enum export_format f,
+			       char *path, size_t len)
+{
+	if (!out) {
+		if (export_path_beside(in, f, path, len)) {
+			log_err("%s: the output path is too long", in);
+			return NULL;
+		}
+		return path;
+	}
+	if (!export_path_fits(out, f, path, len)) {
+		/* Written all the same: the name is the user's to choose. */
+		log_warn("%s will hold %s, which its name does not say; a name "
+			 "ending in %s fits%s%s%s", out,
+			 f == EXPORT_PERFETTO ? "Perfetto's protobuf trace" :
+						"gzip-compressed Chrome trace JSON",
+			 f == EXPORT_PERFETTO ? "'.perfetto-trace'" : "'.json.gz'",
+			 path[0] ? " (" : "", path, path[0] ? ")" : "");
+	}
+	return out;
 }
 
 static int convert_one(const char *in, const char *out, enum export_format f,
@@ -49,21 +81,9 @@ static int convert_one(const char *in, const char *out, enum export_format f,
 	char err[512], path[4096];
 	int ret;
 
-	if (!out) {
-		if (export_path_beside(in, f, path, sizeof(path))) {
-			log_err("%s: the output path is too long", in);
-			return 1;
-		}
-		out = path;
-	} else if (!export_path_fits(out, f, path, sizeof(path))) {
-		/* Written all the same: the name is the user's to choose. */
-		log_warn("%s will hold %s, which its name does not say; a name "
-			 "ending in %s fits%s%s%s", out,
-			 f == EXPORT_PERFETTO ? "Perfetto's protobuf trace" :
-						"gzip-compressed Chrome trace JSON",
-			 f == EXPORT_PERFETTO ? "'.perfetto-trace'" : "'.json.gz'",
-			 path[0] ? " (" : "", path, path[0] ? ")" : "");
-	}
+	out = output_path(in, out, f, path, sizeof(path));
+	if (!out)
+		return 1;
 	ret = xs_read_file(in, &xs, err, sizeof(err));
 	if (ret) {
 		log_err("%s", err);
@@ -85,11 +105,90 @@ static int convert_one(const char *in, const char *out, enum export_format f,
 	return 0;
 }
 
+/*
+ * One session's hosts into one trace: out, or all_hosts.<format's suffix>
+ * in the session directory. Every host must be read.
+ */
+static int convert_session(const struct capture_file *files, size_t n, const char *out,
+			   enum export_format f, struct json_writer *jw)
+{
+	struct xs_space **xs = calloc(n, sizeof(*xs));
+	const char **hosts = calloc(n, sizeof(*hosts));
+	const char *slash = strrchr(files[0].path, '/');
+	int dir_len = slash ? (int)(slash - files[0].path) : 1;
+	const char *dir = slash ? files[0].path : ".";
+	char err[512], path[4096], beside[4096];
+	int ret = 1;
+
+	if (!xs || !hosts) {
+		log_err("out of memory");
+		goto out;
+	}
+	if ((size_t)snprintf(beside, sizeof(beside), "%.*s/all_hosts.xplane.pb", dir_len,
+			     dir) >= sizeof(beside)) {
+		log_err("%s: the output path is too long", files[0].path);
+		goto out;
+	}
+	out = output_path(beside, out, f, path, sizeof(path));
+	if (!out)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		hosts[i] = files[i].host;
+		if (xs_read_file(files[i].path, &xs[i], err, sizeof(err))) {
+			log_err("%s (the session's other hosts are not converted without it; "
+				"--per-host converts each alone)", err);
+			goto out;
+		}
+	}
+	if (export_write_hosts((const struct xs_space *const *)xs, hosts, n, f, out))
+		goto out;
+	ret = 0;
+	if (jw) {
+		jw_start_object(jw);
+		snprintf(beside, sizeof(beside), "%.*s", dir_len, dir);
+		jw_string_field(jw, "input", beside);
+		jw_name(jw, "hosts");
+		jw_start_array(jw);
+		for (size_t i = 0; i < n; i++)
+			jw_string(jw, hosts[i]);
+		jw_end_array(jw);
+		jw_name(jw, "inputs");
+		jw_start_array(jw);
+		for (size_t i = 0; i < n; i++)
+			jw_string(jw, files[i].path);
+		jw_end_array(jw);
+		jw_string_field(jw, "output", out);
+		jw_string_field(jw, "format", export_format_name(f));
+		jw_end_object(jw);
+	} else {
+		printf("%.*s (%zu hosts) -> %s\n", dir_len, dir, n, out);
+	}
+out:
+	for (size_t i = 0; xs && i < n; i++)
+		xs_free(xs[i]);
+	free(xs);
+	free(hosts);
+	return ret;
+}
+
+/* Files from files[0] in the same directory (one session's hosts). */
+static size_t same_dir_run(const struct capture_file *files, size_t n)
+{
+	size_t j = 1;
+
+	while (j < n && capture_files_same_dir(&files[0], &files[j]))
+		j++;
+	return j;
+}
+
+enum { OPT_PER_HOST = 256 };
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "to", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'O' },
+		{ "per-host", no_argument, NULL, OPT_PER_HOST },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -98,7 +197,8 @@ int cmd_convert(int argc, char **argv)
 	struct capture_file *files;
 	enum export_format f;
 	char err[512];
-	size_t n;
+	size_t n, outputs = 0;
+	bool per_host = false;
 	int opt, rc = 0;
 
 	while ((opt = getopt_long(argc, argv, ":t:O:" CLI_COMMON_SHORTOPTS, longopts,
@@ -106,6 +206,7 @@ int cmd_convert(int argc, char **argv)
 		switch (opt) {
 		case 't': to = optarg; break;
 		case 'O': output = optarg; break;
+		case OPT_PER_HOST: per_host = true; break;
 		default: {
 			int done = cli_common_or_exit("convert", opt, argv, usage_convert);
 
@@ -130,8 +231,13 @@ int cmd_convert(int argc, char **argv)
 		log_err("%s", err);
 		return 1;
 	}
-	if (output && n > 1) {
-		log_err("--output names one file, but %s holds %zu captures", argv[optind], n);
+	for (size_t i = 0, j; i < n; i = j) {
+		j = i + same_dir_run(files + i, n - i);
+		outputs += per_host ? j - i : 1;
+	}
+	if (output && outputs > 1) {
+		log_err("--output names one file, but %s holds %zu captures that make %zu "
+			"outputs", argv[optind], n, outputs);
 		capture_files_free(files, n);
 		return EXIT_USAGE;
 	}
@@ -143,8 +249,15 @@ int cmd_convert(int argc, char **argv)
 		}
 		jw_start_array(jw);
 	}
-	for (size_t i = 0; i < n; i++)
-		rc |= convert_one(files[i].path, output, f, jw);
+	for (size_t i = 0, j; i < n; i = j) {
+		j = i + same_dir_run(files + i, n - i);
+		if (j - i > 1 && !per_host) {
+			rc |= convert_session(files + i, j - i, output, f, jw);
+			continue;
+		}
+		for (size_t k = i; k < j; k++)
+			rc |= convert_one(files[k].path, output, f, jw);
+	}
 	if (jw) {
 		jw_end_array(jw);
 		fputc('\n', stdout);

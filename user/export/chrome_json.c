@@ -50,7 +50,7 @@ static void name_event(struct json_writer *jw, const struct timeline_track *tr,
 
 static void track_names(struct json_writer *jw, const struct timeline *t)
 {
-	char buf[64];
+	char buf[512];
 
 	for (size_t i = 0; i < t->n_tracks; i++) {
 		const struct timeline_track *tr = &t->tracks[i];

@@ -42,6 +42,12 @@ bool export_path_fits(const char *path, enum export_format f, char *out, size_t 
  * negative errno, with the reason logged naming the file.
  */
 int export_write_file(const struct xs_space *xs, enum export_format f, const char *path);
+/*
+ * Several hosts' captures of one session into one file: a process group
+ * per host (timeline_build_hosts). 0 or a negative errno, logged.
+ */
+int export_write_hosts(const struct xs_space *const *xs, const char *const *hosts, size_t n,
+		       enum export_format f, const char *path);
 
 /* The writers, to a stream; *bytes is what they wrote. 0 or -errno. */
 int perfetto_write_stream(const struct timeline *t, FILE *out, uint64_t *bytes);

@@ -82,11 +82,29 @@ bool export_path_fits(const char *path, enum export_format f, char *out, size_t 
 	return false;
 }
 
-int export_write_file(const struct xs_space *xs, enum export_format f, const char *path)
+static int write_timeline(struct timeline *t, enum export_format f, const char *path)
 {
 	struct atomic_file *af;
-	struct timeline t;
 	uint64_t bytes = 0;
+	int err;
+
+	af = atomic_file__open(path);
+	if (!af)
+		return -errno;
+	err = f == EXPORT_PERFETTO ?
+	      perfetto_write_stream(t, atomic_file__stream(af), &bytes) :
+	      chrome_json_write_stream(t, atomic_file__stream(af), &bytes);
+	if (!err)
+		err = atomic_file__commit(af, bytes);
+	else
+		log_err("cannot write %s: %s", path, io_error_reason(err));
+	atomic_file__free(af);
+	return err;
+}
+
+int export_write_file(const struct xs_space *xs, enum export_format f, const char *path)
+{
+	struct timeline t;
 	int err;
 
 	err = timeline_build(xs, &t);
@@ -94,20 +112,23 @@ int export_write_file(const struct xs_space *xs, enum export_format f, const cha
 		log_err("cannot write %s: out of memory", path);
 		return err;
 	}
-	af = atomic_file__open(path);
-	if (!af) {
-		err = -errno;
-		timeline_free(&t);
+	err = write_timeline(&t, f, path);
+	timeline_free(&t);
+	return err;
+}
+
+int export_write_hosts(const struct xs_space *const *xs, const char *const *hosts, size_t n,
+		       enum export_format f, const char *path)
+{
+	struct timeline t;
+	int err;
+
+	err = timeline_build_hosts(xs, hosts, n, &t);
+	if (err) {
+		log_err("cannot write %s: out of memory", path);
 		return err;
 	}
-	err = f == EXPORT_PERFETTO ?
-	      perfetto_write_stream(&t, atomic_file__stream(af), &bytes) :
-	      chrome_json_write_stream(&t, atomic_file__stream(af), &bytes);
-	if (!err)
-		err = atomic_file__commit(af, bytes);
-	else
-		log_err("cannot write %s: %s", path, io_error_reason(err));
-	atomic_file__free(af);
+	err = write_timeline(&t, f, path);
 	timeline_free(&t);
 	return err;
 }

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* An XSpace as tracks, slices and flows (see timeline.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export/timeline.h"
 #include "lib/hashmap.h"
+
+/* Ids no Linux process has (above PID_MAX_LIMIT), for remapped ones. */
+#define REMAP_ID_BASE 0x10000000
 
 /* Chrome JSON ids for what has no small real id. */
 #define JSON_DEVICE_PID_BASE 0x40000000u
@@ -97,28 +101,85 @@ static int add_track(struct timeline *t, size_t *cap, struct timeline_track tr)
 	return 0;
 }
 
+/* What one host's tracks are built with. */
+struct host_ctx {
+	uint32_t host;
+	const char *prefix;		/* "h1", or NULL for one host */
+	struct hashmap *used;		/* (id, 0): pids and tids of earlier hosts */
+	struct hashmap *remap;		/* (id, 0) -> this host's id + 1 */
+	struct hashmap *mine;		/* (id, 0): ids this host keeps */
+	int64_t *next_id;
+};
+
+/* A name made here, freed with the timeline; NULL on -ENOMEM. */
+static const char *own_name(struct timeline *t, const char *a, const char *sep, const char *b)
+{
+	char **v = realloc(t->names, (t->n_names + 1) * sizeof(*v));
+	char *s;
+
+	if (!v)
+		return NULL;
+	t->names = v;
+	if (asprintf(&s, "%s%s%s", a, sep, b) < 0)
+		return NULL;
+	t->names[t->n_names++] = s;
+	return s;
+}
+
+/*
+ * A pid or tid of this host, as the timeline gives it: itself, or, when an
+ * earlier host used it (hosts commonly share pids), an unused one, the
+ * same for every use on this host. -ENOMEM as -1.
+ */
+static int64_t host_id(struct host_ctx *h, int64_t id)
+{
+	uintptr_t got;
+
+	if (!h->prefix || id <= 0)
+		return id;
+	got = (uintptr_t)hashmap__get(h->remap, (uint64_t)id, 0);
+	if (got)
+		return (int64_t)got - 1;
+	if (hashmap__get(h->used, (uint64_t)id, 0) && !hashmap__get(h->mine, (uint64_t)id, 0)) {
+		while (hashmap__get(h->used, (uint64_t)*h->next_id, 0))
+			(*h->next_id)++;
+		got = (uintptr_t)(*h->next_id)++;
+	} else {
+		got = (uintptr_t)id;
+	}
+	if (hashmap__put(h->remap, (uint64_t)id, 0, (void *)(got + 1), NULL) ||
+	    hashmap__put(h->mine, got, 0, (void *)1, NULL))
+		return -1;
+	return (int64_t)got;
+}
+
 static uint32_t small_id(int64_t v, uint32_t fallback)
 {
 	return v > 0 && v < (int64_t)JSON_SYNTHETIC_TID_BASE ? (uint32_t)v : fallback;
 }
 
 static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
-		       struct hashmap *procs, struct hashmap *threads, int64_t only)
+		       struct hashmap *procs, struct hashmap *threads, int64_t only,
+		       struct host_ctx *h)
 {
 	for (size_t j = 0; j < p->n_lines; j++) {
 		const struct xs_line *l = &p->lines[j];
-		int64_t pid = line_pid(p, l, only);
+		int64_t pid = host_id(h, line_pid(p, l, only));
 		uintptr_t proc = (uintptr_t)hashmap__get(procs, (uint64_t)pid, 0);
 		uintptr_t first = (uintptr_t)hashmap__get(threads, (uint64_t)pid, (uint64_t)l->display_id);
-		struct timeline_track tr = { .pid = pid, .line = l, .name = l->display_name };
+		struct timeline_track tr = { .pid = pid, .line = l, .name = l->display_name,
+					     .host = h->host };
 		int ret;
 
 		if (!l->n_events)
 			continue;
+		if (pid == -1)
+			return -ENOMEM;
 		if (!proc) {
 			ret = add_track(t, cap, (struct timeline_track){
-				.kind = TRACK_PROCESS, .pid = pid, .name = "",
+				.kind = TRACK_PROCESS, .pid = pid, .name = h->prefix ?: "",
 				.json_pid = small_id(pid, JSON_SYNTHETIC_TID_BASE + t->n_tracks),
+				.host = h->host,
 			});
 			if (ret || hashmap__put(procs, (uint64_t)pid, 0, (void *)(uintptr_t)t->n_tracks, NULL))
 				return -ENOMEM;
@@ -135,15 +196,23 @@ static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p
 			tr.kind = TRACK_THREAD;
 			tr.parent_uuid = t->tracks[proc - 1].uuid;
 			tr.tid = (int64_t)(l->display_id & 0xffffffff) == l->display_id ?
-				 l->display_id : (int64_t)(JSON_SYNTHETIC_TID_BASE + t->n_tracks);
+				 host_id(h, l->display_id) :
+				 (int64_t)(JSON_SYNTHETIC_TID_BASE + t->n_tracks);
+			if (tr.tid == -1)
+				return -ENOMEM;
 			tr.json_tid = small_id(tr.tid, JSON_SYNTHETIC_TID_BASE + t->n_tracks);
 		}
 		ret = add_track(t, cap, tr);
 		if (ret)
 			return ret;
-		/* The process is named as its main thread (tid = pid) is. */
-		if (tr.kind == TRACK_THREAD && tr.tid == pid)
-			t->tracks[proc - 1].name = l->name;
+		/* The process is named as its main thread (tid = pid) is, after
+		 * its host when there are several. */
+		if (tr.kind == TRACK_THREAD && tr.tid == pid) {
+			t->tracks[proc - 1].name = h->prefix ? own_name(t, h->prefix, ": ", l->name) :
+							       l->name;
+			if (!t->tracks[proc - 1].name)
+				return -ENOMEM;
+		}
 		if (!first && hashmap__put(threads, (uint64_t)pid, (uint64_t)l->display_id,
 					   (void *)(uintptr_t)t->n_tracks, NULL))
 			return -ENOMEM;
@@ -152,13 +221,16 @@ static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p
 }
 
 static int device_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
-			 size_t plane_idx)
+			 size_t plane_idx, const struct host_ctx *h)
 {
+	const char *name = h->prefix ? own_name(t, h->prefix, " ", p->name) : p->name;
 	uint64_t parent;
 	int ret;
 
+	if (!name)
+		return -ENOMEM;
 	ret = add_track(t, cap, (struct timeline_track){
-		.kind = TRACK_DEVICE, .name = p->name,
+		.kind = TRACK_DEVICE, .name = name, .host = h->host,
 		.json_pid = JSON_DEVICE_PID_BASE + (uint32_t)plane_idx,
 	});
 	if (ret)
@@ -171,7 +243,7 @@ static int device_tracks(struct timeline *t, size_t *cap, const struct xs_plane 
 			continue;
 		ret = add_track(t, cap, (struct timeline_track){
 			.kind = TRACK_DEVICE_LINE, .parent_uuid = parent, .line = l,
-			.name = l->display_name,
+			.name = l->display_name, .host = h->host,
 			.json_pid = JSON_DEVICE_PID_BASE + (uint32_t)plane_idx,
 			.json_tid = small_id(l->id, JSON_SYNTHETIC_TID_BASE + t->n_tracks),
 		});
@@ -189,20 +261,22 @@ static int cmp_slice(const void *a, const void *b)
 }
 
 /* A slice's times: the true ones when acceltrace clipped it (and they fit). */
-static void slice_times(const struct timeline *t, const struct xs_event *e,
+static void slice_times(const struct timeline *t, uint32_t host, const struct xs_event *e,
 			struct timeline_slice *s)
 {
+	uint64_t zero = t->host_zero ? t->host_zero[host] : t->clock_at_zero;
+	bool known = t->host_zero ? t->host_known[host] : t->clock_known;
 	int64_t ts, te;
 
-	s->start_ns = t->clock_at_zero + (uint64_t)(e->start_ps / 1000);
+	s->start_ns = zero + (uint64_t)(e->start_ps / 1000);
 	s->end_ns = s->start_ns + (uint64_t)(e->dur_ps / 1000);
-	if (!t->clock_known ||
+	if (!known ||
 	    !xs_stat_int(xs_event_stat(e, "acceltrace.true_start_ns"), &ts) ||
 	    !xs_stat_int(xs_event_stat(e, "acceltrace.true_end_ns"), &te) ||
-	    (ts < 0 && (uint64_t)-ts > t->clock_at_zero) || te < ts)
+	    (ts < 0 && (uint64_t)-ts > zero) || te < ts)
 		return;
-	s->start_ns = t->clock_at_zero + (uint64_t)ts;
-	s->end_ns = t->clock_at_zero + (uint64_t)te;
+	s->start_ns = zero + (uint64_t)ts;
+	s->end_ns = zero + (uint64_t)te;
 }
 
 static int cmp_track_slice(const void *a, const void *b)
@@ -314,7 +388,7 @@ static int build_slices(struct timeline *t, size_t *cap)
 
 			s->track = i;
 			s->ev = &l->events[k];
-			slice_times(t, s->ev, s);
+			slice_times(t, t->tracks[i].host, s->ev, s);
 		}
 		qsort(t->slices + first, t->n_slices - first, sizeof(*t->slices), cmp_slice);
 		ret = place_rows(t, cap, i, first, t->n_slices);
@@ -349,14 +423,15 @@ static int build_flows(struct timeline *t)
 	struct hashmap *targets = hashmap__new(), *launches = hashmap__new();
 	size_t n_dev = 0, total = 0, used = 0;
 	size_t *dev_of_track = calloc(t->n_tracks ? t->n_tracks : 1, sizeof(*dev_of_track));
+	uint32_t *dev_host = calloc(t->n_tracks + 1, sizeof(*dev_host));
 	int ret = -ENOMEM;
 
-	if (!targets || !launches || !dev_of_track)
+	if (!targets || !launches || !dev_of_track || !dev_host)
 		goto out;
 	/* Device plane index (1-based) of each device line track. */
 	for (size_t i = 0; i < t->n_tracks; i++) {
 		if (t->tracks[i].kind == TRACK_DEVICE)
-			n_dev++;
+			dev_host[++n_dev] = t->tracks[i].host;
 		if (t->tracks[i].kind == TRACK_DEVICE_LINE)
 			dev_of_track[i] = n_dev;
 	}
@@ -368,12 +443,15 @@ static int build_flows(struct timeline *t)
 
 		if (!slice_corr(s, &corr))
 			continue;
-		cur = (uintptr_t *)hashmap__get(dev ? targets : launches, corr, dev);
+		/* Launches per host: correlation ids are one host's own. */
+		uint64_t key = dev ? dev : t->tracks[s->track].host;
+
+		cur = (uintptr_t *)hashmap__get(dev ? targets : launches, corr, key);
 		if (cur && t->slices[*cur - 1].start_ns <= s->start_ns)
 			continue;
 		if (!cur) {
 			cur = malloc(sizeof(*cur));
-			if (!cur || hashmap__put(dev ? targets : launches, corr, dev, cur, NULL)) {
+			if (!cur || hashmap__put(dev ? targets : launches, corr, key, cur, NULL)) {
 				free(cur);
 				goto out;
 			}
@@ -391,12 +469,13 @@ static int build_flows(struct timeline *t)
 
 		if (dev_of_track[s->track] || !slice_corr(s, &corr))
 			continue;
-		launch = hashmap__get(launches, corr, 0);
+		launch = hashmap__get(launches, corr, t->tracks[s->track].host);
 		if (!launch || *launch != i + 1)
 			continue;
 		s->flows_out = t->flow_store + used;
 		for (size_t d = 1; d <= n_dev && used < total; d++) {
-			uintptr_t *target = hashmap__get(targets, corr, d);
+			uintptr_t *target = dev_host[d] == t->tracks[s->track].host ?
+					    hashmap__get(targets, corr, d) : NULL;
 
 			if (!target)
 				continue;
@@ -411,30 +490,35 @@ out:
 	hashmap__free(targets, free);
 	hashmap__free(launches, free);
 	free(dev_of_track);
+	free(dev_host);
 	return ret;
 }
 
-int timeline_build(const struct xs_space *xs, struct timeline *t)
+/* One host's planes as tracks. */
+static int space_tracks(struct timeline *t, size_t *cap, const struct xs_space *xs,
+			size_t dev_base, struct host_ctx *h)
 {
 	struct hashmap *procs = hashmap__new(), *threads = hashmap__new();
-	size_t cap = 0;
 	int ret = procs && threads ? 0 : -ENOMEM;
 	int64_t only = only_pid(xs);
 
-	memset(t, 0, sizeof(*t));
-	pick_clock(xs, t);
 	for (size_t i = 0; i < xs->n_planes && !ret; i++) {
 		const struct xs_plane *p = &xs->planes[i];
 
 		if (!p->n_lines)
 			continue;
-		ret = xs_is_device_plane(p) ? device_tracks(t, &cap, p, i) :
-					       host_tracks(t, &cap, p, procs, threads, only);
+		ret = xs_is_device_plane(p) ? device_tracks(t, cap, p, dev_base + i, h) :
+					       host_tracks(t, cap, p, procs, threads, only, h);
 	}
 	hashmap__free(procs, NULL);
 	hashmap__free(threads, NULL);
+	return ret;
+}
+
+static int finish_build(struct timeline *t, size_t *cap, int ret)
+{
 	if (!ret)
-		ret = build_slices(t, &cap);
+		ret = build_slices(t, cap);
 	if (!ret)
 		ret = build_flows(t);
 	if (ret)
@@ -442,10 +526,95 @@ int timeline_build(const struct xs_space *xs, struct timeline *t)
 	return ret;
 }
 
+int timeline_build(const struct xs_space *xs, struct timeline *t)
+{
+	struct host_ctx h = { 0 };
+	size_t cap = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->n_hosts = 1;
+	pick_clock(xs, t);
+	return finish_build(t, &cap, space_tracks(t, &cap, xs, 0, &h));
+}
+
+/*
+ * Each host on the wall clock from its own capture's start: host clocks
+ * (CLOCK_MONOTONIC) are not comparable across machines.
+ */
+static void pick_host_clocks(const struct xs_space *const *xs, size_t n, struct timeline *t)
+{
+	uint64_t base = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		struct timeline one = { 0 };
+
+		pick_clock(xs[i], &one);
+		t->host_known[i] = one.realtime_at_zero != 0;
+		t->host_zero[i] = one.realtime_at_zero;
+		if (t->host_known[i] && one.realtime_at_zero < base)
+			base = one.realtime_at_zero;
+	}
+	t->clock = TIMELINE_CLOCK_REALTIME;
+	t->clock_known = base != UINT64_MAX;
+	t->clock_at_zero = t->clock_known ? base : 0;
+	for (size_t i = 0; i < n; i++)
+		if (!t->host_known[i])
+			t->host_zero[i] = t->clock_at_zero;
+}
+
+int timeline_build_hosts(const struct xs_space *const *xs, const char *const *hosts,
+			 size_t n, struct timeline *t)
+{
+	struct host_ctx h = { 0 };
+	int64_t next_id = REMAP_ID_BASE;
+	size_t cap = 0, dev_base = 0;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->n_hosts = n;
+	t->host_zero = calloc(n ? n : 1, sizeof(*t->host_zero));
+	t->host_known = calloc(n ? n : 1, sizeof(*t->host_known));
+	h.used = hashmap__new();
+	h.next_id = &next_id;
+	if (!t->host_zero || !t->host_known || !h.used)
+		ret = -ENOMEM;
+	if (!ret)
+		pick_host_clocks(xs, n, t);
+	for (size_t i = 0; i < n && !ret; i++) {
+		size_t first = t->n_tracks;
+
+		h.host = (uint32_t)i;
+		h.prefix = hosts[i];
+		h.remap = hashmap__new();
+		h.mine = hashmap__new();
+		ret = h.remap && h.mine ? space_tracks(t, &cap, xs[i], dev_base, &h) : -ENOMEM;
+		dev_base += xs[i]->n_planes;
+		/* This host's ids are taken for the hosts after it. */
+		for (size_t k = first; k < t->n_tracks && !ret; k++) {
+			const struct timeline_track *tr = &t->tracks[k];
+
+			if (tr->kind != TRACK_PROCESS && tr->kind != TRACK_THREAD)
+				continue;
+			if (hashmap__put(h.used, (uint64_t)(tr->kind == TRACK_PROCESS ? tr->pid : tr->tid),
+					 0, (void *)1, NULL))
+				ret = -ENOMEM;
+		}
+		hashmap__free(h.remap, NULL);
+		hashmap__free(h.mine, NULL);
+	}
+	hashmap__free(h.used, NULL);
+	return finish_build(t, &cap, ret);
+}
+
 void timeline_free(struct timeline *t)
 {
 	free(t->tracks);
 	free(t->slices);
 	free(t->flow_store);
+	free(t->host_zero);
+	free(t->host_known);
+	for (size_t i = 0; i < t->n_names; i++)
+		free(t->names[i]);
+	free(t->names);
 	memset(t, 0, sizeof(*t));
 }

@@ -37,6 +37,7 @@ struct timeline_track {
 	int64_t pid, tid;	/* host tracks; tid is the line's thread */
 	uint32_t json_pid, json_tid;	/* small ids for Chrome JSON */
 	const struct xs_line *line;	/* NULL for process and device tracks */
+	uint32_t host;		/* the host's index (0 for one host) */
 };
 
 struct timeline_slice {
@@ -59,10 +60,26 @@ struct timeline {
 	size_t n_slices;
 	size_t n_flows;
 	uint64_t *flow_store;
+	/* Several hosts: each one's clock reading at its XSpace's time 0. */
+	size_t n_hosts;
+	uint64_t *host_zero;	/* NULL for one host: clock_at_zero */
+	bool *host_known;
+	char **names;		/* names made here (host-prefixed), freed with t */
+	size_t n_names;
 };
 
 /* 0, or -ENOMEM. */
 int timeline_build(const struct xs_space *xs, struct timeline *t);
+/*
+ * Several hosts' captures (one session) in one timeline: every track of
+ * host i named after hosts[i] ("h1: python3", "h1 /device:TPU:0"), pids
+ * and tids that another host already uses remapped to unused ones, flows
+ * only within a host, and slices on CLOCK_REALTIME from each capture's
+ * wall-clock start (profile_start_time); a capture without one starts at
+ * the earliest known start (or 0), unaligned. 0, or -ENOMEM.
+ */
+int timeline_build_hosts(const struct xs_space *const *xs, const char *const *hosts,
+			 size_t n, struct timeline *t);
 void timeline_free(struct timeline *t);
 
 #endif /* ACCELTRACE_TIMELINE_H */
