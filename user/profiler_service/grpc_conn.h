@@ -94,6 +94,8 @@ void grpc_call__stream_gone(struct grpc_call *c);
 void grpc_call__abandon(struct grpc_call *c);
 /* Calls finished by the owner, for the server's thread to answer. */
 struct grpc_call *grpc_server__finished(struct grpc_server *s);
+/* Hands each call the owner finished to its connection's session. */
+void grpc_server__answer_finished(struct grpc_server *s);
 /* Lets go of the owner's side once its answer is with nghttp2. */
 void grpc_call__answered(struct grpc_call *c);
 unsigned int grpc_server__request_timeout_s(const struct grpc_server *s);

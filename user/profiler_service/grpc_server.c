@@ -545,7 +545,7 @@ static void conn_read(struct grpc_conn *conn)
 	}
 }
 
-static void answer_finished(struct grpc_server *s)
+void grpc_server__answer_finished(struct grpc_server *s)
 {
 	struct grpc_call *c = grpc_server__finished(s), *next;
 
@@ -611,7 +611,7 @@ static void *serve_thread(void *arg)
 		}
 		if (ready > 0 && (pfds[0].revents & POLLIN))
 			eventfd_clear(s->wake_fd);
-		answer_finished(s);
+		grpc_server__answer_finished(s);
 		if (ready > 0 && (pfds[1].revents & POLLIN))
 			accept_all(s);
 		for (i = 2; ready > 0 && i < n; i++) {
@@ -643,7 +643,7 @@ static void *serve_thread(void *arg)
 	}
 
 	/* Stopping: the owner's last answers, UNAVAILABLE to the rest, GOAWAY. */
-	answer_finished(s);
+	grpc_server__answer_finished(s);
 	for (conn = s->conns; conn; conn = conn->next) {
 		grpc_conn__shutdown(conn, s->why);
 		if (grpc_conn__output(conn))
