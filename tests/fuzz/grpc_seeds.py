@@ -31,7 +31,7 @@ def request(path=b"/test.Echo/Echo", method=b"POST", ctype=b"application/grpc",
     hdrs = [(b":method", method), (b":scheme", b"http"), (b":path", path),
             (b":authority", b"localhost"), (b"content-type", ctype), (b"te", b"trailers"),
             *extra]
-    return frame(4, 4, 1, b"".join(literal(n, v) for n, v in hdrs))
+    return frame(1, 4, 1, b"".join(literal(n, v) for n, v in hdrs))
 
 
 def msg(body, compressed=0, length=None):
@@ -88,7 +88,7 @@ def main():
         "truncated": head + request() + frame(0, 1, 1, msg(b"ab", length=10)),
         "compressed": head + request() + frame(0, 1, 1, msg(b"x", compressed=1)),
         "oversized": head + request() + frame(0, 0, 1, msg(b"", length=1 << 20)),
-        "no_body": head + frame(4, 5, 1, request()[9:]),
+        "no_body": head + frame(1, 5, 1, request()[9:]),
         "get": head + request(method=b"GET") + frame(0, 1, 1, msg(b"x")),
         "json": head + request(ctype=b"application/json") + frame(0, 1, 1, msg(b"x")),
         "timeout": head + request(extra=[(b"grpc-timeout", b"100m")]) + frame(0, 1, 1, msg(b"x")),
