@@ -142,7 +142,7 @@ on_exit() {
 	local rc=$?
 	[[ $finished == 1 ]] && return
 	finished=1
-	if [[ $rc -ne 0 && -d $work ]]; then
+	if [[ $rc -ne 0 && $rc -ne 130 && $rc -ne 143 && -d $work ]]; then
 		echo "make demo-fleet: failed; the daemons' last words:" >&2
 		for h in "${hosts[@]}"; do
 			[[ -f $work/$h/daemon.log ]] && sed "s/^/  $h: /" "$work/$h/daemon.log" | tail -n 5 >&2
