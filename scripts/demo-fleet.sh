@@ -49,7 +49,8 @@ prom_addr=$bridge_addr:9090
 metrics_port=9464
 profiler_port=8466
 cg_name=acceltrace-demo-fleet
-work=${DEMO_FLEET_WORK:-/tmp/acceltrace-demo-fleet}
+# Under /run: root's own, so nobody can plant a link where root writes.
+work=/run/acceltrace-demo-fleet
 capture_ms=2000
 
 say() { printf '== %s\n' "$*"; }
@@ -159,7 +160,7 @@ trap 'exit 143' TERM
 # ---------------------------------------------------------------- the fleet
 
 teardown			# a killed run's leftovers
-mkdir -p "$work"
+mkdir -m 0700 "$work"
 if [[ $check == 1 ]]; then
 	logdir=$work/logs
 else

@@ -38,7 +38,7 @@ ip link show atfleet-br0 >/dev/null 2>&1 && fail "the bridge is left"
 for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
 	[[ -d $m/acceltrace-demo-fleet ]] && fail "the cgroups are left in $m"
 done
-[[ -e /tmp/acceltrace-demo-fleet ]] && fail "the work directory is left"
-pgrep -f 'prometheus --config.file=/tmp/acceltrace-demo-fleet' >/dev/null &&
+[[ -e /run/acceltrace-demo-fleet ]] && fail "the work directory is left"
+pgrep -f 'prometheus --config.file=/run/acceltrace-demo-fleet' >/dev/null &&
 	fail "Prometheus is left running"
 test_done
