@@ -43,7 +43,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
-.PHONY: all clean test demo deps
+.PHONY: all clean test demo demo-fleet deps
 
 # ---------------------------------------------------------------- deps
 # A fresh machine needs no manual step: the first build installs what is
@@ -256,6 +256,12 @@ uninstall:
 # Records the simulated TPU trainer by PID into demo-logdir/.
 demo: all
 	$(Q)scripts/demo.sh $(OUTPUT)
+
+# Three simulated hosts (network, UTS namespaces, cgroups) with a daemon
+# each, one Prometheus, one capture of all three as one session, and the
+# report naming the slow host (docs/demo-fleet.md). Root; tears down all.
+demo-fleet: all
+	$(Q)scripts/demo-fleet.sh $(OUTPUT)
 
 clean:
 	$(call msg,CLEAN)

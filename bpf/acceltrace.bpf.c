@@ -12,6 +12,7 @@
 
 const volatile __u32 cfg_whole_host;
 const volatile __u32 cfg_children;
+const volatile __u32 cfg_cgroup_scoped;
 const volatile __u32 cfg_cpus_per_ring = 4;
 const volatile __u32 cfg_nr_rings = 1;
 const volatile __u64 cfg_wakeup_bytes = 64 * 1024;

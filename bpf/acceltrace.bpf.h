@@ -16,6 +16,8 @@
 extern const volatile __u32 cfg_whole_host;
 /* Children of traced processes become traced (--children). */
 extern const volatile __u32 cfg_children;
+/* Adoption only inside the cgroup in scope_cgroup (the daemon's --cgroup). */
+extern const volatile __u32 cfg_cgroup_scoped;
 /* CPUs per ring buffer shard (>= 1). */
 extern const volatile __u32 cfg_cpus_per_ring;
 extern const volatile __u32 cfg_nr_rings;
@@ -62,6 +64,17 @@ struct {
 	__type(key, __u32);
 	__array(values, struct ring_shard);
 } rings SEC(".maps") __weak;
+
+/*
+ * The daemon's --cgroup: one cgroup v2 directory, set by user space after
+ * load and before any program attaches. Whole-host adoption asks it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope_cgroup SEC(".maps") __weak;
 
 /*
  * The traced-process set: a byte per tgid (enum traced_flags; 0: not
@@ -171,6 +184,18 @@ static __always_inline bool pid_traced(__u32 pid)
 	 * pointers together (pt || nt), which the verifier refuses. */
 	asm volatile("" : "+r"(traced));
 	return traced;
+}
+
+/*
+ * May whole-host mode adopt the current task? Not acceltrace itself, and
+ * with --cgroup only a task inside that cgroup's subtree (an empty map
+ * answers an error: nobody).
+ */
+static __always_inline bool may_adopt(__u32 pid)
+{
+	if (pid == cfg_self_pid)
+		return false;
+	return !cfg_cgroup_scoped || bpf_current_task_under_cgroup(&scope_cgroup, 0) == 1;
 }
 
 /* Adds a process to the traced set (whole-host adoption, children). */

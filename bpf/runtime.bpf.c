@@ -263,10 +263,11 @@ static __always_inline void forget_call(const struct rt_pending_key *key,
 		HASH_FORGET(&rt_pending, key, rt_in_hash);
 }
 
-/* Whole-host mode: a process calling into a runtime becomes traced. */
+/* Whole-host mode: a process calling into a runtime becomes traced (with
+ * --cgroup, one inside that cgroup). */
 static __always_inline bool adopt_caller(__u32 pid, const struct rt_probe_spec *spec)
 {
-	if (cfg_whole_host && (spec->flags & RT_SPEC_ADOPT) && pid != cfg_self_pid) {
+	if (cfg_whole_host && (spec->flags & RT_SPEC_ADOPT) && may_adopt(pid)) {
 		trace_pid(pid, TRACED_ADOPTED);
 		return true;
 	}

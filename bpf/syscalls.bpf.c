@@ -224,9 +224,10 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	struct open_scratch *s;
 	struct ev_syscall *p;
 
-	/* Whole-host mode watches every open for device nodes, but never ours. */
+	/* Whole-host mode watches every open for device nodes, but never ours
+	 * nor, with --cgroup, those of processes outside that cgroup. */
 	if (!pid_traced(pid) &&
-	    (sc != SC_OPENAT || !cfg_whole_host || pid == cfg_self_pid))
+	    (sc != SC_OPENAT || !cfg_whole_host || !may_adopt(pid)))
 		return 0;
 	/* Reads and ioctls are detail: their tracepoints are attached only
 	 * while the detail switch is on (the raw flavour's stay, and the

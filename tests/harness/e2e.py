@@ -159,9 +159,10 @@ class Trainer:
     """A tpu-trainer process; its stderr is collected in the background."""
 
     def __init__(self, *args, truth=None, minor=94, env=None, plugin_flag=True,
-                 plugin=None):
-        """plugin: a plugin file to load instead of PLUGIN[minor]."""
-        cmd = [TRAINER] + (["--plugin", plugin or PLUGIN[minor]] if plugin_flag else [])
+                 plugin=None, wrap=()):
+        """plugin: a plugin file to load instead of PLUGIN[minor]; wrap: a
+        command that execs the trainer's (which it is given as arguments)."""
+        cmd = list(wrap) + [TRAINER] + (["--plugin", plugin or PLUGIN[minor]] if plugin_flag else [])
         if truth:
             cmd += ["--truth", truth]
         cmd += list(args)

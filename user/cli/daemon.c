@@ -22,10 +22,11 @@ void usage_daemon(FILE *out)
 		"Usage: acceltrace daemon [options]\n"
 		"\n"
 		"Watches every accelerator user on this host (processes that start and stop,\n"
-		"late loads, containers), keeps the last N seconds in a flight recorder,\n"
-		"writes a capture when triggered, and exports Prometheus metrics. Runs in\n"
-		"the foreground. Signals: SIGTERM/SIGINT finish a capture in progress and\n"
-		"stop; SIGHUP reloads the configuration file; SIGUSR1 triggers a capture.\n"
+		"late loads, containers), or only those of one cgroup (--cgroup), keeps the\n"
+		"last N seconds in a flight recorder, writes a capture when triggered, and\n"
+		"exports Prometheus metrics. Runs in the foreground. Signals: SIGTERM/SIGINT\n"
+		"finish a capture in progress and stop; SIGHUP reloads the configuration\n"
+		"file; SIGUSR1 triggers a capture.\n"
 		"\n"
 		"Options (each also a key of the configuration file; flags win):\n"
 		"  -c, --config FILE             'key = value' lines, '#' comments\n"
@@ -36,6 +37,10 @@ void usage_daemon(FILE *out)
 		"  -o, --logdir DIR              where captures go, as record's:\n"
 		"                                DIR/plugins/profile/SESSION/HOST.xplane.pb\n"
 		"                                (default " DAEMON_DEFAULT_LOGDIR ")\n"
+		"      --cgroup PATH             watch only the processes inside this cgroup v2\n"
+		"                                directory's subtree (absolute, or relative to\n"
+		"                                /sys/fs/cgroup): a container's or a pod's daemon\n"
+		"                                (default: every process on the host)\n"
 		"      --flight-recorder TIME    how far back a capture reaches (default 60s)\n"
 		"      --max-events N            the flight recorder's span budget (default 1000000)\n"
 		"      --textfile PATH           also write the metrics there for node_exporter's\n"
@@ -71,7 +76,8 @@ void usage_daemon(FILE *out)
 		"Examples:\n"
 		"  acceltrace daemon\n"
 		"  acceltrace daemon --config /etc/acceltrace/daemon.conf\n"
-		"  acceltrace daemon --flight-recorder 30s --listen 0.0.0.0:9464\n");
+		"  acceltrace daemon --flight-recorder 30s --listen 0.0.0.0:9464\n"
+		"  acceltrace daemon --cgroup kubepods.slice/kubepods-pod1234.slice\n");
 }
 
 static volatile sig_atomic_t stops, reloads, triggers;
@@ -118,6 +124,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "flight-recorder", required_argument, NULL, OPT_KEY },
 		{ "max-events", required_argument, NULL, OPT_KEY },
 		{ "textfile", required_argument, NULL, OPT_KEY },
+		{ "cgroup", required_argument, NULL, OPT_KEY },
 		{ "textfile-interval", required_argument, NULL, OPT_KEY },
 		{ "grace", required_argument, NULL, OPT_KEY },
 		{ "max-trigger-duration", required_argument, NULL, OPT_KEY },

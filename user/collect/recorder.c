@@ -18,6 +18,7 @@
 #include "collect/recorder.h"
 #include "collect/recorder_internal.h"
 #include "discover/agent_links.h"
+#include "discover/cgroup_scope.h"
 #include "discover/attach_control.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
@@ -337,6 +338,8 @@ int recorder__attach(struct recorder *r)
 	popts.features = &r->features;
 	popts.whole_host = r->o.whole_host;
 	popts.children = r->o.children;
+	popts.cgroup_scoped = r->o.scope != NULL;
+	popts.cgroup_fd = r->o.scope ? cgroup_scope__fd(r->o.scope) : -1;
 	popts.sched_switch = r->o.sched;
 	popts.irqs = true;
 	popts.io_uring = true;
@@ -364,6 +367,7 @@ int recorder__attach(struct recorder *r)
 	topts.children = r->o.children;
 	topts.whole_host = r->o.whole_host;
 	topts.command = r->o.command;
+	topts.scope = r->o.scope;
 	r->targets = targets__new(&topts, r->ps, r->ra);
 	if (!r->targets)
 		return -errno;

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 struct capture;
+struct cgroup_scope;
 struct collector;
 struct collector_observer;
 struct probe_session;
@@ -106,8 +107,11 @@ struct recorder_opts {
 	/* Told where the run stands (NULL: nobody); not for kept-open windows. */
 	recorder_progress_fn progress;
 	void *progress_ctx;
+	/* With whole_host: only processes inside this cgroup's subtree, in
+	 * the kernel and in /proc scans (the daemon's --cgroup; NULL: all). */
+	const struct cgroup_scope *scope;
 };
-#define recorder_opts__last_field progress_ctx
+#define recorder_opts__last_field scope
 
 enum recorder_phase {
 	RECORDER_ATTACHING,	/* probes loading and being placed */

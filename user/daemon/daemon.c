@@ -25,6 +25,7 @@
 #include "daemon/metrics_http.h"
 #include "daemon/privileges.h"
 #include "daemon/rules.h"
+#include "discover/cgroup_scope.h"
 #include "discover/procfs.h"
 #include "output/xprof_logdir.h"
 #include "output/xspace_writer.h"
@@ -53,6 +54,7 @@ struct daemon {
 	struct daemon_opts o;
 	struct daemon_config cfg;
 	struct flight_recorder *fr;
+	struct cgroup_scope *scope;	/* --cgroup, or NULL: the whole host */
 	struct control_server *ctl;
 	struct metrics *metrics;
 	struct metrics_http *http;
@@ -363,10 +365,12 @@ static void reload(struct daemon *d)
 		log_err("reload failed, the settings stay as they were: %s", err);
 		return;
 	}
-	if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket))
-		log_warn("reload: listen and socket change only at a restart");
+	if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
+	    strcmp(c.cgroup, d->cfg.cgroup))
+		log_warn("reload: listen, socket and cgroup change only at a restart");
 	snprintf(c.listen, sizeof(c.listen), "%s", d->cfg.listen);
 	snprintf(c.socket, sizeof(c.socket), "%s", d->cfg.socket);
+	snprintf(c.cgroup, sizeof(c.cgroup), "%s", d->cfg.cgroup);
 	d->cfg = c;
 	flight_recorder__set_keep(d->fr, c.flight_recorder_ns);
 	rules__configure(d->rules, &c.rules);
@@ -404,7 +408,7 @@ static int start(struct daemon *d)
 	struct flight_recorder_opts fo = { .sz = sizeof(fo) };
 	struct metrics_http_opts ho = { .sz = sizeof(ho) };
 	struct metrics_opts mo = { .sz = sizeof(mo) };
-	char addr[64], detail[64];
+	char addr[64], detail[64], err_msg[DAEMON_PATH_MAX + 128];
 	uint64_t kept_mask = 0;
 	int err;
 
@@ -414,6 +418,15 @@ static int start(struct daemon *d)
 	if (err) {
 		log_err("cannot write captures to %s: %s", d->cfg.logdir, io_error_reason(err));
 		return err;
+	}
+	/* A bad --cgroup is said before anything is bound or loaded. */
+	if (d->cfg.cgroup[0]) {
+		d->scope = cgroup_scope__open(d->cfg.cgroup, err_msg, sizeof(err_msg));
+		if (!d->scope) {
+			err = -errno;
+			log_err("%s", err_msg);
+			return err;
+		}
 	}
 	mo.on_step = on_step;
 	mo.ctx = d;
@@ -445,6 +458,7 @@ static int start(struct daemon *d)
 	fo.max_events = d->cfg.max_events;
 	fo.grace_ns = d->cfg.grace_ns;
 	fo.observer = &d->observer;
+	fo.scope = d->scope;
 	d->fr = flight_recorder__start(&fo);
 	if (!d->fr)
 		return -errno;
@@ -477,8 +491,10 @@ static int start(struct daemon *d)
 	/* Last: the metrics server's thread exists, and the setup ran at
 	 * normal priority. */
 	cpu_priority__init(&d->cpu, d->cfg.cpu_idle, clock_ns(CLOCK_MONOTONIC));
-	log_info("watching every accelerator user on this host; flight recorder %.0f s; "
+	log_info("watching every accelerator user %s%s; flight recorder %.0f s; "
 		 "detail %s; cpu priority %s; metrics %s%s; control socket %s",
+		 d->scope ? "of cgroup " : "on this host",
+		 d->scope ? cgroup_scope__path(d->scope) : "",
 		 d->cfg.flight_recorder_ns / 1e9, detail, d->cpu.idle ? "idle" : "normal",
 		 d->http ? "http://" : "", d->http ? d->cfg.listen : "off", d->cfg.socket);
 	return 0;
@@ -569,6 +585,7 @@ int daemon_run(const struct daemon_opts *opts)
 	control_server__free(d->ctl, "error the daemon stopped");
 	/* Probes first: nothing of acceltrace stays in the kernel. */
 	flight_recorder__free(d->fr);
+	cgroup_scope__free(d->scope);
 	metrics_http__stop(d->http);
 	rules__free(d->rules);
 	metrics__free(d->metrics);

@@ -31,6 +31,7 @@ static const struct key keys[] = {
 	STR("socket", socket),
 	STR("logdir", logdir),
 	STR("textfile", textfile),
+	STR("cgroup", cgroup),
 	NUM("textfile-interval", K_DURATION, textfile_interval_ns, NS_PER_SEC),
 	NUM("flight-recorder", K_DURATION, flight_recorder_ns, NS_PER_SEC),
 	NUM("max-events", K_COUNT, max_events, 1000),

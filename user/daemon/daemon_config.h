@@ -25,6 +25,9 @@ struct daemon_config {
 	char socket[DAEMON_PATH_MAX];
 	char logdir[DAEMON_PATH_MAX];
 	char textfile[DAEMON_PATH_MAX];	/* node_exporter textfile; "": none */
+	/* Watch only processes inside this cgroup v2 directory's subtree
+	 * (absolute, or relative to the cgroup2 mount); "": the whole host. */
+	char cgroup[DAEMON_PATH_MAX];
 	uint64_t textfile_interval_ns;
 	uint64_t flight_recorder_ns;	/* the last N seconds kept */
 	uint64_t max_events;		/* the flight recorder's span budget */

@@ -52,6 +52,7 @@ struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts
 	ro.max_spans = fr->o.max_events;
 	ro.grace_ns = fr->o.grace_ns;
 	ro.observer = fr->o.observer;
+	ro.scope = fr->o.scope;
 	fr->rec = recorder__new(&ro);
 	if (!fr->rec) {
 		err = -errno;

@@ -20,6 +20,7 @@
 
 #include "acceltrace/events.h"
 
+struct cgroup_scope;
 struct collector_observer;
 struct flight_recorder;
 struct xspace_written;
@@ -30,10 +31,12 @@ struct flight_recorder_opts {
 	uint64_t max_events;		/* span budget */
 	uint64_t grace_ns;		/* after a capture's stop */
 	const struct collector_observer *observer;
+	/* --cgroup: only processes inside this cgroup's subtree (NULL: all). */
+	const struct cgroup_scope *scope;
 };
-#define flight_recorder_opts__last_field observer
+#define flight_recorder_opts__last_field scope
 
-/* Attaches the probes (whole host) and opens the window: NULL and errno,
+/* Attaches the probes (whole host, or one cgroup) and opens the window: NULL and errno,
  * the reason logged. */
 struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts *opts);
 /* One tick of the recorder; moves the start forward now and then. */

@@ -14,6 +14,7 @@
 #define LOG_CONTEXT "targets"
 #include "lib/log.h"
 #include "lib/array.h"
+#include "discover/cgroup_scope.h"
 #include "discover/device_nodes.h"
 #include "discover/probe_packs.h"
 #include "probe/probe_session.h"
@@ -160,6 +161,9 @@ static void scan_host(struct targets *t)
 			continue;
 		pid = atoi(de->d_name);
 		if (pid == self || find(t, pid))
+			continue;
+		/* --cgroup: the kernel adopts no one outside it either. */
+		if (t->opts.scope && !cgroup_scope__holds(t->opts.scope, pid))
 			continue;
 		/* Adopted by the kernel (a runtime call, a device open), or
 		 * found using an accelerator here. */

@@ -15,6 +15,7 @@
 
 #include "discover/runtime_attach.h"
 
+struct cgroup_scope;
 struct probe_session;
 struct targets;
 
@@ -25,8 +26,10 @@ struct targets_opts {
 	bool children;			/* --children */
 	bool whole_host;		/* -a */
 	char *const *command;		/* -- CMD ARGS (NULL-terminated) */
+	/* -a: only processes inside this cgroup's subtree (NULL: all). */
+	const struct cgroup_scope *scope;
 };
-#define targets_opts__last_field command
+#define targets_opts__last_field scope
 
 /*
  * Validates the targets (a PID that does not exist is refused, naming it)

@@ -193,6 +193,16 @@ static int map_shared_tables(struct probe_session *ps)
 	return 0;
 }
 
+/* Before any program attaches: until then no one is in scope. */
+static int fill_scope_cgroup(struct probe_session *ps, int cgroup_fd)
+{
+	__u32 zero = 0, fd = cgroup_fd;
+
+	if (bpf_map_update_elem(bpf_map__fd(ps->skel->maps.scope_cgroup), &zero, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 					  probe_record_fn fn, void *ctx)
 {
@@ -247,6 +257,7 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 	bpf_map__set_max_entries(ps->skel->maps.rt_slots, ps->n_slots);
 	ps->skel->rodata->cfg_whole_host = opts->whole_host;
 	ps->skel->rodata->cfg_children = opts->children;
+	ps->skel->rodata->cfg_cgroup_scoped = opts->cgroup_scoped;
 	ps->skel->rodata->cfg_self_pid = getpid();
 	ps->skel->rodata->cfg_cpus_per_ring = opts->cpus_per_ring ? opts->cpus_per_ring : 4;
 	ps->nr_rings = (ncpus + ps->skel->rodata->cfg_cpus_per_ring - 1) /
@@ -295,6 +306,8 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 		err = fill_syscall_numbers(ps);
 	if (!err)
 		err = fill_dev_prefixes(ps, opts);
+	if (!err && opts->cgroup_scoped)
+		err = fill_scope_cgroup(ps, opts->cgroup_fd);
 	if (err) {
 		log_err("configuring the BPF maps failed: %s", strerror(-err));
 		goto err_out;

@@ -38,8 +38,12 @@ struct probe_session_opts {
 	 * AT_CALL_SLOTS; 0: that). Calls whose slot is taken use a hash map:
 	 * tests make them share slots with a small number. */
 	uint32_t call_slots;
+	/* With whole_host: adopt only processes inside this cgroup v2
+	 * directory's subtree (an fd open on it; the daemon's --cgroup). */
+	bool cgroup_scoped;
+	int cgroup_fd;
 };
-#define probe_session_opts__last_field call_slots
+#define probe_session_opts__last_field cgroup_fd
 
 /* Called for every record, in ring order per shard. Nonzero stops a poll. */
 typedef int (*probe_record_fn)(void *ctx, const void *data, size_t size);
