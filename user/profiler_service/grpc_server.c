@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The unary gRPC server's socket, thread and calls (grpc_server.h): a
+ * poll() loop over the listening socket, the connections and a wake
+ * eventfd; whole requests queued for the owner, finished calls queued back.
+ * One connection's HTTP/2 is grpc_conn.c.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_CONTEXT "grpc"
+#include "lib/log.h"
+#include "profiler_service/grpc_conn.h"
+
+/* Bytes read from one connection in one turn, so that one busy client
+ * cannot starve the others. */
+#define READ_PER_TURN (256u * 1024)
+/* How long stop waits for the last answers and GOAWAYs to leave. */
+#define STOP_FLUSH_MS 1000
+
+struct grpc_server {
+	struct grpc_server_opts o;
+	int listen_fd;
+	int wake_fd;			/* the server's thread: calls finished, stop */
+	int ready_fd;			/* the owner's: calls to take */
+	uint16_t port;
+	pthread_t thread;
+	bool running;
+	atomic_bool stopping;
+	char why[256];
+	struct grpc_conn *conns;	/* the server's thread only */
+	unsigned int nconns;
+	pthread_mutex_t lock;		/* what follows */
+	struct grpc_call *all;
+	struct grpc_call *pending, *pending_tail;
+	struct grpc_call *done, *done_tail;
+};
+
+uint64_t grpc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void eventfd_raise(int fd)
+{
+	uint64_t one = 1;
+
+	/* Fails only when the counter is full: then it is readable anyway. */
+	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("eventfd write: %s", strerror(errno));
+}
+
+static void eventfd_clear(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_debug("eventfd read: %s", strerror(errno));
+}
+
+unsigned int grpc_server__request_timeout_s(const struct grpc_server *s)
+{
+	return s->o.request_timeout_s;
+}
+
+unsigned int grpc_server__idle_timeout_s(const struct grpc_server *s)
+{
+	return s->o.idle_timeout_s;
+}
+
+/* ---- calls: two holders, under s->lock ---- */
+
+struct grpc_call *grpc_call__new(struct grpc_conn *conn, int32_t stream_id)
+{
+	struct grpc_server *s = conn->s;
+	struct grpc_call *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->conn = conn;
+	c->stream_id = stream_id;
+	c->started_ns = grpc_now_ns();
+	c->stream_ref = true;
+	atomic_init(&c->cancelled, false);
+	snprintf(c->peer, sizeof(c->peer), "%s", conn->peer);
+	c->conn_next = conn->calls;
+	if (conn->calls)
+		conn->calls->conn_prev = c;
+	conn->calls = c;
+	pthread_mutex_lock(&s->lock);
+	c->all_next = s->all;
+	if (s->all)
+		s->all->all_prev = c;
+	s->all = c;
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+/* Under s->lock: off the list of all calls; the caller frees it after. */
+static void call_unlink(struct grpc_call *c)
+{
+	struct grpc_server *s = c->s;
+
+	if (c->all_prev)
+		c->all_prev->all_next = c->all_next;
+	else
+		s->all = c->all_next;
+	if (c->all_next)
+		c->all_next->all_prev = c->all_prev;
+}
+
+static void call_free(struct grpc_call *c)
+{
+	free(c->method);
+	free(c->msg);
+	free(c->status_msg);
+	free(c->resp);
+	free(c);
+}
+
+/* Under s->lock: out of the owner's queue. */
+static void pending_remove(struct grpc_call *c)
+{
+	struct grpc_server *s = c->s;
+	struct grpc_call **pp, *prev = NULL;
+
+	for (pp = &s->pending; *pp; prev = *pp, pp = &(*pp)->q_next) {
+		if (*pp != c)
+			continue;
+		*pp = c->q_next;
+		if (s->pending_tail == c)
+			s->pending_tail = prev;
+		c->q_next = NULL;
+		break;
+	}
+	if (!s->pending)
+		eventfd_clear(s->ready_fd);
+}
+
+void grpc_call__queue(struct grpc_call *c)
+{
+	struct grpc_server *s = c->s;
+
+	pthread_mutex_lock(&s->lock);
+	c->state = GRPC_CALL_QUEUED;
+	c->owner_ref = true;
+	c->q_next = NULL;
+	if (s->pending_tail)
+		s->pending_tail->q_next = c;
+	else
+		s->pending = c;
+	s->pending_tail = c;
+	eventfd_raise(s->ready_fd);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Off the connection's list: the server's thread only. */
+static void conn_unlink(struct grpc_call *c)
+{
+	struct grpc_conn *conn = c->conn;
+
+	if (!conn)
+		return;
+	if (c->conn_prev)
+		c->conn_prev->conn_next = c->conn_next;
+	else
+		conn->calls = c->conn_next;
+	if (c->conn_next)
+		c->conn_next->conn_prev = c->conn_prev;
+	c->conn = NULL;
+	c->conn_prev = c->conn_next = NULL;
+}
+
+void grpc_call__stream_gone(struct grpc_call *c)
+{
+	struct grpc_server *s = c->s;
+	bool free_it;
+
+	conn_unlink(c);
+	pthread_mutex_lock(&s->lock);
+	c->stream_ref = false;
+	if (c->state == GRPC_CALL_QUEUED) {
+		pending_remove(c);
+		c->owner_ref = false;
+	}
+	/* The client asked and left before the answer went out. */
+	if (c->state != GRPC_CALL_ANSWERING)
+		atomic_store(&c->cancelled, true);
+	free_it = !c->owner_ref;
+	if (free_it)
+		call_unlink(c);
+	pthread_mutex_unlock(&s->lock);
+	if (free_it)
+		call_free(c);
+}
+
+void grpc_call__abandon(struct grpc_call *c)
+{
+	struct grpc_server *s = c->s;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->state == GRPC_CALL_QUEUED) {
+		pending_remove(c);
+		c->owner_ref = false;
+	}
+	atomic_store(&c->cancelled, true);
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct grpc_call *grpc_server__finished(struct grpc_server *s)
+{
+	struct grpc_call *list;
+
+	pthread_mutex_lock(&s->lock);
+	list = s->done;
+	s->done = s->done_tail = NULL;
+	pthread_mutex_unlock(&s->lock);
+	return list;
+}
+
+void grpc_call__answered(struct grpc_call *c)
+{
+	struct grpc_server *s = c->s;
+	bool free_it;
+
+	pthread_mutex_lock(&s->lock);
+	c->state = GRPC_CALL_ANSWERING;
+	c->owner_ref = false;
+	free_it = !c->stream_ref;
+	if (free_it)
+		call_unlink(c);
+	pthread_mutex_unlock(&s->lock);
+	if (free_it)
+		call_free(c);
+}
+
+struct grpc_call *grpc_server__take(struct grpc_server *s)
+{
+	struct grpc_call *c;
+
+	pthread_mutex_lock(&s->lock);
+	c = s->pending;
+	if (c) {
+		s->pending = c->q_next;
+		if (!s->pending)
+			s->pending_tail = NULL;
+		c->q_next = NULL;
+		c->state = GRPC_CALL_TAKEN;
+	}
+	if (!s->pending)
+		eventfd_clear(s->ready_fd);
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+const char *grpc_call__method(const struct grpc_call *c)
+{
+	return c->method;
+}
+
+const uint8_t *grpc_call__message(const struct grpc_call *c, size_t *len)
+{
+	*len = c->msg_len;
+	return c->msg ? c->msg : (const uint8_t *)"";
+}
+
+const char *grpc_call__peer(const struct grpc_call *c)
+{
+	return c->peer;
+}
+
+uint64_t grpc_call__deadline_ns(const struct grpc_call *c)
+{
+	return c->deadline_ns;
+}
+
+bool grpc_call__cancelled(const struct grpc_call *c)
+{
+	return atomic_load(&((struct grpc_call *)c)->cancelled);
+}
+
+void grpc_call__finish(struct grpc_call *c, enum grpc_status status, const char *message,
+		       const uint8_t *response, size_t len)
+{
+	struct grpc_server *s = c->s;
+	bool free_it;
+
+	if (status == GRPC_STATUS_OK && len > UINT32_MAX) {
+		status = GRPC_STATUS_INTERNAL;
+		message = "response too large";
+	}
+	c->status = status;
+	if (message)
+		c->status_msg = strdup(message);
+	if (status == GRPC_STATUS_OK) {
+		c->resp = malloc(GRPC_FRAME_PREFIX + len);
+		if (c->resp) {
+			c->resp[0] = 0;
+			c->resp[1] = len >> 24;
+			c->resp[2] = len >> 16;
+			c->resp[3] = len >> 8;
+			c->resp[4] = len;
+			if (len)
+				memcpy(c->resp + GRPC_FRAME_PREFIX, response, len);
+			c->resp_len = GRPC_FRAME_PREFIX + len;
+		} else {
+			c->status = GRPC_STATUS_RESOURCE_EXHAUSTED;
+		}
+	}
+	pthread_mutex_lock(&s->lock);
+	if (!c->stream_ref || atomic_load(&c->cancelled)) {
+		/* Nobody to answer: let go; the stream's close frees it if it
+		 * is still open (the server answered at the deadline). */
+		c->owner_ref = false;
+		free_it = !c->stream_ref;
+		if (free_it)
+			call_unlink(c);
+		pthread_mutex_unlock(&s->lock);
+		if (free_it)
+			call_free(c);
+		return;
+	}
+	c->state = GRPC_CALL_FINISHING;
+	c->q_next = NULL;
+	if (s->done_tail)
+		s->done_tail->q_next = c;
+	else
+		s->done = c;
+	s->done_tail = c;
+	pthread_mutex_unlock(&s->lock);
+	eventfd_raise(s->wake_fd);
+}
+
+/* ---- the socket ---- */
+
+/* The listening socket on @addr (an IPv4 or IPv6 literal, "[::1]" too). */
+static int listen_on(const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sa_len;
+	int fd, one = 1, err;
+	char a[64];
+	size_t n = strlen(addr);
+
+	if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']' && n - 2 < sizeof(a)) {
+		memcpy(a, addr + 1, n - 2);
+		a[n - 2] = '\0';
+	} else if (n < sizeof(a)) {
+		memcpy(a, addr, n + 1);
+	} else {
+		a[0] = '\0';
+	}
+	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		sa_len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		sa_len = sizeof(*sin6);
+	} else {
+		log_err("'%s' is not an IP address", addr);
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A restart binds again at once; an IPv6 address is IPv6 only. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (ss.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, (struct sockaddr *)&ss, sa_len) || listen(fd, 64)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+struct grpc_server *grpc_server__bind(const struct grpc_server_opts *opts)
+{
+	struct grpc_server *s = calloc(1, sizeof(*s));
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int err;
+
+	if (!s)
+		return NULL;
+	s->listen_fd = s->wake_fd = s->ready_fd = -1;
+	memcpy(&s->o, opts, opts->sz < sizeof(s->o) ? opts->sz : sizeof(s->o));
+	s->o.sz = sizeof(s->o);
+	if (!s->o.per_ip_limit)
+		s->o.per_ip_limit = GRPC_SERVER_PER_IP_LIMIT;
+	if (!s->o.request_timeout_s)
+		s->o.request_timeout_s = GRPC_SERVER_REQUEST_TIMEOUT_S;
+	if (!s->o.idle_timeout_s)
+		s->o.idle_timeout_s = GRPC_SERVER_IDLE_TIMEOUT_S;
+	atomic_init(&s->stopping, false);
+	pthread_mutex_init(&s->lock, NULL);
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0 || s->ready_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	s->listen_fd = listen_on(s->o.addr ? s->o.addr : "", s->o.port);
+	if (s->listen_fd < 0) {
+		err = s->listen_fd;
+		goto fail;
+	}
+	if (getsockname(s->listen_fd, (struct sockaddr *)&ss, &len)) {
+		err = -errno;
+		goto fail;
+	}
+	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+			((struct sockaddr_in *)&ss)->sin_port);
+	return s;
+fail:
+	grpc_server__stop(s, NULL);
+	errno = -err;
+	return NULL;
+}
+
+uint16_t grpc_server__port(const struct grpc_server *s)
+{
+	return s->port;
+}
+
+int grpc_server__fd(const struct grpc_server *s)
+{
+	return s->ready_fd;
+}
+
+/* "ADDR" and "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of @ss. */
+static void format_peer(const struct sockaddr_storage *ss, char *host, size_t hlen,
+			char *peer, size_t plen)
+{
+	const struct sockaddr_in *sin = (const void *)ss;
+	const struct sockaddr_in6 *sin6 = (const void *)ss;
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		snprintf(peer, plen, "[%s]:%u", a, ntohs(sin6->sin6_port));
+	} else {
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		snprintf(peer, plen, "%s:%u", a, ntohs(sin->sin_port));
+	}
+	snprintf(host, hlen, "%s", a);
+}
+
+static void conn_close(struct grpc_server *s, struct grpc_conn *conn)
+{
+	if (conn->prev)
+		conn->prev->next = conn->next;
+	else
+		s->conns = conn->next;
+	if (conn->next)
+		conn->next->prev = conn->prev;
+	s->nconns--;
+	grpc_conn__free(conn);
+}
+
+/*
+ * Takes every waiting connection. One over a limit is closed at once: a
+ * client at its address's limit (a stuck tool, a scan) holds no more
+ * slots, and the others keep theirs.
+ */
+static void accept_all(struct grpc_server *s)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		char host[48], peer[64];
+		struct grpc_conn *conn;
+		unsigned int same = 0;
+		int fd;
+
+		fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len,
+			     SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_debug("accept: %s", strerror(errno));
+			return;
+		}
+		format_peer(&ss, host, sizeof(host), peer, sizeof(peer));
+		for (conn = s->conns; conn; conn = conn->next)
+			same += !strcmp(conn->host, host);
+		if (s->nconns >= GRPC_SERVER_CONNECTION_LIMIT || same >= s->o.per_ip_limit) {
+			log_debug("%s refused: %u connections open, %u from its address",
+				  peer, s->nconns, same);
+			close(fd);
+			continue;
+		}
+		conn = grpc_conn__new(s, fd, peer, host);
+		if (!conn) {
+			log_warn("%s: %s", peer, strerror(errno));
+			close(fd);
+			continue;
+		}
+		conn->next = s->conns;
+		if (s->conns)
+			s->conns->prev = conn;
+		s->conns = conn;
+		s->nconns++;
+	}
+}
+
+/* Reads what @conn has for us (a bounded amount) into its session. */
+static void conn_read(struct grpc_conn *conn)
+{
+	uint8_t buf[16384];
+	size_t total = 0;
+
+	while (total < READ_PER_TURN && !conn->dead) {
+		ssize_t n = recv(conn->fd, buf, sizeof(buf), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			conn->dead = true;	/* closed by the client, or reset */
+			return;
+		}
+		total += n;
+		if (grpc_conn__input(conn, buf, n))
+			conn->dead = true;
+	}
+}
+
+static void answer_finished(struct grpc_server *s)
+{
+	struct grpc_call *c = grpc_server__finished(s), *next;
+
+	for (; c; c = next) {
+		next = c->q_next;
+		c->q_next = NULL;
+		/* Not cancelled when finish queued it; the stream may have
+		 * gone since, or the server answered at the deadline. */
+		if (c->stream_ref && c->conn && !c->answered)
+			grpc_conn__answer(c);
+		grpc_call__answered(c);
+	}
+}
+
+/* The ms poll may sleep before some connection has something to expire. */
+static int poll_timeout_ms(struct grpc_server *s, uint64_t now)
+{
+	uint64_t next = UINT64_MAX, t;
+	struct grpc_conn *conn;
+
+	for (conn = s->conns; conn; conn = conn->next) {
+		t = grpc_conn__next_expiry(conn);
+		if (t < next)
+			next = t;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	if (next <= now)
+		return 0;
+	t = (next - now + 999999) / 1000000;
+	return t > 60000 ? 60000 : (int)t;
+}
+
+static void *serve_thread(void *arg)
+{
+	struct grpc_server *s = arg;
+	struct pollfd pfds[2 + GRPC_SERVER_CONNECTION_LIMIT];
+	struct grpc_conn *which[2 + GRPC_SERVER_CONNECTION_LIMIT];
+	struct grpc_conn *conn, *next;
+	uint64_t deadline;
+
+	while (!atomic_load(&s->stopping)) {
+		unsigned int n = 2, i;
+		int ready;
+
+		pfds[0] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
+		pfds[1] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+		for (conn = s->conns; conn && n < 2 + GRPC_SERVER_CONNECTION_LIMIT;
+		     conn = conn->next) {
+			short ev = 0;
+
+			if (grpc_conn__wants_read(conn))
+				ev |= POLLIN;
+			if (grpc_conn__wants_write(conn))
+				ev |= POLLOUT;
+			which[n] = conn;
+			pfds[n++] = (struct pollfd){ .fd = conn->fd, .events = ev };
+		}
+		ready = poll(pfds, n, poll_timeout_ms(s, grpc_now_ns()));
+		if (ready < 0 && errno != EINTR) {
+			log_err("poll: %s", strerror(errno));
+			break;
+		}
+		if (ready > 0 && (pfds[0].revents & POLLIN))
+			eventfd_clear(s->wake_fd);
+		answer_finished(s);
+		if (ready > 0 && (pfds[1].revents & POLLIN))
+			accept_all(s);
+		for (i = 2; ready > 0 && i < n; i++) {
+			if (pfds[i].revents & (POLLIN | POLLHUP | POLLERR))
+				conn_read(which[i]);
+		}
+		for (conn = s->conns; conn; conn = next) {
+			uint64_t now = grpc_now_ns();
+
+			next = conn->next;
+			if (!conn->dead)
+				grpc_conn__expire(conn, now);
+			if (!conn->dead && conn->idle_since_ns &&
+			    now - conn->idle_since_ns >= s->o.idle_timeout_s * 1000000000ull) {
+				log_debug("%s: idle for %us, closed", conn->peer, s->o.idle_timeout_s);
+				grpc_conn__shutdown(conn, "idle");
+				grpc_conn__output(conn);
+				conn->dead = true;
+			}
+			if (!conn->dead && grpc_conn__output(conn))
+				conn->dead = true;
+			/* nghttp2 is done with it: GOAWAY both ways, or an error. */
+			if (!conn->dead && !grpc_conn__wants_read(conn) &&
+			    !grpc_conn__wants_write(conn))
+				conn->dead = true;
+			if (conn->dead)
+				conn_close(s, conn);
+		}
+	}
+
+	/* Stopping: the owner's last answers, UNAVAILABLE to the rest, GOAWAY. */
+	answer_finished(s);
+	for (conn = s->conns; conn; conn = conn->next) {
+		grpc_conn__shutdown(conn, s->why);
+		if (grpc_conn__output(conn))
+			conn->dead = true;
+	}
+	deadline = grpc_now_ns() + STOP_FLUSH_MS * 1000000ull;
+	for (;;) {
+		unsigned int n = 0;
+		uint64_t now = grpc_now_ns();
+
+		for (conn = s->conns; conn; conn = conn->next) {
+			if (!conn->dead && grpc_conn__wants_write(conn)) {
+				which[n] = conn;
+				pfds[n++] = (struct pollfd){ .fd = conn->fd, .events = POLLOUT };
+			}
+		}
+		if (!n || now >= deadline)
+			break;
+		if (poll(pfds, n, (int)((deadline - now) / 1000000 + 1)) <= 0)
+			break;
+		for (unsigned int i = 0; i < n; i++) {
+			if (pfds[i].revents && grpc_conn__output(which[i]))
+				which[i]->dead = true;
+		}
+	}
+	while (s->conns)
+		conn_close(s, s->conns);
+	return NULL;
+}
+
+int grpc_server__serve(struct grpc_server *s)
+{
+	int err;
+
+	err = -pthread_create(&s->thread, NULL, serve_thread, s);
+	if (err)
+		return err;
+	s->running = true;
+	return 0;
+}
+
+void grpc_server__stop(struct grpc_server *s, const char *why)
+{
+	struct grpc_call *c, *next;
+
+	if (!s)
+		return;
+	snprintf(s->why, sizeof(s->why), "%s", why ? why : "server stopping");
+	if (s->running) {
+		atomic_store(&s->stopping, true);
+		eventfd_raise(s->wake_fd);
+		pthread_join(s->thread, NULL);
+		s->running = false;
+	}
+	/* What is left the owner took or finished: every stream is gone, and
+	 * the owner forgets the calls it holds when it stops the server. */
+	for (c = s->all; c; c = next) {
+		next = c->all_next;
+		call_free(c);
+	}
+	s->all = s->pending = s->done = NULL;
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	if (s->ready_fd >= 0)
+		close(s->ready_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
