@@ -518,11 +518,6 @@ static int bind_profiler(struct daemon *d)
 	po.ops.terminate = on_terminate;
 	po.ops.ctx = d;
 	d->psvc = profile_sessions__bind(&po);
-	if (!d->psvc && errno == ENOSYS) {
-		log_warn("ProfilerService: this build has no gRPC server; not listening");
-		snprintf(d->cfg.profiler_listen, sizeof(d->cfg.profiler_listen), "off");
-		return 0;
-	}
 	if (!d->psvc) {
 		err = -errno;
 		log_err("ProfilerService: cannot listen on %s: %s", d->cfg.profiler_listen,

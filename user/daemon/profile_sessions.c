@@ -74,9 +74,7 @@ struct profile_sessions *profile_sessions__bind(const struct profile_sessions_op
 	ps->srv = grpc_server__bind(&go);
 	if (!ps->srv) {
 		err = -errno;
-		if (err != -ENOSYS)
-			log_err("cannot listen on %s:%u: %s", opts->addr, opts->port,
-				strerror(-err));
+		log_err("cannot listen on %s:%u: %s", opts->addr, opts->port, strerror(-err));
 		goto fail;
 	}
 	return ps;
