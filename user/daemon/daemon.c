@@ -186,6 +186,8 @@ static int trigger(struct daemon *d, const struct ask *a, const char *why, char 
 				 p->session);
 			return -EBUSY;
 		}
+		if (a->detail && p->stop_ns > p->at_ns)
+			detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
 		log_info("trigger (%s) joins the pending capture %s", why, p->session);
 		return 1;
 	}
@@ -270,8 +272,10 @@ static enum grpc_status on_profile(void *ctx, const struct profiler_profile *pr,
 }
 
 static void take_capture(struct daemon *d, uint64_t stop);
+static void cancel_pending(struct daemon *d, const char *line);
 
-/* A Terminate: @session's pending capture taken now. */
+/* A Terminate: @session's pending capture taken now (dropped when its
+ * window has not begun). */
 static bool on_terminate(void *ctx, const char *session)
 {
 	struct daemon *d = ctx;
@@ -280,7 +284,10 @@ static bool on_terminate(void *ctx, const char *session)
 	if (!d->pending.active || (session[0] && strcmp(session, d->pending.session)))
 		return false;
 	log_info("Terminate: capture %s ends now", d->pending.session);
-	take_capture(d, now > d->pending.at_ns ? now : d->pending.at_ns);
+	if (now < d->pending.at_ns)
+		cancel_pending(d, "error terminated before its window began");
+	else
+		take_capture(d, now);
 	return true;
 }
 
@@ -641,11 +648,20 @@ static void stop_pending(struct daemon *d)
 		take_capture(d, now < d->pending.stop_ns ? now : d->pending.stop_ns);
 		return;
 	}
-	answer_waiters(d, "error the daemon stopped before the trigger's time");
+	cancel_pending(d, "error the daemon stopped before the trigger's time");
+}
+
+/* Drops the pending capture whose window has not begun; @line answers
+ * the control clients, its Profile calls are ABORTED. */
+static void cancel_pending(struct daemon *d, const char *line)
+{
+	answer_waiters(d, line);
 	d->pending.active = false;
 	if (d->pending.root_fd >= 0)
 		close(d->pending.root_fd);
+	d->pending.root_fd = -1;
 	flight_recorder__hold(d->fr, 0, 0);
+	detail_sampler__release(&d->sampler);
 	profile_sessions__captured(d->psvc, d->pending.session, -ECANCELED, NULL);
 }
 

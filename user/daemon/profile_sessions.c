@@ -383,7 +383,10 @@ void profile_sessions__captured(struct profile_sessions *ps, const char *session
 		if (grpc_call__cancelled(w->call))
 			log_info("Profile %s: its client left before the capture was written; "
 				 "it is written all the same", session);
-		if (err) {
+		if (err == -ECANCELED) {
+			finish(w->call, profiler_service__write_status(err), "the session ended "
+			       "before its window began (Terminate, or the daemon stopped)", NULL, 0);
+		} else if (err) {
 			snprintf(why, sizeof(why), "writing the capture failed: %s", strerror(-err));
 			finish(w->call, profiler_service__write_status(err), why, NULL, 0);
 		} else if (profiler_service__profile_response(!wr->spans, &resp, &len)) {

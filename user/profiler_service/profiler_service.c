@@ -531,6 +531,8 @@ int profiler_service__open_root(const struct profiler_service *ps,
 
 enum grpc_status profiler_service__write_status(int err)
 {
+	if (err == -ECANCELED)
+		return GRPC_STATUS_ABORTED;	/* ended before its window began */
 	return err == -ELOOP ? GRPC_STATUS_PERMISSION_DENIED : GRPC_STATUS_INTERNAL;
 }
 
