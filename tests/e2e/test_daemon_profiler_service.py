@@ -228,16 +228,27 @@ def run(d, stub, ch, work, outside, root):
     try:
         if wait_for(lambda: uprobes_of(d.pid, os.path.abspath(PLUGIN[94])), 30,
                     what="the daemon probes the trainer's runtime"):
-            with_trainer(d, stub, t, tp, root)
+            with_trainer(d, stub, ch, t, tp, root)
     finally:
         t.stop()
 
 
-def with_trainer(d, stub, t, tp, root):
+def with_trainer(d, stub, ch, t, tp, root):
     # XProf's Profile: 2 s, answered after them, the file in the session.
     t0 = time.monotonic()
-    code, det, r = code_of(lambda: stub.Profile(xprof_request(d, "xprof_run"), timeout=60))
+    code, det, r = code_of(lambda: stub.Profile.with_call(xprof_request(d, "xprof_run"),
+                                                          timeout=60))
     took = time.monotonic() - t0
+    if code == grpc.StatusCode.OK:
+        r, call = r
+        if not call.details():
+            # grpc_conn.c's trailers after a response carry grpc-status only.
+            skip_part("the transport sends no grpc-message with OK: the not-honoured "
+                      "list in the status is not checked")
+        else:
+            check("not honoured" in call.details() and "tools" in call.details(),
+                  "the OK status's message says what was not honoured: %r"
+                  % call.details())
     path = os.path.join(root, "xprof_run", "pshost.xplane.pb")
     if check(code == grpc.StatusCode.OK, "Profile: %s %s" % (code, det)):
         check(not r.empty_trace, "empty_trace false with a trainer running")
@@ -294,6 +305,28 @@ def with_trainer(d, stub, t, tp, root):
     code, det, _ = code_of(lambda: stub.Terminate(SVC.TerminateRequest(session_id="none"),
                                                   timeout=10))
     check(code == grpc.StatusCode.OK, "Terminate with nothing running is OK (upstream's)")
+
+    # A client whose deadline comes before the window ends: it sees
+    # DEADLINE_EXCEEDED, the daemon says so and writes the capture anyway.
+    code, det, _ = code_of(lambda: stub.Profile(xprof_request(d, "hasty", 2000), timeout=1))
+    check(code == grpc.StatusCode.DEADLINE_EXCEEDED, "a 1 s deadline: %s %s" % (code, det))
+    hasty = os.path.join(root, "hasty", "pshost.xplane.pb")
+    wait_for(lambda: os.path.exists(hasty), 10, what="the hasty client's capture is written")
+    check(any("deadline" in l and "hasty" in l for l in d.lines), "the daemon logged it")
+
+    # An older client: ProfileOptions' field 11 a string (backend_name).
+    o = OPTS.ProfileOptions(version=1, host_tracer_level=2, device_tracer_level=1)
+    ob = o.SerializeToString() + b"\x5a\x03tpu"
+    raw = (SVC.ProfileRequest(duration_ms=300, session_id="old_client", host_name="pshost",
+                              repository_root=root).SerializeToString()
+           + b"\x22" + bytes([len(ob)]) + ob)
+    code, det, _ = code_of(lambda: ch.unary_unary("/tensorflow.ProfilerService/Profile")(
+        raw, timeout=30))
+    check(code == grpc.StatusCode.OK, "an old client's request is served: %s %s" % (code, det))
+    check(any("not honoured" in l and "backend_name" in l for l in d.lines),
+          "its backend_name said not honoured")
+    check(os.path.exists(os.path.join(root, "old_client", "pshost.xplane.pb")),
+          "its capture written")
 
 
 if __name__ == "__main__":
