@@ -103,7 +103,8 @@ static size_t frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t stream,
 	out[6] = stream >> 16;
 	out[7] = stream >> 8;
 	out[8] = stream;
-	memcpy(out + 9, payload, len);
+	if (len)
+		memcpy(out + 9, payload, len);
 	return 9 + len;
 }
 

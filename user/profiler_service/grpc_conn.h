@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The gRPC server's insides, shared by its two halves: grpc_server.c (the
- * socket, the thread, the owner's queue) and grpc_conn.c (one connection's
- * HTTP/2 session and gRPC framing). Not for other folders; the fuzz harness
+ * The gRPC server's insides, shared by its parts: grpc_server.c (the
+ * socket, the thread), grpc_call.c (calls, the owner's queue) and
+ * grpc_conn.c (one connection's HTTP/2 session and gRPC framing). Not for other folders; the fuzz harness
  * feeds bytes to a connection through it.
  *
  * A call is held by two sides and freed when both let go, under the
@@ -82,9 +82,30 @@ struct grpc_conn {
 	bool dead;			/* close it at the next turn */
 };
 
-uint64_t grpc_now_ns(void);
+/* The server: grpc_server.c's socket and thread, grpc_call.c's queues. */
+struct grpc_server {
+	struct grpc_server_opts o;
+	int listen_fd;
+	int wake_fd;			/* the server's thread: calls finished, stop */
+	int ready_fd;			/* the owner's: calls to take */
+	uint16_t port;
+	pthread_t thread;
+	bool running;
+	atomic_bool stopping;
+	char why[256];
+	struct grpc_conn *conns;	/* the server's thread only */
+	unsigned int nconns;
+	pthread_mutex_t lock;		/* what follows */
+	struct grpc_call *all;
+	struct grpc_call *pending, *pending_tail;
+	struct grpc_call *done, *done_tail;
+};
 
-/* grpc_server.c: the call's two holders and the owner's queue. */
+uint64_t grpc_now_ns(void);
+void grpc_eventfd_raise(int fd);
+void grpc_eventfd_clear(int fd);
+
+/* grpc_call.c: the call's two holders and the owner's queue. */
 struct grpc_call *grpc_call__new(struct grpc_conn *conn, int32_t stream_id);
 void grpc_call__queue(struct grpc_call *c);
 /* The stream is gone (closed, reset, its connection closed). */
@@ -94,6 +115,10 @@ void grpc_call__stream_gone(struct grpc_call *c);
 void grpc_call__abandon(struct grpc_call *c);
 /* Calls finished by the owner, for the server's thread to answer. */
 struct grpc_call *grpc_server__finished(struct grpc_server *s);
+/* Frees every call left, the server's thread gone (stop). */
+void grpc_server__free_calls(struct grpc_server *s);
+/* Hands each call the owner finished to its connection's session. */
+void grpc_server__answer_finished(struct grpc_server *s);
 /* Lets go of the owner's side once its answer is with nghttp2. */
 void grpc_call__answered(struct grpc_call *c);
 unsigned int grpc_server__request_timeout_s(const struct grpc_server *s);

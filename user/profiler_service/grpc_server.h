@@ -76,7 +76,9 @@ int grpc_server__fd(const struct grpc_server *s);
 /* The next whole request, or NULL when none waits. */
 struct grpc_call *grpc_server__take(struct grpc_server *s);
 /* Finishes every call not yet finished with UNAVAILABLE and @why, stops
- * serving, closes every connection and the socket; accepts NULL. */
+ * serving, closes every connection and the socket; accepts NULL. From the
+ * owner's thread: calls it took and did not finish are freed too, so it
+ * forgets them (never finishes them after). */
 void grpc_server__stop(struct grpc_server *s, const char *why);
 
 /* "/tensorflow.ProfilerService/Profile": the request's :path. */
