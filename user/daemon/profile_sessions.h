@@ -6,6 +6,8 @@
  * waits for its capture (profile_sessions__captured); a Terminate ends
  * one early (ops.terminate); a Monitor waits its duration and is answered
  * from the metrics. At most PROFILE_SESSIONS_MAX_WAITING calls wait.
+ * Polled every loop turn, which the recorder's poll ends within 5 ms: the
+ * server's fd needs no place in a wait of its own.
  */
 #ifndef ACCELTRACE_PROFILE_SESSIONS_H
 #define ACCELTRACE_PROFILE_SESSIONS_H
