@@ -20,14 +20,15 @@ def free_port():
 
 
 class Daemon:
-    def __init__(self, work, *args, listen="off"):
+    def __init__(self, work, *args, listen="off", profiler_listen="off"):
         self.socket = os.path.join(work, "daemon.sock")
         self.logdir = os.path.join(work, "logs")
         self.listen = listen
         # Other tests' trainers may crash on purpose on this host: the
         # crash rule would take captures of them in the middle of ours.
         cmd = [ACCELTRACE, "daemon", "--socket", self.socket, "--logdir", self.logdir,
-               "--listen", listen, "--rule-crash", "false"] + list(args)
+               "--listen", listen, "--profiler-listen", profiler_listen,
+               "--rule-crash", "false"] + list(args)
         self.lines = []
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
@@ -50,6 +51,15 @@ class Daemon:
             time.sleep(0.1)
         check(False, "the daemon did not start: %s" % "\n".join(self.lines))
         return False
+
+    def profiler_port(self):
+        """The ProfilerService's port, as the start line says (port 0: the
+        one the kernel chose); None when off."""
+        for l in list(self.lines):
+            m = re.search(r"ProfilerService \S*:(\d+)$", l)
+            if m:
+                return int(m.group(1))
+        return None
 
     def trigger(self, *args, timeout=120):
         """acceltrace trigger -j ...: (rc, summary dict or None, stderr)."""

@@ -32,6 +32,14 @@ void usage_daemon(FILE *out)
 		"  -c, --config FILE             'key = value' lines, '#' comments\n"
 		"      --listen ADDR:PORT        metrics over HTTP, or 'off'\n"
 		"                                (default " DAEMON_DEFAULT_LISTEN ")\n"
+		"      --profiler-listen ADDR:PORT  XProf's ProfilerService (gRPC: TensorBoard's\n"
+		"                                Capture Profile, capture_tpu_profile,\n"
+		"                                jax.collect_profile), or 'off'; port 0: any\n"
+		"                                (default " DAEMON_DEFAULT_PROFILER_LISTEN "). No\n"
+		"                                authentication: whoever reaches it can make\n"
+		"                                captures (docs/profiler-service.md)\n"
+		"      --profiler-roots DIRS     repository roots a Profile may write under\n"
+		"                                besides the logdir, ':'-separated\n"
 		"      --socket PATH             control socket, root only\n"
 		"                                (default " DAEMON_DEFAULT_SOCKET ")\n"
 		"  -o, --logdir DIR              where captures go, as record's:\n"
@@ -77,7 +85,9 @@ void usage_daemon(FILE *out)
 		"  acceltrace daemon\n"
 		"  acceltrace daemon --config /etc/acceltrace/daemon.conf\n"
 		"  acceltrace daemon --flight-recorder 30s --listen 0.0.0.0:9464\n"
-		"  acceltrace daemon --cgroup kubepods.slice/kubepods-pod1234.slice\n");
+		"  acceltrace daemon --cgroup kubepods.slice/kubepods-pod1234.slice\n"
+		"  acceltrace daemon --logdir /shared/logs --profiler-listen 0.0.0.0:8466\n"
+		"      then TensorBoard --logdir /shared/logs, Capture Profile, host:8466\n");
 }
 
 static volatile sig_atomic_t stops, reloads, triggers;
@@ -120,6 +130,8 @@ int cmd_daemon(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "logdir", required_argument, NULL, 'o' },
 		{ "listen", required_argument, NULL, OPT_KEY },
+		{ "profiler-listen", required_argument, NULL, OPT_KEY },
+		{ "profiler-roots", required_argument, NULL, OPT_KEY },
 		{ "socket", required_argument, NULL, OPT_KEY },
 		{ "flight-recorder", required_argument, NULL, OPT_KEY },
 		{ "max-events", required_argument, NULL, OPT_KEY },

@@ -23,6 +23,7 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "daemon/control.h"
+#include "output/xprof_logdir.h"
 
 #define MAX_CLIENTS 64
 #define NS_PER_MS 1000000ull
@@ -31,13 +32,8 @@
 
 int control_valid_session(const char *s)
 {
-	if (!*s || !strcmp(s, ".") || !strcmp(s, "..") || strlen(s) >= CONTROL_MAX_SESSION)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
-			return 0;
-	return 1;
+	/* The same rules as a ProfilerService request's session. */
+	return xprof_valid_name(s, CONTROL_MAX_SESSION, false);
 }
 
 int control_format_request(const struct control_request *rq, char *buf, size_t len)

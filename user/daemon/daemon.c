@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "daemon"
 #include "lib/log.h"
@@ -24,6 +25,7 @@
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
 #include "daemon/privileges.h"
+#include "daemon/profile_sessions.h"
 #include "daemon/rules.h"
 #include "discover/cgroup_scope.h"
 #include "discover/procfs.h"
@@ -48,6 +50,22 @@ struct pending {
 	char why[256];
 	int waiters[MAX_WAITERS];	/* control clients to answer */
 	size_t n_waiters;
+	/* A Profile's destination: <root>/<session>/<host>.xplane.pb in
+	 * root_fd; -1: the logdir's, this host's name. */
+	int root_fd;
+	char root[PROFILER_MAX_PATH];
+	char host[PROFILER_MAX_HOST];
+};
+
+/* What a trigger asks: a control request's, or a Profile's. */
+struct ask {
+	uint64_t duration_ns;
+	uint64_t at_realtime_ns;	/* 0: now */
+	const char *session;		/* "": the default */
+	bool lookback;			/* from the flight recorder's reach */
+	bool detail;			/* full detail after the trigger */
+	int root_fd;			/* a Profile's destination; -1: none */
+	const char *root, *host;
 };
 
 struct daemon {
@@ -58,6 +76,7 @@ struct daemon {
 	struct control_server *ctl;
 	struct metrics *metrics;
 	struct metrics_http *http;
+	struct profile_sessions *psvc;		/* the ProfilerService; NULL: off */
 	struct rules *rules;
 	struct collector_observer observer;
 	struct pending pending;
@@ -123,95 +142,173 @@ static void answer_waiters(struct daemon *d, const char *line)
 }
 
 /*
- * Asks for a capture of [at - N, at + duration]. A trigger while one is
- * pending joins it when it names the same session or none (a fleet's
- * fan-out reaching a host twice, a rule during a manual capture); else it
- * is refused. @client -1: no one to answer.
+ * Asks for a capture of [at - N, at + duration] ([at, at + duration]
+ * without lookback). A trigger while one is pending joins it when it names
+ * the same session or none (a fleet's fan-out reaching a host twice, a
+ * rule during a manual capture) and, for a Profile, the same destination;
+ * else it is refused. 0 (started), 1 (joined), or -EBUSY (another is
+ * pending) or -EINVAL with @msg saying why.
  */
-static void trigger(struct daemon *d, const struct control_request *rq, int client,
-		    const char *why)
+static int trigger(struct daemon *d, const struct ask *a, const char *why, char *msg,
+		   size_t msg_len)
 {
 	struct pending *p = &d->pending;
 	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
-	uint64_t at = mono, dur = rq->duration_ns;
-	char line[300];
+	uint64_t at = mono, dur = a->duration_ns;
 
-	if (rq->at_realtime_ns) {
+	if (a->at_realtime_ns) {
 		/* The wall clock's time on the monotonic clock of the spans. */
-		int64_t off = (int64_t)rq->at_realtime_ns - (int64_t)real;
+		int64_t off = (int64_t)a->at_realtime_ns - (int64_t)real;
 
 		at = off < 0 && (uint64_t)-off > mono ? 0 : mono + off;
 	}
 	if (dur > d->cfg.max_trigger_ns) {
-		snprintf(line, sizeof(line), "error duration over max-trigger-duration (%.0f s)",
+		snprintf(msg, msg_len, "duration over max-trigger-duration (%.0f s)",
 			 d->cfg.max_trigger_ns / 1e9);
-		control_server__reply(d->ctl, client, line);
-		return;
+		return -EINVAL;
 	}
 	/* A window a day or more away would hold the one pending capture,
 	 * and every trigger that joins it, for as long. */
 	if (at > mono + MAX_TRIGGER_AHEAD_NS) {
-		control_server__reply(d->ctl, client, "error that time is more than a day ahead");
-		return;
+		snprintf(msg, msg_len, "that time is more than a day ahead");
+		return -EINVAL;
 	}
 	if (at + dur < flight_recorder__start_ns(d->fr)) {
-		control_server__reply(d->ctl, client, "error that time is older than the "
-				      "flight recorder reaches");
-		return;
+		snprintf(msg, msg_len, "that time is older than the flight recorder reaches");
+		return -EINVAL;
 	}
 	if (p->active) {
-		if (rq->session[0] && strcmp(rq->session, p->session)) {
-			snprintf(line, sizeof(line), "error busy: capture %s is pending",
-				 p->session);
-			control_server__reply(d->ctl, client, line);
-			return;
+		if (a->session[0] && strcmp(a->session, p->session)) {
+			snprintf(msg, msg_len, "busy: capture %s is pending", p->session);
+			return -EBUSY;
 		}
-		if (client >= 0 && p->n_waiters < MAX_WAITERS)
-			p->waiters[p->n_waiters++] = client;
-		else
-			control_server__reply(d->ctl, client, "error busy: too many waiting");
+		if (a->root_fd >= 0 && (p->root_fd < 0 || strcmp(a->root, p->root) ||
+					strcmp(a->host, p->host))) {
+			snprintf(msg, msg_len, "busy: capture %s is pending, written elsewhere",
+				 p->session);
+			return -EBUSY;
+		}
+		if (a->detail && p->stop_ns > p->at_ns)
+			detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
 		log_info("trigger (%s) joins the pending capture %s", why, p->session);
-		return;
+		return 1;
 	}
 	memset(p, 0, sizeof(*p));
 	p->active = true;
 	p->at_ns = at;
 	p->stop_ns = at + dur;
-	if (rq->session[0])
-		snprintf(p->session, sizeof(p->session), "%s", rq->session);
+	if (a->session[0])
+		snprintf(p->session, sizeof(p->session), "%s", a->session);
 	else
-		default_session(rq->at_realtime_ns ? rq->at_realtime_ns : real,
+		default_session(a->at_realtime_ns ? a->at_realtime_ns : real,
 				p->session, sizeof(p->session));
 	snprintf(p->why, sizeof(p->why), "%s", why);
-	p->from_ns = at > d->cfg.flight_recorder_ns ? at - d->cfg.flight_recorder_ns : 1;
+	p->root_fd = a->root_fd;
+	if (a->root_fd >= 0) {
+		snprintf(p->root, sizeof(p->root), "%s", a->root);
+		snprintf(p->host, sizeof(p->host), "%s", a->host);
+	}
+	p->from_ns = !a->lookback ? (at ? at : 1) :
+		     at > d->cfg.flight_recorder_ns ? at - d->cfg.flight_recorder_ns : 1;
 	flight_recorder__hold(d->fr, p->from_ns, p->stop_ns);
 	/* Full detail through the window after the trigger. */
-	if (p->stop_ns > p->at_ns)
+	if (a->detail && p->stop_ns > p->at_ns)
 		detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
-	if (client >= 0)
-		p->waiters[p->n_waiters++] = client;
 	log_info("trigger (%s): capture %s of %.1f s before %s and %.1f s after",
-		 why, p->session, d->cfg.flight_recorder_ns / 1e9,
+		 why, p->session, (p->at_ns - p->from_ns) / 1e9,
 		 at > mono ? "a later time" : "now", dur / 1e9);
+	return 0;
+}
+
+/* A trigger by a control client (@client; -1: no one to answer). */
+static void control_trigger(struct daemon *d, const struct control_request *rq, int client,
+			    const char *why)
+{
+	struct ask a = { .duration_ns = rq->duration_ns, .at_realtime_ns = rq->at_realtime_ns,
+			 .session = rq->session, .lookback = true, .detail = true,
+			 .root_fd = -1 };
+	struct pending *p = &d->pending;
+	char msg[256], line[300];
+	int err = trigger(d, &a, why, msg, sizeof(msg));
+
+	if (err < 0) {
+		snprintf(line, sizeof(line), "error %s", msg);
+		control_server__reply(d->ctl, client, line);
+	} else if (client >= 0 && p->n_waiters < MAX_WAITERS) {
+		p->waiters[p->n_waiters++] = client;
+	} else if (client >= 0) {
+		control_server__reply(d->ctl, client, "error busy: too many waiting");
+	}
 }
 
 static void on_request(void *ctx, int client, const struct control_request *rq)
 {
-	trigger(ctx, rq, client, "acceltrace trigger");
+	control_trigger(ctx, rq, client, "acceltrace trigger");
+}
+
+/* A ProfilerService Profile (daemon/profile_sessions.h). */
+static enum grpc_status on_profile(void *ctx, const struct profiler_profile *pr, int root_fd,
+				   char *why, size_t why_len)
+{
+	struct ask a = { .duration_ns = pr->duration_ns,
+			 .at_realtime_ns = pr->start_realtime_ns, .session = pr->session,
+			 .detail = pr->full_detail, .root_fd = root_fd, .root = pr->root,
+			 .host = pr->host };
+	struct daemon *d = ctx;
+	char msg[256];
+	int err = trigger(d, &a, "ProfilerService Profile", msg, sizeof(msg));
+
+	if (err == -EBUSY) {
+		/* Upstream's ProfilerLock's code: the clients retry on it. */
+		snprintf(why, why_len, "another profiling session is active (%s)", msg);
+		return GRPC_STATUS_ALREADY_EXISTS;
+	}
+	if (err < 0) {
+		snprintf(why, why_len, "%s", msg);
+		return GRPC_STATUS_INVALID_ARGUMENT;
+	}
+	/* Joined: the pending capture holds its own root's fd. */
+	if (err == 1)
+		close(root_fd);
+	return GRPC_STATUS_OK;
+}
+
+static void take_capture(struct daemon *d, uint64_t stop);
+static void cancel_pending(struct daemon *d, const char *line);
+
+/* A Terminate: @session's pending capture taken now (dropped when its
+ * window has not begun). */
+static bool on_terminate(void *ctx, const char *session)
+{
+	struct daemon *d = ctx;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!d->pending.active || (session[0] && strcmp(session, d->pending.session)))
+		return false;
+	log_info("Terminate: capture %s ends now", d->pending.session);
+	if (now < d->pending.at_ns)
+		cancel_pending(d, "error terminated before its window began");
+	else
+		take_capture(d, now);
+	return true;
 }
 
 /* Takes the pending capture, its window ended at @stop. */
 static void take_capture(struct daemon *d, uint64_t stop)
 {
 	struct pending *p = &d->pending;
+	struct flight_recorder_dest dest = { .logdir = d->cfg.logdir, .root_fd = p->root_fd,
+					     .root = p->root, .host = p->host };
 	uint64_t from = p->from_ns;
-	struct xspace_written wr;
+	struct xspace_written wr = {};
 	char line[4200];
 	int err;
 
 	if (from < flight_recorder__start_ns(d->fr))
 		from = flight_recorder__start_ns(d->fr);
-	err = flight_recorder__capture(d->fr, from, stop, d->cfg.logdir, p->session, &wr);
+	if (from > stop)
+		from = stop;
+	err = flight_recorder__capture(d->fr, from, stop, &dest, p->session, &wr);
 	if (err) {
 		d->captures_failed++;
 		snprintf(line, sizeof(line), "error the capture failed: %s", strerror(-err));
@@ -224,7 +321,11 @@ static void take_capture(struct daemon *d, uint64_t stop)
 	}
 	answer_waiters(d, line);
 	p->active = false;
+	if (p->root_fd >= 0)
+		close(p->root_fd);
+	p->root_fd = -1;
 	detail_sampler__release(&d->sampler);
+	profile_sessions__captured(d->psvc, p->session, err, &wr);
 }
 
 /* ---------------------------------------------------------------- detail */
@@ -366,11 +467,15 @@ static void reload(struct daemon *d)
 		return;
 	}
 	if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
-	    strcmp(c.cgroup, d->cfg.cgroup))
-		log_warn("reload: listen, socket and cgroup change only at a restart");
+	    strcmp(c.cgroup, d->cfg.cgroup) || strcmp(c.profiler_listen, d->cfg.profiler_listen) ||
+	    strcmp(c.profiler_roots, d->cfg.profiler_roots))
+		log_warn("reload: listen, socket, cgroup and the profiler's settings change "
+			 "only at a restart");
 	snprintf(c.listen, sizeof(c.listen), "%s", d->cfg.listen);
 	snprintf(c.socket, sizeof(c.socket), "%s", d->cfg.socket);
 	snprintf(c.cgroup, sizeof(c.cgroup), "%s", d->cfg.cgroup);
+	snprintf(c.profiler_listen, sizeof(c.profiler_listen), "%s", d->cfg.profiler_listen);
+	snprintf(c.profiler_roots, sizeof(c.profiler_roots), "%s", d->cfg.profiler_roots);
 	d->cfg = c;
 	flight_recorder__set_keep(d->fr, c.flight_recorder_ns);
 	rules__configure(d->rules, &c.rules);
@@ -401,6 +506,41 @@ static void log_privileges(uint64_t kept_mask)
 	}
 	log_info("privileges: kept %s; every other capability dropped, no new privileges",
 		 used ? names : "none");
+}
+
+/* The ProfilerService's socket, bound while privileged (profile_sessions.h). */
+static int bind_profiler(struct daemon *d)
+{
+	struct profile_sessions_opts po = { .sz = sizeof(po) };
+	char addr[64];
+	int err;
+
+	if (!strcmp(d->cfg.profiler_listen, "off"))
+		return 0;
+	if (daemon_config__split_addr(d->cfg.profiler_listen, addr, sizeof(addr), &po.port,
+				      true))
+		return -EINVAL;
+	po.addr = addr;
+	po.logdir = d->cfg.logdir;
+	po.roots = d->cfg.profiler_roots[0] ? d->cfg.profiler_roots : NULL;
+	po.max_duration_ns = d->cfg.max_trigger_ns;
+	po.metrics = d->metrics;
+	po.ops.profile = on_profile;
+	po.ops.terminate = on_terminate;
+	po.ops.ctx = d;
+	d->psvc = profile_sessions__bind(&po);
+	if (!d->psvc) {
+		err = -errno;
+		log_err("ProfilerService: cannot listen on %s: %s", d->cfg.profiler_listen,
+			strerror(-err));
+		return err;
+	}
+	/* The port the kernel chose, for port 0 (tests). */
+	snprintf(d->cfg.profiler_listen, sizeof(d->cfg.profiler_listen), "%s%s%s:%u",
+		 strchr(addr, ':') && addr[0] != '[' ? "[" : "", addr,
+		 strchr(addr, ':') && addr[0] != '[' ? "]" : "",
+		 profile_sessions__port(d->psvc));
+	return 0;
 }
 
 static int start(struct daemon *d)
@@ -451,6 +591,9 @@ static int start(struct daemon *d)
 			return err;
 		}
 	}
+	err = bind_profiler(d);
+	if (err)
+		return err;
 	d->observer.span = on_span;
 	d->observer.process_exit = on_exit_;
 	d->observer.ctx = d;
@@ -477,6 +620,11 @@ static int start(struct daemon *d)
 			return err;
 		}
 	}
+	if (d->psvc) {
+		err = profile_sessions__serve(d->psvc);
+		if (err)
+			return err;
+	}
 	/* The recorder starts with every probe on; the sampler decides. */
 	d->detail_on = true;
 	d->detail_since_ns = clock_ns(CLOCK_MONOTONIC);
@@ -492,11 +640,13 @@ static int start(struct daemon *d)
 	 * normal priority. */
 	cpu_priority__init(&d->cpu, d->cfg.cpu_idle, clock_ns(CLOCK_MONOTONIC));
 	log_info("watching every accelerator user %s%s; flight recorder %.0f s; "
-		 "detail %s; cpu priority %s; metrics %s%s; control socket %s",
+		 "detail %s; cpu priority %s; metrics %s%s; control socket %s; "
+		 "ProfilerService %s",
 		 d->scope ? "of cgroup " : "on this host",
 		 d->scope ? cgroup_scope__path(d->scope) : "",
 		 d->cfg.flight_recorder_ns / 1e9, detail, d->cpu.idle ? "idle" : "normal",
-		 d->http ? "http://" : "", d->http ? d->cfg.listen : "off", d->cfg.socket);
+		 d->http ? "http://" : "", d->http ? d->cfg.listen : "off", d->cfg.socket,
+		 d->cfg.profiler_listen);
 	return 0;
 }
 
@@ -515,9 +665,21 @@ static void stop_pending(struct daemon *d)
 		take_capture(d, now < d->pending.stop_ns ? now : d->pending.stop_ns);
 		return;
 	}
-	answer_waiters(d, "error the daemon stopped before the trigger's time");
+	cancel_pending(d, "error the daemon stopped before the trigger's time");
+}
+
+/* Drops the pending capture whose window has not begun; @line answers
+ * the control clients, its Profile calls are ABORTED. */
+static void cancel_pending(struct daemon *d, const char *line)
+{
+	answer_waiters(d, line);
 	d->pending.active = false;
+	if (d->pending.root_fd >= 0)
+		close(d->pending.root_fd);
+	d->pending.root_fd = -1;
 	flight_recorder__hold(d->fr, 0, 0);
+	detail_sampler__release(&d->sampler);
+	profile_sessions__captured(d->psvc, d->pending.session, -ECANCELED, NULL);
 }
 
 static int loop(struct daemon *d)
@@ -533,20 +695,22 @@ static int loop(struct daemon *d)
 		if (err)
 			return err;
 		control_server__poll(d->ctl, on_request, d);
+		if (d->psvc)
+			profile_sessions__poll(d->psvc, clock_ns(CLOCK_MONOTONIC));
 		if (d->o.reloads && *d->o.reloads != d->seen_reloads) {
 			d->seen_reloads = *d->o.reloads;
 			reload(d);
 		}
 		if (d->o.triggers && *d->o.triggers != d->seen_triggers) {
 			d->seen_triggers = *d->o.triggers;
-			trigger(d, &now_rq, -1, "SIGUSR1");
+			control_trigger(d, &now_rq, -1, "SIGUSR1");
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
 		rules__check_stalls(d->rules, d->metrics, now);
 		if (rules__take(d->rules, why, sizeof(why))) {
 			struct control_request rq = { .duration_ns = d->cfg.rule_duration_ns };
 
-			trigger(d, &rq, -1, why);
+			control_trigger(d, &rq, -1, why);
 		}
 		if (d->pending.active && now >= d->pending.stop_ns)
 			take_capture(d, d->pending.stop_ns);
@@ -583,6 +747,7 @@ int daemon_run(const struct daemon_opts *opts)
 	if (!err)
 		err = loop(d);
 	control_server__free(d->ctl, "error the daemon stopped");
+	profile_sessions__free(d->psvc, "the daemon stopped");
 	/* Probes first: nothing of acceltrace stays in the kernel. */
 	flight_recorder__free(d->fr);
 	cgroup_scope__free(d->scope);

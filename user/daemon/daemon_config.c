@@ -11,7 +11,7 @@
 
 #define NS_PER_SEC 1000000000ull
 
-enum key_type { K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL, K_PRIORITY };
+enum key_type { K_PROFILER_LISTEN, K_PATHS, K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL, K_PRIORITY };
 
 struct key {
 	const char *name;
@@ -28,6 +28,10 @@ struct key {
 static const struct key keys[] = {
 	{ "listen", K_LISTEN, offsetof(struct daemon_config, listen),
 	  sizeof(((struct daemon_config *)0)->listen), 0 },
+	{ "profiler-listen", K_PROFILER_LISTEN, offsetof(struct daemon_config, profiler_listen),
+	  sizeof(((struct daemon_config *)0)->profiler_listen), 0 },
+	{ "profiler-roots", K_PATHS, offsetof(struct daemon_config, profiler_roots),
+	  sizeof(((struct daemon_config *)0)->profiler_roots), 0 },
 	STR("socket", socket),
 	STR("logdir", logdir),
 	STR("textfile", textfile),
@@ -55,6 +59,8 @@ void daemon_config__defaults(struct daemon_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->listen, sizeof(c->listen), "%s", DAEMON_DEFAULT_LISTEN);
+	snprintf(c->profiler_listen, sizeof(c->profiler_listen), "%s",
+		 DAEMON_DEFAULT_PROFILER_LISTEN);
 	snprintf(c->socket, sizeof(c->socket), "%s", DAEMON_DEFAULT_SOCKET);
 	snprintf(c->logdir, sizeof(c->logdir), "%s", DAEMON_DEFAULT_LOGDIR);
 	c->textfile_interval_ns = 15 * NS_PER_SEC;
@@ -78,11 +84,17 @@ void daemon_config__defaults(struct daemon_config *c)
 int daemon_config__split_listen(const char *listen, char *addr, size_t addr_len,
 				uint16_t *port)
 {
+	return daemon_config__split_addr(listen, addr, addr_len, port, false);
+}
+
+int daemon_config__split_addr(const char *listen, char *addr, size_t addr_len,
+			      uint16_t *port, bool any_port)
+{
 	const char *colon = strrchr(listen, ':');
 	uint64_t p;
 
 	if (!colon || colon == listen || (size_t)(colon - listen) >= addr_len ||
-	    parse_uint(colon + 1, &p) || !p || p > 65535)
+	    parse_uint(colon + 1, &p) || (!p && !any_port) || p > 65535)
 		return -EINVAL;
 	memcpy(addr, listen, colon - listen);
 	addr[colon - listen] = '\0';
@@ -99,6 +111,36 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 	double d;
 
 	switch (k->type) {
+	case K_PROFILER_LISTEN:
+		if (strcmp(v, "off") &&
+		    daemon_config__split_addr(v, addr, sizeof(addr), &port, true)) {
+			snprintf(err, err_len, "%s: expected ADDR:PORT or off, got '%s'",
+				 k->name, v);
+			return -EINVAL;
+		}
+		if (strlen(v) >= k->size) {
+			snprintf(err, err_len, "%s: too long", k->name);
+			return -EINVAL;
+		}
+		snprintf(at, k->size, "%s", v);
+		return 0;
+	case K_PATHS:
+		/* Absolute paths, ':'-separated; "" for none. */
+		for (const char *q = v; *v; q++) {
+			if ((q == v || q[-1] == ':') && *q != '/') {
+				snprintf(err, err_len, "%s: expected absolute paths separated "
+					 "by ':', got '%s'", k->name, v);
+				return -EINVAL;
+			}
+			if (!*q)
+				break;
+		}
+		if (strlen(v) >= k->size) {
+			snprintf(err, err_len, "%s: too long", k->name);
+			return -EINVAL;
+		}
+		snprintf(at, k->size, "%s", v);
+		return 0;
 	case K_LISTEN:
 		if (strcmp(v, "off") &&
 		    daemon_config__split_listen(v, addr, sizeof(addr), &port)) {

@@ -15,6 +15,8 @@
 #include "daemon/rules.h"
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:9464"
+/* The ProfilerService (XProf's "Capture Profile"): docs/profiler-service.md. */
+#define DAEMON_DEFAULT_PROFILER_LISTEN "127.0.0.1:8466"
 #define DAEMON_DEFAULT_SOCKET "/run/acceltrace/daemon.sock"
 #define DAEMON_DEFAULT_LOGDIR "/var/lib/acceltrace/logs"
 #define DAEMON_DEFAULT_FLIGHT_NS (60 * 1000000000ull)
@@ -22,6 +24,8 @@
 
 struct daemon_config {
 	char listen[128];		/* ADDR:PORT, or "off" */
+	char profiler_listen[128];	/* ADDR:PORT (port 0: any), or "off" */
+	char profiler_roots[DAEMON_PATH_MAX];	/* more repository roots, ':'-separated */
 	char socket[DAEMON_PATH_MAX];
 	char logdir[DAEMON_PATH_MAX];
 	char textfile[DAEMON_PATH_MAX];	/* node_exporter textfile; "": none */
@@ -63,6 +67,9 @@ int daemon_config__set(struct daemon_config *c, const char *key, const char *val
 int daemon_config__load(const char *path, const struct daemon_config *flags,
 			struct daemon_config *out, char *err, size_t err_len);
 /* "ADDR:PORT" -> its parts; -EINVAL when malformed. */
+/* The same, port 0 allowed when @any_port. */
+int daemon_config__split_addr(const char *listen, char *addr, size_t addr_len,
+			      uint16_t *port, bool any_port);
 int daemon_config__split_listen(const char *listen, char *addr, size_t addr_len,
 				uint16_t *port);
 /* Every key, for --help and the docs' test. */

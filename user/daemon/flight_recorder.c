@@ -126,7 +126,7 @@ static int reopen(struct flight_recorder *fr, uint64_t start_ns)
 }
 
 int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
-			     const char *logdir, const char *session,
+			     const struct flight_recorder_dest *dest, const char *session,
 			     struct xspace_written *out)
 {
 	struct capture *cap;
@@ -140,10 +140,13 @@ int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint6
 	if (!err) {
 		cap = recorder__capture(fr->rec);
 		err = capture__set_session(cap, session);
-		if (!err)
-			err = xspace_write_capture(cap, logdir, out);
-		else
+		if (err)
 			log_err("naming the capture failed: %s", strerror(-err));
+		else if (dest->root_fd >= 0)
+			err = xspace_write_capture_at(cap, dest->root_fd, dest->root, dest->host,
+						      out);
+		else
+			err = xspace_write_capture(cap, dest->logdir, out);
 	}
 	/* Whatever became of this one, the recorder goes on. */
 	fr->hold_ns = 0;

@@ -46,14 +46,27 @@ void flight_recorder__set_keep(struct flight_recorder *fr, uint64_t keep_ns);
  * @from_ns, and what is read past @stop_ns is kept for the next window,
  * which opens there (0, 0: none pending any more); capture ends the hold. */
 void flight_recorder__hold(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns);
+/* Where a capture goes. */
+struct flight_recorder_dest {
+	/* <logdir>/plugins/profile/<session>/<host>.xplane.pb, host the
+	 * machine's: when root_fd is -1 */
+	const char *logdir;
+	/* else <root>/<session>/<host>.xplane.pb in the directory root_fd,
+	 * opened by the caller (a ProfilerService repository_root); host
+	 * NULL: the machine's */
+	int root_fd;
+	const char *root;
+	const char *host;
+};
+
 /*
  * Writes [from_ns, stop_ns] (CLOCK_MONOTONIC; from_ns no earlier than the
- * recorder reaches) to <logdir>/plugins/profile/<session>/<host>.xplane.pb,
- * the path into @path. Waits up to the grace for spans open at stop.
+ * recorder reaches) where @dest says, never over another capture, the path
+ * and span count into @out. Waits up to the grace for spans open at stop.
  * Then a new window opens. 0 or -errno (the reason logged).
  */
 int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint64_t stop_ns,
-			     const char *logdir, const char *session,
+			     const struct flight_recorder_dest *dest, const char *session,
 			     struct xspace_written *out);
 /* Detail on or off (recorder__set_detail): probes changed, or -errno. */
 int flight_recorder__set_detail(struct flight_recorder *fr, bool on);

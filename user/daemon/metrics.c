@@ -5,6 +5,7 @@
  * remove the process. Rendering is metrics_render.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -374,4 +375,29 @@ double metrics__input_wait_ratio(const struct metrics *m, uint32_t pid, uint64_t
 		}
 	}
 	return all_busy + all_idle ? (double)all_idle / (all_busy + all_idle) : -1;
+}
+
+bool metrics__monitor(const struct metrics *m, size_t i, struct metrics_monitor *out)
+{
+	const struct proc_metrics *p;
+
+	if (i >= m->n)
+		return false;
+	p = m->procs[i];
+	memset(out, 0, sizeof(*out));
+	out->pid = p->pid;
+	snprintf(out->command, sizeof(out->command), "%s", p->command);
+	out->steps = p->step_count;
+	out->step_sum_ns = p->step_sum_ns;
+	for (unsigned int c = 0; c < METRICS_MAX_CORES && out->n_cores < METRICS_MONITOR_CORES;
+	     c++) {
+		if (!p->cores[c].used)
+			continue;
+		out->core[out->n_cores].core = c;
+		out->core[out->n_cores].busy_ns = p->cores[c].busy_ns;
+		out->core[out->n_cores].idle_ns = p->cores[c].idle_ns;
+		out->core[out->n_cores].executions = p->cores[c].executions;
+		out->n_cores++;
+	}
+	return true;
 }

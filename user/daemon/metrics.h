@@ -106,6 +106,21 @@ int metrics__render(const struct metrics *m, const struct metrics_globals *g,
 /* Tests: step count, step time sum, and ratios of one process. */
 bool metrics__process_steps(const struct metrics *m, uint32_t pid, uint64_t *count,
 			    uint64_t *sum_ns);
+/* A process's totals since first seen, for a summary over an interval
+ * (the ProfilerService's Monitor: two of these, subtracted). */
+#define METRICS_MONITOR_CORES 16
+struct metrics_monitor {
+	uint32_t pid;
+	char command[64];
+	uint64_t steps, step_sum_ns;
+	size_t n_cores;
+	struct {
+		unsigned int core;
+		uint64_t busy_ns, idle_ns, executions;
+	} core[METRICS_MONITOR_CORES];	/* the first used ones */
+};
+/* The i-th process's totals; false past the last. */
+bool metrics__monitor(const struct metrics *m, size_t i, struct metrics_monitor *out);
 double metrics__input_wait_ratio(const struct metrics *m, uint32_t pid, uint64_t now_ns);
 
 #endif /* ACCELTRACE_METRICS_H */

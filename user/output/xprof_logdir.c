@@ -18,6 +18,25 @@
 #define LOG_CONTEXT "output"
 #include "lib/log.h"
 
+bool xprof_valid_name(const char *s, size_t max, bool host)
+{
+	size_t n;
+
+	if (!s || !*s || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (n = 0; s[n]; n++) {
+		char c = s[n];
+
+		if (n + 1 >= max)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
+		      (host && c == ':')))
+			return false;
+	}
+	return true;
+}
+
 static bool session_ok(const char *session)
 {
 	return session && session[0] && !strchr(session, '/') &&
@@ -232,16 +251,32 @@ static int free_session(struct xprof_profile *p, unsigned int from)
 	return -EEXIST;
 }
 
-struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
-					  const char *host)
+/* The rest of an open, once p->pfd and p->profile are set. */
+static int open_in_profile_dir(struct xprof_profile *p)
 {
-	struct xprof_profile *p;
 	char sdir[4096];
 	int err, dirfd;
 
-	if (!logdir || !logdir[0] || !session_ok(session)) {
-		log_err("invalid profile directory: logdir \"%s\", session \"%s\"",
-			logdir ? logdir : "", session ? session : "");
+	dirfd = free_session(p, 1);
+	if (dirfd < 0)
+		return dirfd;
+	snprintf(sdir, sizeof(sdir), "%s/%s", p->profile, p->session);
+	p->af = atomic_file__openat(dirfd, sdir, p->file);
+	err = p->af ? 0 : -errno;
+	close(dirfd);
+	return err;
+}
+
+/* A profile with its names checked and set; NULL and errno, logged. */
+static struct xprof_profile *profile_new(const char *what, const char *session,
+					 const char *host)
+{
+	struct xprof_profile *p;
+	int err;
+
+	if (!what || !what[0] || !session_ok(session)) {
+		log_err("invalid profile directory: \"%s\", session \"%s\"",
+			what ? what : "", session ? session : "");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -260,27 +295,53 @@ struct xprof_profile *xprof_profile__open(const char *logdir, const char *sessio
 		err = -ENOMEM;
 		goto fail;
 	}
-	p->pfd = profile_dir_open(logdir, &p->profile);
-	if (p->pfd < 0) {
-		err = p->pfd;
-		goto fail;
-	}
-	dirfd = free_session(p, 1);
-	if (dirfd < 0) {
-		err = dirfd;
-		goto fail;
-	}
-	snprintf(sdir, sizeof(sdir), "%s/%s", p->profile, p->session);
-	p->af = atomic_file__openat(dirfd, sdir, p->file);
-	err = p->af ? 0 : -errno;
-	close(dirfd);
-	if (err)
-		goto fail;
 	return p;
 fail:
 	xprof_profile__free(p);
 	errno = -err;
 	return NULL;
+}
+
+struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
+					  const char *host)
+{
+	struct xprof_profile *p = profile_new(logdir, session, host);
+	int err;
+
+	if (!p)
+		return NULL;
+	p->pfd = profile_dir_open(logdir, &p->profile);
+	err = p->pfd < 0 ? p->pfd : open_in_profile_dir(p);
+	if (err) {
+		xprof_profile__free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
+struct xprof_profile *xprof_profile__openat(int root_fd, const char *root,
+					    const char *session, const char *host)
+{
+	struct xprof_profile *p = profile_new(root, session, host);
+	int err = 0;
+
+	if (!p)
+		return NULL;
+	p->profile = strdup(root);
+	p->pfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	if (!p->profile)
+		err = -ENOMEM;
+	else if (p->pfd < 0)
+		err = -errno;
+	if (!err)
+		err = open_in_profile_dir(p);
+	if (err) {
+		xprof_profile__free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
 }
 
 FILE *xprof_profile__stream(struct xprof_profile *p)

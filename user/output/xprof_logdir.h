@@ -7,9 +7,18 @@
 #ifndef ACCELTRACE_XPROF_LOGDIR_H
 #define ACCELTRACE_XPROF_LOGDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/*
+ * A name that comes from outside (a trigger's session, a ProfilerService
+ * request's session or host) and becomes one path component: 1..@max-1
+ * bytes of letters, digits, '.', '_', '-' (and ':' when @host, which the
+ * file name turns into '_'), not "." or "..". True when it is one.
+ */
+bool xprof_valid_name(const char *s, size_t max, bool host);
 
 /*
  * <logdir>/plugins/profile/<session>/<host>.xplane.pb into buf, with ':'
@@ -53,6 +62,13 @@ struct xprof_profile;
  * file, lib/atomic_file.h). NULL and errno, the reason logged. */
 struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
 					  const char *host);
+/*
+ * The same in a profile directory opened by the caller (@root_fd, kept
+ * open by the caller; @root names it in messages and paths): a
+ * ProfilerService request's repository_root, opened confined.
+ */
+struct xprof_profile *xprof_profile__openat(int root_fd, const char *root,
+					    const char *session, const char *host);
 FILE *xprof_profile__stream(struct xprof_profile *p);
 /* Finished and renamed into place, never over another file; 0, or -errno
  * with the reason logged (the temporary removed). */

@@ -67,14 +67,13 @@ int xspace_write_file(const struct capture *c, const char *path,
 	return err;
 }
 
-int xspace_write_capture(const struct capture *c, const char *logdir,
+/* Writes into @p, a profile opened for @c; frees it. */
+static int write_profile(const struct capture *c, struct xprof_profile *p,
 			 struct xspace_written *out)
 {
-	struct xprof_profile *p;
 	uint64_t bytes;
 	int err;
 
-	p = xprof_profile__open(logdir, capture__session(c), capture__hostname(c));
 	if (!p)
 		return -errno;
 	err = write_to(c, xprof_profile__stream(p), xprof_profile__path(p), NULL, &bytes);
@@ -83,6 +82,7 @@ int xspace_write_capture(const struct capture *c, const char *logdir,
 	if (!err && out) {
 		snprintf(out->path, sizeof(out->path), "%s", xprof_profile__path(p));
 		snprintf(out->session, sizeof(out->session), "%s", xprof_profile__session(p));
+		out->spans = capture__spans_kept(c);
 	}
 	if (!err && strcmp(xprof_profile__session(p), capture__session(c)))
 		log_warn("session %s holds a capture of this host already: this one is "
@@ -90,4 +90,19 @@ int xspace_write_capture(const struct capture *c, const char *logdir,
 			 xprof_profile__path(p));
 	xprof_profile__free(p);
 	return err;
+}
+
+int xspace_write_capture(const struct capture *c, const char *logdir,
+			 struct xspace_written *out)
+{
+	return write_profile(c, xprof_profile__open(logdir, capture__session(c),
+						    capture__hostname(c)), out);
+}
+
+int xspace_write_capture_at(const struct capture *c, int root_fd, const char *root,
+			    const char *host, struct xspace_written *out)
+{
+	return write_profile(c, xprof_profile__openat(root_fd, root, capture__session(c),
+						      host ? host : capture__hostname(c)),
+			     out);
 }

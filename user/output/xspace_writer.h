@@ -48,6 +48,7 @@ struct xspace_written {
 	/* The session directory it went to: the capture's own, or that with
 	 * a suffix ("-2") when that one held this host's capture already. */
 	char session[256];
+	uint64_t spans;		/* the spans it holds: 0, an empty trace */
 };
 
 /*
@@ -59,6 +60,14 @@ struct xspace_written {
  */
 int xspace_write_capture(const struct capture *c, const char *logdir,
 			 struct xspace_written *out);
+
+/*
+ * The same under a profile directory the caller opened (@root_fd; @root
+ * its path, for messages): <root>/<session>/<host>.xplane.pb, @host
+ * instead of the capture's own (NULL: the capture's).
+ */
+int xspace_write_capture_at(const struct capture *c, int root_fd, const char *root,
+			    const char *host, struct xspace_written *out);
 
 /* XProf's line name for a device track kind ("Steps", "XLA Modules",
  * "XLA Ops"); NULL for host threads and for streams, whose lines are named
