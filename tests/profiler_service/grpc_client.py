@@ -71,6 +71,11 @@ def main():
         code, details = code_of(lambda: call(ch, "Fail", f"{code_num}:{msg}".encode()))
         check(code == getattr(grpc.StatusCode, name), f"status {name}", str(code))
         check(details == msg, f"status {name}'s message round trip", repr(details))
+    note = "not honoured: tools ü 100% \t"
+    resp, c = ch.unary_unary("/test.Echo/Note").with_call(note.encode(), timeout=10)
+    check(resp == note.encode(), "OK with a status message: the response", repr(resp))
+    check(c.details() == note, "OK with a status message: its grpc-message",
+          repr(c.details()))
     code, details = code_of(lambda: call(ch, "NoSuchMethod", b""))
     check(code == grpc.StatusCode.UNIMPLEMENTED and details == "/test.Echo/NoSuchMethod",
           "an unknown method: the owner's UNIMPLEMENTED", f"{code} {details}")

@@ -313,6 +313,12 @@ static void serve_one(struct owner *w, struct grpc_call *c)
 
 	if (!strcmp(method, "/test.Echo/Echo")) {
 		grpc_call__finish(c, GRPC_STATUS_OK, NULL, m, len);
+	} else if (!strcmp(method, "/test.Echo/Note")) {
+		/* OK, the message echoed, and the request's text as the status's. */
+		char note[256];
+
+		snprintf(note, sizeof(note), "%.*s", (int)len, (const char *)m);
+		grpc_call__finish(c, GRPC_STATUS_OK, note, m, len);
 	} else if (!strcmp(method, "/test.Echo/Fail")) {
 		answer_fail(c, m, len);
 	} else if (!strcmp(method, "/test.Echo/Never") && w->nheld < HELD_MAX) {

@@ -137,7 +137,8 @@ static void answer_http(struct grpc_call *c, const char *http_status)
 	nghttp2_submit_response(c->conn->ng, c->stream_id, nva, 1, NULL);
 }
 
-/* The response message's bytes, then the trailers (grpc-status 0). */
+/* The response message's bytes, then the trailers (grpc-status 0, and
+ * grpc-message when the owner gave one). */
 static ssize_t read_response(nghttp2_session *ng, int32_t stream_id, uint8_t *buf,
 			     size_t length, uint32_t *flags, nghttp2_data_source *source,
 			     void *user_data)
@@ -151,11 +152,21 @@ static ssize_t read_response(nghttp2_session *ng, int32_t stream_id, uint8_t *bu
 	memcpy(buf, c->resp + c->resp_off, n);
 	c->resp_off += n;
 	if (c->resp_off == c->resp_len) {
-		nghttp2_nv trailers[] = { NV("grpc-status", "0") };
+		/* An OK answer may say something too (what was not honoured). */
+		char msg[3 * STATUS_MESSAGE_MAX + 1];
 
+		status_message(c->status_msg ? c->status_msg : "", msg, sizeof(msg));
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
-		if (!nghttp2_submit_trailer(ng, stream_id, trailers, 1))
-			*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		{
+			/* Made after msg: NV takes its length now. */
+			nghttp2_nv trailers[] = {
+				NV("grpc-status", "0"),
+				NV("grpc-message", msg),
+			};
+
+			if (!nghttp2_submit_trailer(ng, stream_id, trailers, msg[0] ? 2 : 1))
+				*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		}
 	}
 	return n;
 }
