@@ -29,7 +29,12 @@ struct track_store {
 	struct capture_span *spans;
 	size_t n;
 	size_t cap;
+	/* A bit per span kind the track may hold (set as spans come, exact
+	 * after a prune): the budget's passes skip tracks it need not read. */
+	uint32_t kinds;
 };
+
+_Static_assert(SPAN_KIND__COUNT <= 32, "track_store.kinds: a bit per span kind");
 
 /* A thread's name history, beside c->threads (same index). */
 struct thread_names {

@@ -38,6 +38,7 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 	if (ARRAY_GROW(t->spans, t->cap, t->n + 1))
 		return -ENOMEM;
 	t->spans[t->n++] = *s;
+	t->kinds |= 1u << s->kind;
 	c->kept[s->kind]++;
 	c->total_kept++;
 	/* Memory stays bounded during long windows: past one and a half times
