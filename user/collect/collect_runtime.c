@@ -108,15 +108,14 @@ static void device_execution(struct collector *c, struct owner *o,
  * (pointers are reused: a newer owner may have taken the key). */
 static void owner_unlink_user_arg(struct collector *c, struct owner *o)
 {
-	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
-		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	if (o->user_arg)
+		hashmap__remove_if(c->user_args, o->pid, o->user_arg, o);
 }
 
 /* Removes @o from the maps, where they still point at it. */
 static void owner_unlink(struct collector *c, struct owner *o)
 {
-	if (hashmap__get(c->owners, o->pid, o->event) == o)
-		hashmap__remove(c->owners, o->pid, o->event);
+	hashmap__remove_if(c->owners, o->pid, o->event, o);
 	owner_unlink_user_arg(c, o);
 }
 
