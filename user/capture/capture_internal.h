@@ -103,6 +103,10 @@ struct capture {
 	 */
 	bool refuse_kind[SPAN_KIND__COUNT];
 	uint64_t refuse_shorter[SPAN_KIND__COUNT];
+	/* Kept spans whose duration is refuse_shorter[kind] exactly, the
+	 * shortest the kind keeps: when a prune cuts no more of the kind than
+	 * these, its cut is known without reading the spans. */
+	uint64_t at_bar[SPAN_KIND__COUNT];
 };
 
 static inline uint64_t span_dur(const struct capture_span *s)
