@@ -821,6 +821,71 @@ static void test_budget_refusal(void)
 }
 
 /*
+ * Prunes among ties (a device's executions of one program last the same):
+ * a prune that cuts only spans at the bar its kind keeps (the shortest it
+ * keeps) knows its cut without reading them; what is kept is still every
+ * longer span, the ties thinned evenly at each prune, and spans a moved
+ * start removed meanwhile are not counted at the bar. (The kept spans
+ * were checked identical to those of the prune that reads them all.)
+ */
+static void test_budget_ties_online(void)
+{
+	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s",
+				  .max_spans = 100 };
+	struct capture *c = capture__new(&o);
+	const struct capture_span *sp;
+	size_t n, long_kept = 0, ties_early = 0, ties_late = 0, per_track[2] = {};
+	uint64_t most = 0, held;
+	int t[2];
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	t[0] = capture__host_track(c, 1, 1);
+	t[1] = capture__host_track(c, 1, 2);
+	for (int i = 0; i < 2000; i++) {
+		/* Every 40th lasts 50 ns (50 of them), the rest 10 ns. */
+		uint64_t d = i % 40 == 39 ? 50 : 10;
+		struct capture_span s = {
+			.start_ns = 10000 + i * 100, .end_ns = 10000 + i * 100 + d,
+			.track = t[i % 2], .name = capture__intern(c, "x"),
+			.kind = SPAN_DEVICE_MODULE,
+		};
+
+		ASSERT_OK(capture__add_span(c, &s), "add");
+		held = capture__span_count(c, SPAN_DEVICE_MODULE);
+		if (held > most)
+			most = held;
+		/* A start moved forward once, mid-way: the spans before go
+		 * (ties among them), and the cut after must not count them. */
+		if (i == 1000)
+			capture__drop_before(c, 10000 + 900 * 100);
+	}
+	ASSERT_LE(most, 150, "never more than 1.5x the budget held");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	ASSERT_EQ(capture__span_count(c, SPAN_DEVICE_MODULE), 100, "the budget kept");
+	for (int k = 0; k < 2; k++) {
+		sp = capture__track_spans(c, t[k], &n);
+		per_track[k] = n;
+		for (size_t i = 0; i < n; i++) {
+			if (sp[i].end_ns - sp[i].start_ns == 50)
+				long_kept++;
+			else if (sp[i].start_ns < 10000 + 1500 * 100)
+				ties_early++;
+			else
+				ties_late++;
+		}
+	}
+	/* Spans from 900 on: 1100, 28 of them long (919, 959, ... 1999). */
+	ASSERT_EQ(long_kept, 28, "every long span since the start kept");
+	ASSERT_EQ(ties_early + ties_late, 72, "the rest of the budget: ties");
+	/* Each prune thins the ties held evenly, so older ones, held
+	 * through more prunes, are fewer. */
+	ASSERT_TRUE(ties_early > 0 && ties_late > ties_early, "the ties kept spread over the window");
+	ASSERT_TRUE(per_track[0] > 14 && per_track[1] > 14, "and over both tracks");
+	capture__free(c);
+}
+
+/*
  * A thread's name history: its first name (with its start, when known),
  * each new name with its time, nothing for the same name again; the first
  * CAPTURE_MAX_THREAD_NAMES kept and the rest counted; renaming makes no
@@ -922,6 +987,7 @@ int main(void)
 	test_budget();
 	test_budget_ties();
 	test_budget_online();
+	test_budget_ties_online();
 	test_budget_refusal();
 	test_warnings_losses();
 	test_window_default();

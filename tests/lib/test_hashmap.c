@@ -49,6 +49,17 @@ int main(void)
 			if ((old != NULL) != present[i])
 				bad++;
 			present[i] = true;
+		} else if (next() % 2) {
+			/* Removed only where it holds this value: a wrong
+			 * one (every other time) leaves the entry. */
+			bool match = next() % 2;
+
+			hashmap__remove_if(h, ka[i], kb[i], match ? (void *)&present[i] : (void *)&bad);
+			if (!match)
+				continue;
+			if (present[i])
+				live--;
+			present[i] = false;
 		} else {
 			void *v = hashmap__remove(h, ka[i], kb[i]);
 

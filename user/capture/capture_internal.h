@@ -29,7 +29,12 @@ struct track_store {
 	struct capture_span *spans;
 	size_t n;
 	size_t cap;
+	/* A bit per span kind the track may hold (set as spans come, exact
+	 * after a prune): the budget's passes skip tracks it need not read. */
+	uint32_t kinds;
 };
+
+_Static_assert(SPAN_KIND__COUNT <= 32, "track_store.kinds: a bit per span kind");
 
 /* A thread's name history, beside c->threads (same index). */
 struct thread_names {
@@ -98,6 +103,10 @@ struct capture {
 	 */
 	bool refuse_kind[SPAN_KIND__COUNT];
 	uint64_t refuse_shorter[SPAN_KIND__COUNT];
+	/* Kept spans whose duration is refuse_shorter[kind] exactly, the
+	 * shortest the kind keeps: when a prune cuts no more of the kind than
+	 * these, its cut is known without reading the spans. */
+	uint64_t at_bar[SPAN_KIND__COUNT];
 };
 
 static inline uint64_t span_dur(const struct capture_span *s)

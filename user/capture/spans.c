@@ -38,6 +38,9 @@ int capture__add_span(struct capture *c, const struct capture_span *s)
 	if (ARRAY_GROW(t->spans, t->cap, t->n + 1))
 		return -ENOMEM;
 	t->spans[t->n++] = *s;
+	t->kinds |= 1u << s->kind;
+	if (span_dur(s) == c->refuse_shorter[s->kind])
+		c->at_bar[s->kind]++;
 	c->kept[s->kind]++;
 	c->total_kept++;
 	/* Memory stays bounded during long windows: past one and a half times
@@ -112,6 +115,8 @@ static uint64_t drop_where(struct capture *c, bool (*drop)(const struct capture_
 			const struct capture_span *s = &ts->spans[j];
 
 			if (drop(s, t)) {
+				if (span_dur(s) == c->refuse_shorter[s->kind])
+					c->at_bar[s->kind]--;
 				c->kept[s->kind]--;
 				c->total_kept--;
 				gone++;

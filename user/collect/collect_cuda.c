@@ -18,7 +18,7 @@
 void collect_span_stat(struct collector *c, struct capture_span *s, const char *key,
 		       uint64_t v)
 {
-	capture_span__add_u64(s, capture__intern_static(c->cap, key), v);
+	capture_span__add_u64(s, collect_intern_static(c, key), v);
 }
 
 /* A launch's stats: the grid, the threads of a block, and the stream. */
@@ -64,8 +64,8 @@ void collect_cudart_memcpy(struct collector *c, const struct ev_rt_call *r,
 	s->kind = kind == CUDART_MEMCPY_H2D ? SPAN_H2D :
 		  kind == CUDART_MEMCPY_D2H ? SPAN_D2H : SPAN_HOST_OTHER;
 	capture_span__add_u64(s, c->k_bytes, r->vals[V_CUDART_MEM_BYTES]);
-	capture_span__add_str(s, capture__intern_static(c->cap, "direction"),
-			      capture__intern_static(c->cap, kind < sizeof(dirs) / sizeof(dirs[0]) ?
+	capture_span__add_str(s, collect_intern_static(c, "direction"),
+			      collect_intern_static(c, kind < sizeof(dirs) / sizeof(dirs[0]) ?
 						     dirs[kind] : "unknown"));
 	if (entry->n_ops > V_CUDART_MEM_STREAM)
 		collect_span_stat(c, s, "stream", r->vals[V_CUDART_MEM_STREAM]);

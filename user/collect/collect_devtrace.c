@@ -323,8 +323,8 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 		const char *cat = infeed_wait ? "infeed" : devtrace_category_name(o->category);
 
 		if (cat)
-			capture_span__add_str(&s, capture__intern_static(c->cap, "hlo_category"),
-					      capture__intern_static(c->cap, cat));
+			capture_span__add_str(&s, collect_intern_static(c, "hlo_category"),
+					      collect_intern_static(c, cat));
 		collect_span_stat(c, &s, "program_id", k->module_open.name_id);
 		if (end_rec && !infeed_wait) {
 			collect_span_stat(c, &s, "flops", end_rec->flops);
@@ -340,8 +340,7 @@ static void emit(struct collect_devtrace *d, int buf, struct dt_core *k, struct 
 	if (sk == SPAN_DEVICE_OP)
 		collect_span_stat(c, &s, "launch_id", o->corr);
 	else
-		capture_span__add_double(&s, capture__intern_static(c->cap,
-								    "acceltrace.clock_bound_ns"),
+		capture_span__add_double(&s, collect_intern_static(c, "acceltrace.clock_bound_ns"),
 					 bound);
 	d->spans++;
 	collect_keep_span(c, &s);

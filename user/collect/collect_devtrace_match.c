@@ -33,6 +33,11 @@ struct match_ctx {
 	struct hashmap *dev, *host;
 	uint64_t unmatched_device, unmatched_host, matched;
 	bool out_of_memory;
+	/* covered_cores() of the pid asked last: a capture's Executes are
+	 * mostly one process's, and the cores' scan was one per Execute. */
+	bool covered_known;
+	uint32_t covered_pid;
+	uintptr_t covered;
 };
 
 static int note_launch(const struct capture_span *s, void *ctx)
@@ -80,10 +85,15 @@ static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *c
 static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
 {
 	struct match_ctx *m = ctx;
-	uintptr_t want = covered_cores(m->d, (uint32_t)pid);
-	uintptr_t have = (uintptr_t)hashmap__get(m->dev, pid, launch);
+	uintptr_t want, have = (uintptr_t)hashmap__get(m->dev, pid, launch);
 
 	(void)value;
+	if (!m->covered_known || m->covered_pid != (uint32_t)pid) {
+		m->covered = covered_cores(m->d, (uint32_t)pid);
+		m->covered_pid = (uint32_t)pid;
+		m->covered_known = true;
+	}
+	want = m->covered;
 	m->unmatched_host += __builtin_popcountll(want & ~have);
 	return 0;
 }

@@ -94,7 +94,7 @@ static void stream_span(struct collect_devtrace *d, int buf, struct dt_core *k,
 		collect_span_stat(c, &s, "bytes", r->bytes);
 		/* What XProf's GPU tools read a copy's size from. */
 		snprintf(details, sizeof(details), "num_bytes:%" PRIu64, (uint64_t)r->bytes);
-		capture_span__add_str(&s, capture__intern_static(c->cap, "memcpy_details"),
+		capture_span__add_str(&s, collect_intern_static(c, "memcpy_details"),
 				      capture__intern(c->cap, details));
 	}
 	d->spans++;
@@ -460,7 +460,7 @@ void collect_gpu_join_launches(struct collect_devtrace *d)
 			l->end = l->start;
 	}
 	qsort(d->gpu.v, d->gpu.n, sizeof(*d->gpu.v), cmp_launch);
-	j.nested_key = capture__intern_static(c->cap, "nested_in_runtime_call");
+	j.nested_key = collect_intern_static(c, "nested_in_runtime_call");
 	capture__join_host_spans(c->cap, join_span, &j);
 	j.assign = true;
 	given = capture__join_host_spans(c->cap, join_span, &j);

@@ -157,7 +157,9 @@ bool collect_programs_hold(struct collector *c, const void *data, size_t size)
 	struct held_records *h;
 	struct raw_record *rec;
 
-	if (r->h.type != EV_RT_CALL || !(h = hashmap__get(c->held, r->h.pid, 0)))
+	/* The common case, nothing held, costs no lookup. */
+	if (r->h.type != EV_RT_CALL || !hashmap__count(c->held) ||
+	    !(h = hashmap__get(c->held, r->h.pid, 0)))
 		return false;
 	/* GetPjrtApi's return is wanted at once (its table is probed before
 	 * the runtime uses it) and needs no name. */

@@ -58,6 +58,16 @@ static struct device_state *device_of(struct collector *c, uint32_t pid,
 	return d;
 }
 
+/* The launch's module name in this capture, interned once per launch. */
+static uint32_t launch_module(struct collector *c, struct launch *l)
+{
+	if (!l->module_id || l->module_gen != c->cap_gen) {
+		l->module_id = capture__intern(c->cap, l->module);
+		l->module_gen = c->cap_gen;
+	}
+	return l->module_id;
+}
+
 /* Device work seen from the runtime: it ran between the later of its
  * enqueue and the device's previous completion, and @end. */
 static void device_execution(struct collector *c, struct owner *o,
@@ -85,8 +95,7 @@ static void device_execution(struct collector *c, struct owner *o,
 		collect_out_of_memory(c);
 		return;
 	}
-	collect_init_span(&s, track, SPAN_DEVICE_MODULE,
-			  capture__intern(c->cap, l->module), start, end);
+	collect_init_span(&s, track, SPAN_DEVICE_MODULE, launch_module(c, l), start, end);
 	s.flags = SPAN_F_ESTIMATED | flags;
 	s.correlation_id = l->launch_id;
 	capture_span__add_u64(&s, c->k_launch_id, l->launch_id);
@@ -99,15 +108,14 @@ static void device_execution(struct collector *c, struct owner *o,
  * (pointers are reused: a newer owner may have taken the key). */
 static void owner_unlink_user_arg(struct collector *c, struct owner *o)
 {
-	if (o->user_arg && hashmap__get(c->user_args, o->pid, o->user_arg) == o)
-		hashmap__remove(c->user_args, o->pid, o->user_arg);
+	if (o->user_arg)
+		hashmap__remove_if(c->user_args, o->pid, o->user_arg, o);
 }
 
 /* Removes @o from the maps, where they still point at it. */
 static void owner_unlink(struct collector *c, struct owner *o)
 {
-	if (hashmap__get(c->owners, o->pid, o->event) == o)
-		hashmap__remove(c->owners, o->pid, o->event);
+	hashmap__remove_if(c->owners, o->pid, o->event, o);
 	owner_unlink_user_arg(c, o);
 }
 
@@ -249,6 +257,7 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	uint64_t ndev = r->vals[V_EXEC_NUM_DEVICES];
 	struct launch *l;
 	char module[64];
+	uint32_t module_id;
 
 	c->st.executions++;
 	note_program_execution(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], r->h.start_ns);
@@ -260,7 +269,8 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	capture_span__add_u64(s, c->k_launch_id, r->vals[V_EXEC_LAUNCH_ID]);
 	capture_span__add_u64(s, c->k_num_devices, ndev);
 	module_of(c, r->h.pid, r->vals[V_EXEC_EXECUTABLE], module, sizeof(module));
-	capture_span__add_str(s, c->k_module, capture__intern(c->cap, module));
+	module_id = capture__intern(c->cap, module);
+	capture_span__add_str(s, c->k_module, module_id);
 	if (!r->vals[V_EXEC_EVENTS] || !ndev)
 		return;		/* no completion events asked for */
 	/* Returned while detail was off: its completions are not recorded
@@ -277,6 +287,8 @@ static void on_execute(struct collector *c, const struct ev_rt_call *r,
 	l->launch_id = r->vals[V_EXEC_LAUNCH_ID];
 	l->enqueue_end = r->h.end_ns;
 	memcpy(l->module, module, sizeof(l->module));
+	l->module_id = module_id;
+	l->module_gen = c->cap_gen;
 	for (uint32_t i = 0; i < ndev && i < EXEC_MAX_EVENTS; i++) {
 		uint64_t ev = r->vals[V_EXEC_EVENT0 + i];
 		struct owner *o, *old = NULL;
@@ -382,7 +394,7 @@ void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 	if (track < 0)
 		return;
 	collect_init_span(&s, track, SPAN_HOST_OTHER,
-			  capture__intern_static(c->cap, entry->name),
+			  collect_intern_static(c, entry->name),
 			  r->h.start_ns, r->h.end_ns);
 	if (r->flags & RT_F_OPEN)
 		s.flags |= SPAN_F_OPEN_AT_STOP;
@@ -538,7 +550,7 @@ feed:
 		collect_span_stat(c, &s, "stream", r->vals[V_CUDART_HANDLE_STREAM]);
 		break;
 	case RT_EV_DATASET_GET_NEXT:
-		s.name = capture__intern_static(c->cap, "Iterator::GetNext");
+		s.name = collect_intern_static(c, "Iterator::GetNext");
 		break;
 	default:
 		break;
@@ -586,8 +598,8 @@ static int close_open_owner(uint64_t pid, uint64_t ev, void *value, void *ctx)
 		collect_out_of_memory(c);
 		return 0;
 	}
-	collect_init_span(&s, track, SPAN_DEVICE_MODULE,
-			  capture__intern(c->cap, o->launch->module), start, c->stop_ns);
+	collect_init_span(&s, track, SPAN_DEVICE_MODULE, launch_module(c, o->launch),
+			  start, c->stop_ns);
 	s.flags = SPAN_F_ESTIMATED | SPAN_F_OPEN_AT_STOP;
 	s.correlation_id = o->launch->launch_id;
 	capture_span__add_u64(&s, c->k_launch_id, o->launch->launch_id);

@@ -114,7 +114,7 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 	if (r->ret < 0)
 		s->flags |= SPAN_F_ERROR;
 	if (d) {
-		s->name = capture__intern_static(c->cap, d->name);
+		s->name = collect_intern_static(c, d->name);
 		if (d->kind == IOCTL_SUBMIT)
 			collect_note_activity(c, r->h.start_ns, ACT_EXECUTION);
 		for (int i = 0; i < IOCTL_MAX_FIELDS && d->fields[i].name; i++) {
@@ -123,7 +123,7 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 
 			if (!ioctl_field_value(f, r->argbuf, r->argbuf_len, &v))
 				continue;
-			capture_span__add_u64(s, capture__intern_static(c->cap, f->name), v);
+			capture_span__add_u64(s, collect_intern_static(c, f->name), v);
 			if (f->role == ROLE_EVENTFD && (int64_t)v >= 0)
 				eventfd_registered(c, r, pat, d, v);
 		}
@@ -136,10 +136,10 @@ static void on_ioctl(struct collector *c, const struct ev_syscall *r,
 	capture_span__add_i64(s, c->k_ret, r->ret);
 	if (pat)
 		capture_span__add_str(s, c->k_device,
-				      capture__intern_static(c->cap, pat->family->name));
+				      collect_intern_static(c, pat->family->name));
 	if (d)
 		capture_span__add_str(s, c->k_kind,
-				      capture__intern_static(c->cap, ioctl_kind_name(d->kind)));
+				      collect_intern_static(c, ioctl_kind_name(d->kind)));
 	capture_span__add_u64(s, c->k_cmd, r->args[0]);
 }
 
@@ -150,14 +150,14 @@ static void on_eventfd_read(struct collector *c, const struct ev_syscall *r,
 	struct eventfd_info *e = hashmap__get(c->eventfds, r->h.pid, r->fd);
 
 	s->kind = SPAN_DEVICE_WAIT;
-	s->name = capture__intern_static(c->cap, "eventfd read (device completion)");
+	s->name = collect_intern_static(c, "eventfd read (device completion)");
 	if (r->argbuf_len == 8)
 		capture_span__add_u64(s, c->k_value, *(uint64_t *)r->argbuf);
 	if (e && e->interrupt >= 0)
 		capture_span__add_i64(s, c->k_interrupt, e->interrupt);
 	if (e)
 		capture_span__add_str(s, c->k_device,
-				      capture__intern_static(c->cap, e->device));
+				      collect_intern_static(c, e->device));
 	capture_span__add_u64(s, c->k_fd, r->fd);
 }
 
@@ -190,7 +190,7 @@ void collect_syscall(struct collector *c, const struct ev_syscall *r)
 	if (track < 0)
 		return;
 	collect_init_span(&s, track, SPAN_FILE_READ,
-			  capture__intern_static(c->cap, sc_name(r->sc)),
+			  collect_intern_static(c, sc_name(r->sc)),
 			  r->h.start_ns, r->h.end_ns ? r->h.end_ns : r->h.start_ns);
 	if (!r->h.end_ns)
 		s.flags |= SPAN_F_OPEN_AT_STOP;
@@ -240,7 +240,7 @@ void collect_dev_open(struct collector *c, const struct ev_dev_open *r)
 	collect_init_span(&s, track, SPAN_HOST_OTHER, capture__intern(c->cap, name),
 			  r->h.start_ns, r->h.end_ns);
 	capture_span__add_u64(&s, c->k_fd, r->fd);
-	capture_span__add_str(&s, c->k_device, capture__intern_static(c->cap, pat->what));
+	capture_span__add_str(&s, c->k_device, collect_intern_static(c, pat->what));
 	collect_keep_span(c, &s);
 }
 

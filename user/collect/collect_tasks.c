@@ -132,7 +132,7 @@ void collect_switch(struct collector *c, const struct ev_sched_switch *r)
 		track = collect_host_track(c, r->next_pid, r->next_tid);
 		if (track >= 0) {
 			collect_init_span(&s, track, SPAN_HOST_OTHER,
-					  capture__intern_static(c->cap, o->state ?
+					  collect_intern_static(c, o->state ?
 								 "off CPU (blocked)" :
 								 "off CPU (preempted)"),
 					  o->since, r->h.start_ns);

@@ -77,13 +77,36 @@ static void ensure_thread(struct collector *c, uint32_t pid, uint32_t tid)
 
 int collect_host_track(struct collector *c, uint32_t pid, uint32_t tid)
 {
+	struct host_track_slot *e = &c->host_tracks[(tid ^ pid * 31) % HOST_TRACK_SLOTS];
 	int track;
 
+	/* Tracks are never removed from a capture: a hit is still its own. */
+	if (e->gen == c->cap_gen && e->tid == tid && e->pid == pid)
+		return e->track;
 	ensure_thread(c, pid, tid);
 	track = capture__host_track(c->cap, pid, tid);
-	if (track < 0)
+	if (track < 0) {
 		collect_out_of_memory(c);
+		return track;
+	}
+	*e = (struct host_track_slot){ .pid = pid, .tid = tid, .gen = c->cap_gen,
+				       .track = track };
 	return track;
+}
+
+uint32_t collect_intern_static(struct collector *c, const char *s)
+{
+	struct static_name_slot *e =
+		&c->static_names[((uintptr_t)s >> 3) % STATIC_NAME_SLOTS];
+	uint32_t id;
+
+	if (e->s == s && e->gen == c->cap_gen)
+		return e->id;
+	id = capture__intern_static(c->cap, s);
+	/* A failed interning (id 0) is tried again next time. */
+	if (id || !s || !*s)
+		*e = (struct static_name_slot){ .s = s, .id = id, .gen = c->cap_gen };
+	return id;
 }
 
 /* ---------------------------------------------------------------- spans */

@@ -44,6 +44,9 @@ struct launch {
 	uint64_t enqueue_end;
 	char module[64];	/* a string: captures (windows) come and go */
 	uint32_t pending;	/* devices not complete yet */
+	/* @module interned in the capture of generation @module_gen (0: not
+	 * yet), so that each device's completion does not hash it again. */
+	uint32_t module_id, module_gen;
 };
 
 /*
@@ -139,6 +142,25 @@ struct held_records {
 	size_t n, cap;
 };
 
+/*
+ * Per-record lookups answered from small direct-mapped caches, valid for
+ * one capture (gen): a runtime record's probe name and stat keys (static
+ * strings, by address) and its thread's track. A miss takes the full
+ * path, which interns, names the thread and creates the track.
+ */
+#define STATIC_NAME_SLOTS 64
+#define HOST_TRACK_SLOTS 64
+
+struct static_name_slot {
+	const char *s;
+	uint32_t id, gen;
+};
+
+struct host_track_slot {
+	uint32_t pid, tid, gen;
+	int track;
+};
+
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
@@ -214,6 +236,9 @@ struct collector {
 	/* device trace buffers (collect_devtrace.c); NULL until one is added */
 	struct collect_devtrace *devtrace;
 
+	struct static_name_slot static_names[STATIC_NAME_SLOTS];
+	struct host_track_slot host_tracks[HOST_TRACK_SLOTS];
+
 	/* interned names */
 	uint32_t k_launch_id, k_num_devices, k_module, k_bytes, k_requested,
 		 k_offset, k_file, k_fd, k_ret, k_value, k_interrupt, k_cmd,
@@ -229,6 +254,8 @@ void collect_init_span(struct capture_span *s, int track, enum span_kind kind,
 void collect_keep_span(struct collector *c, struct capture_span *s);
 /* The track of a traced thread, naming it (and its process) on first use. */
 int collect_host_track(struct collector *c, uint32_t pid, uint32_t tid);
+/* capture__intern_static(), cached per capture: @s must be static. */
+uint32_t collect_intern_static(struct collector *c, const char *s);
 void collect_ensure_process(struct collector *c, uint32_t pid);
 /* What device activity at @t is, for arming: an execution of a program
  * (Execute, a kernel or graph launch, a submit ioctl) or anything else

@@ -34,6 +34,11 @@ struct metrics *metrics__new(const struct metrics_opts *opts)
 	if (opts)
 		memcpy(&m->o, opts, opts->sz < sizeof(m->o) ? opts->sz : sizeof(m->o));
 	m->o.sz = sizeof(m->o);
+	m->by_pid = hashmap__new();
+	if (!m->by_pid) {
+		free(m);
+		return NULL;
+	}
 	/* Completions are watched until the daemon says otherwise. */
 	m->detail_since_ns = 1;
 	return m;
@@ -46,6 +51,7 @@ void metrics__free(struct metrics *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->procs[i]);
 	free(m->procs);
+	hashmap__free(m->by_pid, NULL);
 	free(m);
 }
 
@@ -64,35 +70,35 @@ static void read_labels(struct proc_metrics *p)
 	}
 }
 
-static int find(const struct metrics *m, uint32_t pid)
+static struct proc_metrics *find(const struct metrics *m, uint32_t pid)
 {
-	if (m->last_hit < m->n && m->procs[m->last_hit]->pid == pid)
+	if (m->last_hit && m->last_hit->pid == pid)
 		return m->last_hit;
-	for (size_t i = 0; i < m->n; i++)
-		if (m->procs[i]->pid == pid)
-			return i;
-	return -ENOENT;
+	return hashmap__get(m->by_pid, pid, 0);
 }
 
 static struct proc_metrics *process(struct metrics *m, uint32_t pid, uint64_t ts)
 {
-	struct proc_metrics *p;
-	int i = find(m, pid);
+	struct proc_metrics *p = find(m, pid);
 
-	if (i >= 0) {
-		m->last_hit = i;
-		return m->procs[i];
+	if (p) {
+		m->last_hit = p;
+		return p;
 	}
 	if (ARRAY_GROW(m->procs, m->cap, m->n + 1))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	if (hashmap__put(m->by_pid, pid, 0, p, NULL)) {
+		free(p);
+		return NULL;
+	}
 	p->pid = pid;
 	p->first_seen_ns = ts;
 	if (!m->o.no_proc_labels)
 		read_labels(p);
-	m->last_hit = m->n;
+	m->last_hit = p;
 	m->procs[m->n++] = p;
 	return p;
 }
@@ -246,14 +252,20 @@ void metrics__span(void *ctx, const struct capture *cap, const struct capture_sp
 
 void metrics__process_exit(struct metrics *m, uint32_t pid)
 {
-	int i = find(m, pid);
+	struct proc_metrics *p = hashmap__remove(m->by_pid, pid, 0);
+	size_t i = 0;
 
-	if (i < 0)
+	if (!p)
 		return;
-	free(m->procs[i]);
-	memmove(&m->procs[i], &m->procs[i + 1], (m->n - i - 1) * sizeof(m->procs[0]));
-	m->n--;
-	m->last_hit = 0;
+	/* Exits are rare: the array keeps its order, for the rendering. */
+	while (i < m->n && m->procs[i] != p)
+		i++;
+	if (i < m->n) {
+		memmove(&m->procs[i], &m->procs[i + 1], (m->n - i - 1) * sizeof(m->procs[0]));
+		m->n--;
+	}
+	free(p);
+	m->last_hit = NULL;
 	m->processes_exited++;
 }
 
@@ -291,23 +303,23 @@ void metrics__detail(struct metrics *m, bool on, uint64_t now_ns)
 
 void metrics__set_aggregates(struct metrics *m, uint32_t pid, const uint64_t v[AGG_MAX])
 {
-	int i = find(m, pid);
+	struct proc_metrics *p = find(m, pid);
 
-	if (i < 0)
+	if (!p)
 		return;
-	memcpy(m->procs[i]->aggregates, v, sizeof(m->procs[i]->aggregates));
-	m->procs[i]->has_aggregates = true;
+	memcpy(p->aggregates, v, sizeof(p->aggregates));
+	p->has_aggregates = true;
 }
 
 void metrics__set_reads(struct metrics *m, uint32_t pid, uint64_t calls, uint64_t bytes)
 {
-	int i = find(m, pid);
+	struct proc_metrics *p = find(m, pid);
 
-	if (i < 0)
+	if (!p)
 		return;
-	m->procs[i]->read_calls = calls;
-	m->procs[i]->read_bytes = bytes;
-	m->procs[i]->has_reads = true;
+	p->read_calls = calls;
+	p->read_bytes = bytes;
+	p->has_reads = true;
 }
 
 size_t metrics__num_processes(const struct metrics *m)
@@ -351,25 +363,25 @@ bool metrics_core_ratio(const struct core_metrics *cm, uint64_t now_ns,
 bool metrics__process_steps(const struct metrics *m, uint32_t pid, uint64_t *count,
 			    uint64_t *sum_ns)
 {
-	int i = find(m, pid);
+	const struct proc_metrics *p = find(m, pid);
 
-	if (i < 0)
+	if (!p)
 		return false;
-	*count = m->procs[i]->step_count;
-	*sum_ns = m->procs[i]->step_sum_ns;
+	*count = p->step_count;
+	*sum_ns = p->step_sum_ns;
 	return true;
 }
 
 double metrics__input_wait_ratio(const struct metrics *m, uint32_t pid, uint64_t now_ns)
 {
 	uint64_t busy, idle, all_busy = 0, all_idle = 0;
-	int i = find(m, pid);
+	const struct proc_metrics *p = find(m, pid);
 
-	if (i < 0)
+	if (!p)
 		return -1;
 	for (int c = 0; c < METRICS_MAX_CORES; c++) {
-		if (m->procs[i]->cores[c].used &&
-		    metrics_core_ratio(&m->procs[i]->cores[c], now_ns, &busy, &idle)) {
+		if (p->cores[c].used &&
+		    metrics_core_ratio(&p->cores[c], now_ns, &busy, &idle)) {
 			all_busy += busy;
 			all_idle += idle;
 		}

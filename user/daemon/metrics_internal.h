@@ -8,6 +8,7 @@
 
 #include "capture/capture.h"
 #include "daemon/metrics.h"
+#include "lib/hashmap.h"
 
 #define METRICS_MAX_CORES 64
 #define METRICS_MAX_PROGRAMS 8
@@ -71,9 +72,12 @@ struct proc_metrics {
 
 struct metrics {
 	struct metrics_opts o;
-	struct proc_metrics **procs;
+	struct proc_metrics **procs;	/* in order of first activity */
 	size_t n, cap;
-	size_t last_hit;		/* the process found last: spans come in runs */
+	/* Each span finds its process: by pid in a hash map, the one found
+	 * last first (spans come in runs). */
+	struct hashmap *by_pid;		/* (pid, 0) -> proc_metrics */
+	struct proc_metrics *last_hit;
 	uint64_t events[SPAN_KIND__COUNT];	/* spans seen, by kind */
 	uint64_t processes_exited;
 	uint64_t last_prune_ns;

@@ -155,6 +155,14 @@ void *hashmap__remove(struct hashmap *h, uint64_t a, uint64_t b)
 	return v;
 }
 
+void hashmap__remove_if(struct hashmap *h, uint64_t a, uint64_t b, const void *value)
+{
+	struct slot *s = find(h, a, b);
+
+	if (s && s->value == value)
+		remove_slot(h, s - h->slots);
+}
+
 size_t hashmap__count(const struct hashmap *h)
 {
 	return h->count;

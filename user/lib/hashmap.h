@@ -23,6 +23,9 @@ int hashmap__put(struct hashmap *h, uint64_t a, uint64_t b, void *value,
 void *hashmap__get(const struct hashmap *h, uint64_t a, uint64_t b);
 /* Removes and returns the value, or NULL. */
 void *hashmap__remove(struct hashmap *h, uint64_t a, uint64_t b);
+/* Removes the entry only where it holds @value (a key since reused by a
+ * newer value stays): one probe instead of a get and a remove. */
+void hashmap__remove_if(struct hashmap *h, uint64_t a, uint64_t b, const void *value);
 size_t hashmap__count(const struct hashmap *h);
 
 /*
