@@ -498,6 +498,7 @@ static void probe_uprobe_multi(struct features *f)
 	int err = uprobe_multi__try(detail, sizeof(detail));
 
 	set_result(f, FEAT_UPROBE_MULTI, !err, "%s", detail);
+	log_debug("uprobe_multi links: %s", detail);
 	/* Turned off on purpose is not a refusal to explain. */
 	if (err && err != -EPERM)
 		f->r[FEAT_UPROBE_MULTI].err = -err;
