@@ -194,8 +194,8 @@ static void print_plain(const struct features *f, const struct utsname *u,
 		enum runtime_attach_mode m = features__runtime_attach(f, why, sizeof(why));
 
 		printf("\nRuntime probes are attached as\n");
-		printf("  %-24s ", runtime_attach_mode_name(m));
-		print_wrapped(0, why);
+		printf("  %s\n", runtime_attach_mode_name(m));
+		print_wrapped(4, why);
 	}
 	print_refusals(f);
 	if (can_run)
