@@ -123,6 +123,14 @@ def run(mode, env):
     cap = capture_of(s)
     ex = cap.named("PJRT_LoadedExecutable_Execute", "/host:CPU")
     check(len(ex) > 1000, "%s: executes at 1 kHz for 4 s (%d)" % (mode, len(ex)))
+    # Completion callbacks run on the simulator's device threads: a probe
+    # for a process fires in all its threads, not only the one named.
+    cb = cap.named("PJRT_Event_OnReady callback")
+    ex_lines = {e.line.id for e in ex}
+    check(len(cb) > 1000 and {e.line.id for e in cb} - ex_lines,
+          "%s: completion callbacks recorded on other threads than Execute's (%d on lines %s; "
+          "executes on %s)" % (mode, len(cb), sorted({e.line.id for e in cb})[:8],
+                               sorted(ex_lines)[:8]))
     pids = [p.get("pid") for p in s.get("processes", [])]
     check(a.pid in pids and b.pid not in pids,
           "%s: the capture's processes are the traced trainer's (%d), not the other's (%d): %s"
