@@ -424,16 +424,13 @@ struct kind_state {
 	struct bench_metric m[C__COUNT];
 };
 
-static void run_slices(struct rt_ctx *rc, const struct features *f, const char *path,
-		       const uint64_t *offs, size_t n_offs, int reps);
-
 static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 		       long calls)
 {
 	struct probe_session_opts opts = { .sz = sizeof(opts) };
 	static struct kind_state ks[K__COUNT];
 	/* Per-probe perf uprobes, as the bare floors are: each row compares
-	 * one dispatch path (run_slices() times uprobe_multi's links). */
+	 * one dispatch path (bench_attach.c times uprobe_multi's links). */
 	static struct features g;
 	char path[PATH_MAX];
 	char name[96];
@@ -508,13 +505,6 @@ static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 		for (int c = 0; c < C__COUNT; c++)
 			if (ks[k].m[c].n)
 				bench_print(&ks[k].m[c]);
-	{
-		uint64_t offs[K__COUNT];
-
-		for (int k = 0; k < K__COUNT; k++)
-			offs[k] = ks[k].off;
-		run_slices(rc, f, path, offs, K__COUNT, reps);
-	}
 
 	/* The cross-check, with run-time statistics on (they cost a clock
 	 * read per run, so never during the timed repetitions above). */
@@ -535,69 +525,6 @@ static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 		close(stats_fd);
 	}
 	return 0;
-}
-
-/*
- * A sampled slice's attach and detach: SLICE_PROBES probes in one file at
- * once (the daemon's detail probes of a library), through uprobe_multi
- * links and through per-probe perf uprobes, each in a session of its own.
- */
-#define SLICE_PROBES 12
-
-static void run_slices(struct rt_ctx *rc, const struct features *f, const char *path,
-		       const uint64_t *offs, size_t n_offs, int reps)
-{
-	static const char *const modes[] = { "multi", "perf" };
-
-	for (int m = 0; m < 2; m++) {
-		struct probe_session_opts opts = { .sz = sizeof(opts) };
-		struct bench_metric ma = { .unit = "us/slice" }, md = { .unit = "us/slice" };
-		const struct rt_probe_spec *specs[SLICE_PROBES];
-		uint64_t offsets[SLICE_PROBES];
-		int ids[SLICE_PROBES];
-		struct probe_session *ps;
-		struct features g = *f;
-		char na[64], nd[64];
-
-		if (m == 0 && !f->r[FEAT_UPROBE_MULTI].available) {
-			fprintf(stderr, "bench_probe: no uprobe_multi here: slices not compared\n");
-			continue;
-		}
-		g.r[FEAT_UPROBE_MULTI].available = m == 0;
-		opts.features = &g;
-		ps = probe_session__open(&opts, count_record, NULL);
-		if (!ps)
-			continue;
-		for (int i = 0; i < SLICE_PROBES; i++) {
-			specs[i] = &rc->specs[C_CALLBACK];
-			offsets[i] = offs[i % n_offs];
-		}
-		for (int r = 0; r < reps; r++) {
-			uint64_t t0 = bench_now_ns(), t1, t2;
-			size_t ok = probe_session__attach_runtime_many(ps, specs, path, offsets,
-								       SLICE_PROBES, ids);
-
-			t1 = bench_now_ns();
-			probe_session__detach_runtime_many(ps, ids, SLICE_PROBES);
-			t2 = bench_now_ns();
-			if (ok != SLICE_PROBES) {
-				fprintf(stderr, "bench_probe: slice (%s): %zu of %d attached\n",
-					modes[m], ok, SLICE_PROBES);
-				break;
-			}
-			bench_add(&ma, (t1 - t0) / 1e3);
-			bench_add(&md, (t2 - t1) / 1e3);
-		}
-		snprintf(na, sizeof(na), "slice.attach.%s", modes[m]);
-		snprintf(nd, sizeof(nd), "slice.detach.%s", modes[m]);
-		ma.name = na;
-		md.name = nd;
-		if (ma.n) {
-			bench_print(&ma);
-			bench_print(&md);
-		}
-		probe_session__free(ps);
-	}
 }
 
 /* Run time per run of the syscall programs (the cross-check). */
