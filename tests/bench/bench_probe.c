@@ -106,6 +106,8 @@ enum config {
 	C_DEREF8,		/* 8 reads, entry only */
 	C_UNTRACED,		/* callback entry, this process not traced */
 	C_UNTRACED_RET,		/* Execute (paired), this process not traced */
+	C_OTHER_PID,		/* callback entry, attached for another process
+				 * (record --pid of another): no trap here */
 	C_PIECE_RING,		/* ring-buffer write alone */
 	C_PIECE_READ0,		/* the read piece with 0 reads */
 	C_PIECE_READ8,		/* 8 bpf_probe_read_user */
@@ -117,6 +119,7 @@ static const char *const config_names[C__COUNT] = {
 	[C_CALLBACK] = "callback", [C_ONREADY] = "onready",
 	[C_EXECUTE] = "execute", [C_OPS0] = "ops0", [C_OPS0_RET] = "ops0_ret",
 	[C_DEREF8] = "deref8", [C_UNTRACED] = "untraced", [C_UNTRACED_RET] = "untraced_ret",
+	[C_OTHER_PID] = "other_pid",
 	[C_PIECE_RING] = "piece_ring", [C_PIECE_READ0] = "piece_read0",
 	[C_PIECE_READ8] = "piece_read8",
 };
@@ -124,7 +127,7 @@ static const char *const config_names[C__COUNT] = {
 /* Configurations per function kind: the full split on push only. */
 static const enum config push_configs[] = {
 	C_NONE, C_FLOOR, C_FLOOR_RET, C_CALLBACK, C_ONREADY, C_EXECUTE, C_OPS0,
-	C_OPS0_RET, C_DEREF8, C_UNTRACED, C_UNTRACED_RET, C_PIECE_RING,
+	C_OPS0_RET, C_DEREF8, C_UNTRACED, C_UNTRACED_RET, C_OTHER_PID, C_PIECE_RING,
 	C_PIECE_READ0, C_PIECE_READ8,
 };
 static const enum config other_configs[] = { C_NONE, C_FLOOR, C_CALLBACK };
@@ -282,6 +285,16 @@ static int attach(struct rt_ctx *rc, enum config cfg, const char *path,
 		rc->skel->bss->piece_reads = cfg == C_PIECE_READ8 ? 8 : 0;
 		entry = rc->skel->progs.piece_read;
 		break;
+	case C_OTHER_PID:
+		/* Traced, so that a trap would be counted and recorded; the
+		 * parent (alive, never calling it) is the process asked for. */
+		probe_session__trace_pid(rc->ps, getpid(), TRACED_TARGET);
+		id = probe_session__attach_runtime(rc->ps, &rc->specs[C_CALLBACK], path, off,
+						   getppid());
+		if (id < 0)
+			return id;
+		*probe_id = id;
+		return 0;
 	default:
 		if (!rc->have_spec[cfg])
 			return -ENOENT;
@@ -414,12 +427,18 @@ struct kind_state {
 static int run_uprobes(struct rt_ctx *rc, const struct features *f, int reps,
 		       long calls)
 {
-	struct probe_session_opts opts = { .sz = sizeof(opts), .features = f };
+	struct probe_session_opts opts = { .sz = sizeof(opts) };
 	static struct kind_state ks[K__COUNT];
+	/* Per-probe perf uprobes, as the bare floors are: each row compares
+	 * one dispatch path (bench_attach.c times uprobe_multi's links). */
+	static struct features g;
 	char path[PATH_MAX];
 	char name[96];
 	int err;
 
+	g = *f;
+	g.r[FEAT_UPROBE_MULTI].available = false;
+	opts.features = &g;
 	rc->ps = probe_session__open(&opts, count_record, NULL);
 	if (!rc->ps) {
 		fprintf(stderr, "bench_probe: opening acceltrace's BPF object failed: %s\n",

@@ -157,12 +157,22 @@ def build(t):
     t.row("uprobe on `push`, untraced process (filtered out) − bare uprobe",
           diff(up % ("push", "untraced"), up % ("push", "floor")), "ns", 0,
           15, "<=", "≤ 15 ns")
+    # record --pid of another process: the kernel writes no breakpoint here.
+    t.row("uprobe on push, untraced process, probes attached for another pid − nothing",
+          diff(up % ("push", "other_pid"), up % ("push", "none")), "ns", 0,
+          15, "<=", "≤ 15 ns")
     t.row("pread64 syscall tracepoints, traced (one record per call) − bare tracepoints",
           diff("tp.pread64.traced", "tp.pread64.floor"), "ns", 0,
           60, "<=", "≤ 60 ns")
     t.row("pread64 syscall tracepoints, untraced process − bare tracepoints",
           diff("tp.pread64.untraced", "tp.pread64.floor"), "ns", 0,
           15, "<=", "≤ 15 ns")
+    # A sampled slice's attach and detach of 12 probes in one file.
+    for mode, label in (("multi", "uprobe_multi links"), ("perf", "perf uprobes, one each")):
+        t.row("detail slice, 12 probes attached at once: %s" % label,
+              get("slice.attach.%s" % mode), "us", 0)
+        t.row("detail slice, 12 probes detached at once: %s" % label,
+              get("slice.detach.%s" % mode), "us", 0)
     t.section("1b. The floors themselves (ns per call over nothing attached)")
     t.row("bare uprobe on `push` (emulated)", diff(up % ("push", "floor"), up % ("push", "none")), "ns")
     t.row("bare uprobe on `endbr64` at +0 (single-stepped)",

@@ -66,7 +66,8 @@ step() {
 
 for b in $only; do
 	case $b in
-	probe) step probe "$out/bench/bench_probe" ;;
+	probe) step probe "$out/bench/bench_probe"
+		step attach "$out/bench/bench_attach" ;;
 	collector) step collector env BENCH_COLLECTOR_REPS="${BENCH_COLLECTOR_REPS:-3}" \
 		"$out/bench/bench_collector" ;;
 	writer) step writer "$out/bench/bench_writer" ;;

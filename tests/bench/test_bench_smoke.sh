@@ -10,7 +10,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "SKIP: needs root (the benchmarks load BPF programs)"
 	exit 77
 fi
-for b in bench_probe bench_collector bench_writer bench_devtrace; do
+for b in bench_probe bench_attach bench_collector bench_writer bench_devtrace; do
 	if [[ ! -x $out/bench/$b ]]; then
 		echo "FAIL: $out/bench/$b is not built"
 		exit 1
@@ -39,6 +39,7 @@ run() {
 
 SECONDS=0
 run probe env BENCH_REPS=1 BENCH_CALLS=5000 "$out/bench/bench_probe"
+run attach env BENCH_REPS=1 "$out/bench/bench_attach"
 run collector env BENCH_COLLECTOR_REPS=1 BENCH_TRIAL_MS=100 BENCH_HOLD_S=1 \
 	"$out/bench/bench_collector"
 run writer env BENCH_REPS=1 BENCH_WRITER_SIZES=100000,400000 BENCH_LINE_SPANS=50000 \
@@ -59,7 +60,8 @@ echo "benchmarks ran in ${SECONDS} s"
 # Every metric present, every sample a finite number; costs and rates > 0.
 # stats.*: the kernel's run time of the program each probe really runs
 # (a detail probe runs rt_entry_detail, not rt_entry).
-for m in up.push.none up.push.floor up.push.callback up.push.execute \
+for m in up.push.none up.push.floor up.push.callback up.push.execute up.push.other_pid \
+	slice.attach.perf slice.detach.perf \
 	up.endbr64.floor up.cet.callback tp.pread64.none tp.pread64.traced \
 	tp.pread64.untraced col.collector.max_rate col.collector.hold_rate \
 	wr.xspace.100000.rate wr.xspace.400000.writer_peak dt.read.uring dt.read.pread \

@@ -107,9 +107,12 @@ def sleep_until_mono_ns(t_ns):
 
 
 def uprobes_of(pid, needle):
-    """The uprobes process @pid holds (its perf links, listed by bpftool)
-    on files whose path contains @needle: (kind, path, offset) tuples,
-    one per link; kind is uprobe or uretprobe."""
+    """The uprobes process @pid holds on files whose path contains
+    @needle: (kind, path, offset) tuples, one per probed offset; kind is
+    uprobe or uretprobe. Perf links are listed by bpftool; uprobe_multi
+    links (one for many offsets, Linux 6.6+: bpftool 7.1 does not show
+    them) by the kernel's fdinfo of each link, which lists its path and
+    offsets."""
     out = subprocess.run(["bpftool", "perf", "show"], capture_output=True, text=True).stdout
     found = []
     for line in out.splitlines():
@@ -129,7 +132,54 @@ def uprobes_of(pid, needle):
                 continue
         if needle in path:
             found.append((f[6], path, int(f[10], 0)))
+    for kind, path, offsets, _ in uprobe_multi_links(pid):
+        if needle in path:
+            found.extend((kind, path, off) for off in offsets)
     return found
+
+
+def uprobe_holders(needle):
+    """Every process holding uprobes (perf or uprobe_multi links) on a
+    file whose path contains @needle: another tracer on this host (a
+    whole-host daemon adopts any process that maps a runtime) installs
+    breakpoints a test of its own must tell from theirs."""
+    pids = set()
+    out = subprocess.run(["bpftool", "perf", "show"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 11 and f[0] == "pid" and f[6] in ("uprobe", "uretprobe"):
+            pids.add(int(f[1]))
+    for d in os.listdir("/proc"):
+        if d.isdigit() and uprobe_multi_links(int(d)):
+            pids.add(int(d))
+    return sorted(p for p in pids if uprobes_of(p, needle))
+
+
+def uprobe_multi_links(pid):
+    """Process @pid's uprobe_multi links, from the kernel's fdinfo:
+    (uprobe or uretprobe, path, [offsets], filter pid or 0) each."""
+    links = []
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return links
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        kind = re.search(r"^link_type:\s*(uprobe_multi|uretprobe_multi)$", text, re.M)
+        path = re.search(r"^path:\s*(.*)$", text, re.M)
+        if not kind or not path:
+            continue
+        fpid = re.search(r"^pid:\s*(\d+)$", text, re.M)
+        # cookie offset ref_ctr_offset, one line per offset
+        offs = [int(m.group(1), 16) for m in
+                re.finditer(r"^\d+\s+0x([0-9a-f]+)\s+0x[0-9a-f]+$", text, re.M)]
+        links.append((kind.group(1).replace("_multi", ""), path.group(1), offs,
+                      int(fpid.group(1)) if fpid else 0))
+    return links
 
 
 def waits_for_events(pid):

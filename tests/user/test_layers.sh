@@ -60,6 +60,9 @@ declare -A proc_allowed=(
 	# names its own executable to the kernel as the trial uprobe's
 	# target (probe/ is below discover/); reads nothing of /proc
 	["user/probe/kernel_features.c"]='"/proc/self/exe"'
+	# names a memfd of its own to the kernel as the trial uprobe_multi
+	# link's file; reads nothing of /proc
+	["user/probe/uprobe_multi.c"]='"/proc/self/fd/%d"'
 )
 proc_checked=0
 while IFS= read -r f; do

@@ -39,8 +39,8 @@ void usage_doctor(FILE *out)
 /* Features in the order the plain report lists them. */
 static const enum feature_id kernel_features[] = {
 	FEAT_BTF, FEAT_RINGBUF, FEAT_TRACEFS, FEAT_SYSCALL_TP, FEAT_RAW_TP,
-	FEAT_TP_BTF, FEAT_UPROBE, FEAT_FENTRY, FEAT_KPROBE, FEAT_IO_URING,
-	FEAT_MEMCG_ACCOUNTING,
+	FEAT_TP_BTF, FEAT_UPROBE, FEAT_UPROBE_MULTI, FEAT_FENTRY, FEAT_KPROBE,
+	FEAT_IO_URING, FEAT_MEMCG_ACCOUNTING,
 };
 static const enum feature_id privilege_features[] = {
 	FEAT_CAP_BPF, FEAT_CAP_PERFMON, FEAT_CAP_SYS_ADMIN,
@@ -189,6 +189,14 @@ static void print_plain(const struct features *f, const struct utsname *u,
 			mech = "none (optional)";
 		printf("  %-24s %-20s %s\n", probe_class_name(pc), mech, c.reason);
 	}
+	{
+		char why[256];
+		enum runtime_attach_mode m = features__runtime_attach(f, why, sizeof(why));
+
+		printf("\nRuntime probes are attached as\n");
+		printf("  %s\n", runtime_attach_mode_name(m));
+		print_wrapped(4, why);
+	}
 	print_refusals(f);
 	if (can_run)
 		printf("\nacceltrace can run here.\n");
@@ -245,6 +253,16 @@ static void print_json(const struct features *f, const struct utsname *u,
 		jw_end_object(jw);
 	}
 	jw_end_object(jw);
+	{
+		char why[256];
+		enum runtime_attach_mode m = features__runtime_attach(f, why, sizeof(why));
+
+		jw_name(jw, "runtime_attach");
+		jw_start_object(jw);
+		jw_string_field(jw, "mode", runtime_attach_mode_name(m));
+		jw_string_field(jw, "reason", why);
+		jw_end_object(jw);
+	}
 	jw_bool_field(jw, "can_run", can_run);
 	jw_string_field(jw, "missing", missing);
 	jw_end_object(jw);

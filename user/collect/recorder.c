@@ -338,6 +338,13 @@ int recorder__attach(struct recorder *r)
 	popts.features = &r->features;
 	popts.whole_host = r->o.whole_host;
 	popts.children = r->o.children;
+	/* --pid: probes for those processes only. Not with --children: the
+	 * descendants found later would not trap (the command's scope is set
+	 * by targets, once it is launched). */
+	if (!r->o.children) {
+		popts.scope_pids = r->o.pids;
+		popts.n_scope_pids = r->o.n_pids;
+	}
 	popts.cgroup_scoped = r->o.scope != NULL;
 	popts.cgroup_fd = r->o.scope ? cgroup_scope__fd(r->o.scope) : -1;
 	popts.sched_switch = r->o.sched;

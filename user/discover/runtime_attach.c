@@ -57,9 +57,20 @@ static struct library *find_library(struct runtime_attach *ra, uint64_t dev,
 	return NULL;
 }
 
+/* Attaches the probes made since @first, the library's in one batch (with
+ * uprobe_multi, one link per program for them all). */
+static void attach_new_probes(struct runtime_attach *ra, struct library *lib, size_t first,
+			      const char *const *paths)
+{
+	if (ra->n_probes > first)
+		lib->pub.n_probes += runtime_attach_attach_many(ra, ra->probes + first, paths,
+								ra->n_probes - first);
+}
+
 static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 {
 	const struct rt_pack *pack = lib->pub.pack;
+	size_t first = ra->n_probes;
 	char file[64];
 
 	/* The file the symbols were read from, and no other. */
@@ -87,15 +98,17 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 			continue;
 		p = runtime_attach_new_probe(ra, e, &lib->pub);
 		if (!p)
-			return;
+			break;
 		snprintf(p->target, sizeof(p->target), "symbol %s", e->name);
 		p->file_offset = off;
 		if (probe_placement__for_vaddr(lib->elf, sym.value, &p->placement))
 			memset(&p->placement, 0, sizeof(p->placement));
 		p->attach_offset = off + p->placement.offset;
-		if (!runtime_attach_attach_probe(ra, p, file))
-			lib->pub.n_probes++;
+		/* Where runtime_attach_attach_many() finds it (an empty
+		 * name: no descriptor, refused there). */
+		snprintf(p->attach_path, sizeof(p->attach_path), "%s", file);
 	}
+	attach_new_probes(ra, lib, first, NULL);
 }
 
 /*
@@ -149,15 +162,24 @@ static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 		if (lib->users[i] == pid)
 			return;
 	if (!lib->pub.users && ra->ps) {
+		struct attached_probe **again = calloc(ra->n_probes + 1, sizeof(*again));
+		size_t n = 0;
+
 		for (size_t i = 0; i < ra->n_probes; i++) {
 			struct attached_probe *p = ra->probes[i];
 
 			/* In the file it was attached in: a slot's function
 			 * may lie in another library than the table. */
-			if (p->lib == &lib->pub && p->probe_id < 0 && !p->error &&
-			    !runtime_attach_attach_probe(ra, p, p->attach_path))
+			if (p->lib != &lib->pub || p->probe_id >= 0 || p->error)
+				continue;
+			if (again)
+				again[n++] = p;
+			else if (!runtime_attach_attach_probe(ra, p, p->attach_path))
 				lib->pub.n_probes++;
 		}
+		if (n)
+			lib->pub.n_probes += runtime_attach_attach_many(ra, again, NULL, n);
+		free(again);
 	}
 	if (lib->pub.users < MAX_LIB_USERS)
 		lib->users[lib->pub.users++] = pid;
@@ -167,6 +189,7 @@ static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 			       struct pjrt_api *api)
 {
 	const struct rt_pack *pack = lib->pub.pack;
+	size_t first = ra->n_probes;
 	char file[64];
 
 	lib->pub.has_table = true;
@@ -189,16 +212,17 @@ static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 			continue;	/* not in this minor's table, or NULL */
 		p = runtime_attach_new_probe(ra, e, &lib->pub);
 		if (!p)
-			return;
+			break;
 		snprintf(p->target, sizeof(p->target), "PJRT_Api slot %d", t.slot);
 		p->file_offset = t.file_offset;
 		p->placement = t.placement;
 		p->attach_offset = t.attach_offset;
 		/* The file the slot's address maps, which gave the offsets. */
 		runtime_attach_file(ra, t.fd, t.dev, t.ino, file, sizeof(file));
-		if (!runtime_attach_attach_probe(ra, p, file))
-			lib->pub.n_probes++;
+		snprintf(p->attach_path, sizeof(p->attach_path), "%s", file);
 	}
+	/* Batched by file: most slots lie in the table's own library. */
+	attach_new_probes(ra, lib, first, NULL);
 	lib->pub.slots_attached = true;
 }
 
@@ -459,8 +483,7 @@ examine:
 	return n < 0 ? (int)n : 1;
 }
 
-/* Detaches every probe @match selects, all at once: how many were attached. */
-static size_t detach_probes(struct runtime_attach *ra,
+size_t runtime_attach_detach_matching(struct runtime_attach *ra,
 			    bool (*match)(const struct attached_probe *p, const void *arg),
 			    const void *arg)
 {
@@ -504,7 +527,7 @@ static bool any_probe(const struct attached_probe *p, const void *arg)
 
 static void library_drop_probes(struct runtime_attach *ra, struct library *lib)
 {
-	detach_probes(ra, probe_of_library, &lib->pub);
+	runtime_attach_detach_matching(ra, probe_of_library, &lib->pub);
 	lib->pub.n_probes = 0;
 }
 
@@ -537,47 +560,6 @@ void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
 		if (!cb->n_users && cb->probe && cb->probe->probe_id >= 0)
 			runtime_attach_detach_probe(ra, cb->probe);
 	}
-}
-
-/* ---------------------------------------------------------------- detail */
-
-static bool attached_detail_probe(const struct attached_probe *p, const void *arg)
-{
-	(void)arg;
-	return p->probe_id >= 0 && rt_event_kind_is_detail(p->entry->event);
-}
-
-/* Whether a parked probe is still wanted: its library or callback is in use. */
-static bool in_use(const struct runtime_attach *ra, const struct attached_probe *p)
-{
-	if (p->lib)
-		return p->lib->users || p->lib->pinned;
-	for (size_t i = 0; i < ra->n_callbacks; i++)
-		if (ra->callbacks[i].probe == p)
-			return ra->callbacks[i].n_users;
-	return false;
-}
-
-size_t runtime_attach__set_detail(struct runtime_attach *ra, bool on)
-{
-	size_t n = 0;
-
-	if (ra->detail_off == !on)
-		return 0;
-	ra->detail_off = !on;
-	if (!on)
-		return detach_probes(ra, attached_detail_probe, NULL);
-	/* Parked: a detail probe not attached, without an error, whose
-	 * library or callback is still in use. */
-	for (size_t i = 0; i < ra->n_probes; i++) {
-		struct attached_probe *p = ra->probes[i];
-
-		if (p->probe_id < 0 && !p->error && p->attach_path[0] &&
-		    rt_event_kind_is_detail(p->entry->event) && in_use(ra, p) &&
-		    !runtime_attach_attach_probe(ra, p, p->attach_path))
-			n++;
-	}
-	return n;
 }
 
 /* ---------------------------------------------------------------- events */
@@ -747,7 +729,7 @@ void runtime_attach__free(struct runtime_attach *ra)
 {
 	if (!ra)
 		return;
-	detach_probes(ra, any_probe, NULL);
+	runtime_attach_detach_matching(ra, any_probe, NULL);
 	for (size_t i = 0; i < ra->n_probes; i++)
 		free(ra->probes[i]);
 	free(ra->probes);

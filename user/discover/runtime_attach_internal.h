@@ -92,6 +92,19 @@ int runtime_attach_file(struct runtime_attach *ra, int fd, uint64_t dev, uint64_
  * planning; 0 or -errno. */
 int runtime_attach_attach_probe(struct runtime_attach *ra, struct attached_probe *p,
 				const char *path);
+/*
+ * Attaches @n probes as runtime_attach_attach_probe() would, each at
+ * @paths[i] (NULL: its attach_path), those of one library in one file
+ * together: one session call, and with uprobe_multi one link per program
+ * for all of them. Returns how many have no error (p->error: why not).
+ */
+size_t runtime_attach_attach_many(struct runtime_attach *ra, struct attached_probe **probes,
+				  const char *const *paths, size_t n);
+/* Detaches every probe @match selects, all at once: how many were attached. */
+size_t runtime_attach_detach_matching(struct runtime_attach *ra,
+				      bool (*match)(const struct attached_probe *p,
+						    const void *arg),
+				      const void *arg);
 /* Detaches @p (its link destroyed; the record stays). */
 void runtime_attach_detach_probe(struct runtime_attach *ra, struct attached_probe *p);
 

@@ -237,6 +237,11 @@ struct targets *targets__new(const struct targets_opts *opts,
 			errno = -err;
 			return NULL;
 		}
+		/* Its runtime probes (all but --library's, attached already)
+		 * for it only: no other process traps. With --children they
+		 * stay on every process, its descendants are found later. */
+		if (ps && !opts->children)
+			probe_session__set_pid_scope(ps, &t->command_pid, 1);
 	}
 	return t;
 }

@@ -14,5 +14,9 @@ struct bpf_link;
 
 /* Destroys every non-NULL link and sets it to NULL. */
 void bpf_links__destroy_all(struct bpf_link **links, size_t n);
+/* The same, with links held as bare fds too (uprobe_multi's): closes
+ * every fd >= 0 and sets it to -1, all in the same grace period. */
+void bpf_links__destroy_mixed(struct bpf_link **links, size_t n_links, int *fds,
+			      size_t n_fds);
 
 #endif /* ACCELTRACE_BPF_LINKS_H */

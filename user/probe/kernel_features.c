@@ -27,6 +27,7 @@
 #define LOG_CONTEXT "features"
 #include "lib/log.h"
 #include "probe/kernel_features.h"
+#include "probe/uprobe_multi.h"
 #include <linux/types.h>
 #include "acceltrace/feature_probe.h"
 #include "feature_probe.skel.h"
@@ -51,6 +52,7 @@ static const struct {
 	[FEAT_CAP_PERFMON] = { "CAP_PERFMON", "cap_perfmon" },
 	[FEAT_CAP_SYS_ADMIN] = { "CAP_SYS_ADMIN", "cap_sys_admin" },
 	[FEAT_MEMCG_ACCOUNTING] = { "BPF memory accounting", "bpf_memcg_accounting" },
+	[FEAT_UPROBE_MULTI] = { "uprobe_multi links", "uprobe_multi" },
 };
 
 const char *feature_name(enum feature_id id)
@@ -490,6 +492,18 @@ static void probe_memcg(struct features *f)
 	}
 }
 
+static void probe_uprobe_multi(struct features *f)
+{
+	char detail[sizeof(f->r[0].detail)];
+	int err = uprobe_multi__try(detail, sizeof(detail));
+
+	set_result(f, FEAT_UPROBE_MULTI, !err, "%s", detail);
+	log_debug("uprobe_multi links: %s", detail);
+	/* Turned off on purpose is not a refusal to explain. */
+	if (err && err != -EPERM)
+		f->r[FEAT_UPROBE_MULTI].err = -err;
+}
+
 int features__probe_feature(struct features *f, enum feature_id id)
 {
 	switch (id) {
@@ -521,6 +535,7 @@ int features__probe_feature(struct features *f, enum feature_id id)
 		probe_capabilities(f);
 		break;
 	case FEAT_MEMCG_ACCOUNTING: probe_memcg(f); break;
+	case FEAT_UPROBE_MULTI: probe_uprobe_multi(f); break;
 	default:
 		return -EINVAL;
 	}
@@ -539,6 +554,7 @@ int features__probe(struct features *f)
 		features__probe_feature(f, id);
 	probe_io_uring(f);
 	probe_memcg(f);
+	probe_uprobe_multi(f);
 	return 0;
 }
 
@@ -651,4 +667,27 @@ bool features__can_run(const struct features *f, char *missing, size_t len)
 #undef NEED_FEATURE
 #undef NEED
 	return ok;
+}
+
+/* ---------------------------------------------------------------- runtime attach */
+
+const char *runtime_attach_mode_name(enum runtime_attach_mode m)
+{
+	return m == RT_ATTACH_UPROBE_MULTI ? "uprobe_multi" : "perf uprobe";
+}
+
+enum runtime_attach_mode features__runtime_attach(const struct features *f,
+						  char *why, size_t len)
+{
+	const struct feature_result *r = &f->r[FEAT_UPROBE_MULTI];
+
+	if (has(f, FEAT_UPROBE_MULTI)) {
+		snprintf(why, len, "one link per library file and program; --pid: "
+			 "for those processes only");
+		return RT_ATTACH_UPROBE_MULTI;
+	}
+	snprintf(why, len, "one perf uprobe per probe (no uprobe_multi: %s); --pid: "
+		 "one per probe and process, for those processes only",
+		 r->probed ? r->detail : "not tried");
+	return RT_ATTACH_PERF_UPROBE;
 }

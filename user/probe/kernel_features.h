@@ -24,6 +24,7 @@ enum feature_id {
 	FEAT_CAP_PERFMON,
 	FEAT_CAP_SYS_ADMIN,
 	FEAT_MEMCG_ACCOUNTING,
+	FEAT_UPROBE_MULTI,	/* one link for many uprobes (6.6+) */
 	FEAT__COUNT,
 };
 
@@ -87,6 +88,21 @@ struct probe_choice features__choose(const struct features *f,
 bool probe_class_optional(enum probe_class pc);
 /* True when acceltrace can run; missing[] names what is not there. */
 bool features__can_run(const struct features *f, char *missing, size_t len);
+
+/*
+ * How runtime uprobes are attached on this kernel: uprobe_multi links
+ * (one per library file and program, for all the probes placed there at
+ * once), or one perf uprobe per probe. Either way a `record --pid` of a few
+ * processes attaches them for those processes only (pid-filtered: the
+ * kernel installs no breakpoint in any other); @why says why this mode.
+ */
+enum runtime_attach_mode {
+	RT_ATTACH_PERF_UPROBE,
+	RT_ATTACH_UPROBE_MULTI,
+};
+enum runtime_attach_mode features__runtime_attach(const struct features *f,
+						  char *why, size_t len);
+const char *runtime_attach_mode_name(enum runtime_attach_mode m);
 
 /* Ensures tracefs is reachable, mounting it where permitted. */
 int features__ensure_tracefs(bool *mounted_by_us, char *where, size_t len);

@@ -3,7 +3,8 @@
  * Loading and driving acceltrace's BPF object. Attach flavours are chosen from
  * what the kernel offers (kernel_features) with bpf_program__set_autoload,
  * never with #if; ring buffers are sharded so that at most a few CPUs contend
- * for one; runtime probes are attached one by one as libraries are found.
+ * for one; runtime probes are attached as libraries are found (their links:
+ * runtime_links.c).
  * Reading the open-call tables and forgetting a dead process's entries is
  * open_calls.c's; struct probe_session is in probe_session_internal.h.
  */
@@ -20,7 +21,6 @@
 #define LOG_CONTEXT "probes"
 #include "lib/log.h"
 #include "probe/bpf_links.h"
-#include "probe/fetch_plan.h"
 #include "probe/probe_session.h"
 #include "probe/probe_session_internal.h"
 #include "acceltrace.skel.h"
@@ -227,6 +227,8 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 	ps->ctx = ctx;
 	for (enum probe_class pc = 0; pc < PROBE__COUNT; pc++)
 		ps->mech[pc] = features__choose(opts->features, pc).mech;
+	ps->uprobe_multi = opts->features->r[FEAT_UPROBE_MULTI].available;
+	probe_session__set_pid_scope(ps, opts->scope_pids, opts->n_scope_pids);
 
 	ring_bytes = opts->ring_bytes ? opts->ring_bytes : DEFAULT_RING_BYTES;
 	if (!power_of_two(ring_bytes) || ring_bytes < (uint64_t)getpagesize()) {
@@ -295,6 +297,7 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 	bpf_program__set_autoload(ps->skel->progs.uring_complete,
 				  opts->io_uring && ps->mech[PROBE_FILE_IO] == MECH_SYSCALL_TP);
 
+	runtime_links__prepare_load(ps);
 	err = acceltrace__load(ps->skel);
 	if (err) {
 		log_err("loading the BPF programs failed: %s (run with -v for the verifier log)",
@@ -327,31 +330,8 @@ void probe_session__free(struct probe_session *ps)
 {
 	if (!ps)
 		return;
-	{
-		/* One grace period for all of them, not one each. */
-		struct bpf_link **all = calloc(2 * ps->n_probes + ps->n_kernel_links + 1,
-					       sizeof(*all));
-		size_t n = 0;
-
-		for (uint32_t i = 0; i < ps->n_probes; i++) {
-			if (all) {
-				all[n++] = ps->probes[i].ret;
-				all[n++] = ps->probes[i].entry;
-			} else {
-				bpf_link__destroy(ps->probes[i].ret);
-				bpf_link__destroy(ps->probes[i].entry);
-			}
-		}
-		for (uint32_t i = 0; i < ps->n_kernel_links; i++) {
-			if (all)
-				all[n++] = ps->kernel_links[i];
-			else
-				bpf_link__destroy(ps->kernel_links[i]);
-		}
-		if (all)
-			bpf_links__destroy_all(all, n);
-		free(all);
-	}
+	/* One grace period for all of them, not one each. */
+	runtime_links__release_all(ps, ps->kernel_links, ps->n_kernel_links);
 	if (ps->traced)
 		munmap((void *)ps->traced, TRACED_TABLE_BYTES);
 	if (ps->sys_slots)
@@ -485,127 +465,6 @@ int probe_session__trace_irq(struct probe_session *ps, uint32_t irq, uint32_t id
 				&idx, BPF_ANY))
 		return -errno;
 	return 0;
-}
-
-/* The program a runtime probe runs: detail probes run the ones that ask
- * the switch first. */
-static struct bpf_program *runtime_prog(const struct probe_session *ps, __u32 spec_flags,
-					bool at_return)
-{
-	bool detail = spec_flags & RT_SPEC_DETAIL;
-
-	if (at_return)
-		return detail ? ps->skel->progs.rt_return_detail : ps->skel->progs.rt_return;
-	return detail ? ps->skel->progs.rt_entry_detail : ps->skel->progs.rt_entry;
-}
-
-int probe_session__runtime_prog_fd(const struct probe_session *ps, uint32_t spec_flags,
-				   bool at_return)
-{
-	return bpf_program__fd(runtime_prog(ps, spec_flags, at_return));
-}
-
-int probe_session__attach_runtime(struct probe_session *ps,
-				  const struct rt_probe_spec *spec,
-				  const char *path, uint64_t offset, int pid)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
-	struct runtime_probe *rp;
-	__u32 id;
-	int err;
-
-	/* Reuse a free id, so attach/detach cycles never run out. */
-	for (id = 0; id < ps->n_probes; id++)
-		if (!ps->probes[id].used)
-			break;
-	if (id == AT_MAX_PROBES)
-		return -E2BIG;
-	if (fetch_plan__check(spec)) {
-		log_debug("uprobe %s+0x%llx: its fetch program's blocks are malformed",
-			  path, (unsigned long long)offset);
-		return -EINVAL;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(ps->skel->maps.rt_specs), &id, spec,
-				BPF_ANY))
-		return -errno;
-	rp = &ps->probes[id];
-	uopts.bpf_cookie = id;
-	rp->entry = bpf_program__attach_uprobe_opts(runtime_prog(ps, spec->flags, false),
-						    pid, path, offset, &uopts);
-	if (!rp->entry) {
-		err = -errno;
-		log_debug("uprobe %s+0x%llx: %s", path, (unsigned long long)offset,
-			  strerror(-err));
-		return err;
-	}
-	if (spec->flags & RT_SPEC_RETURN) {
-		uopts.retprobe = true;
-		rp->ret = bpf_program__attach_uprobe_opts(runtime_prog(ps, spec->flags, true),
-							  pid, path, offset, &uopts);
-		if (!rp->ret) {
-			err = -errno;
-			bpf_link__destroy(rp->entry);
-			rp->entry = NULL;
-			log_debug("uretprobe %s+0x%llx: %s", path,
-				  (unsigned long long)offset, strerror(-err));
-			return err;
-		}
-	}
-	rp->used = true;
-	if (id == ps->n_probes)
-		ps->n_probes++;
-	return id;
-}
-
-int probe_session__detach_runtime(struct probe_session *ps, int probe_id)
-{
-	struct runtime_probe *rp;
-
-	if (probe_id < 0 || (uint32_t)probe_id >= ps->n_probes)
-		return -ENOENT;
-	rp = &ps->probes[probe_id];
-	if (!rp->used)
-		return -ENOENT;
-	bpf_link__destroy(rp->ret);
-	bpf_link__destroy(rp->entry);
-	memset(rp, 0, sizeof(*rp));
-	return 0;
-}
-
-void probe_session__detach_runtime_many(struct probe_session *ps,
-					const int *probe_ids, size_t n)
-{
-	struct bpf_link **links = calloc(2 * n + 1, sizeof(*links));
-	size_t k = 0;
-
-	if (!links) {
-		for (size_t i = 0; i < n; i++)
-			probe_session__detach_runtime(ps, probe_ids[i]);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct runtime_probe *rp;
-
-		if (probe_ids[i] < 0 || (uint32_t)probe_ids[i] >= ps->n_probes)
-			continue;
-		rp = &ps->probes[probe_ids[i]];
-		if (!rp->used)
-			continue;
-		links[k++] = rp->ret;
-		links[k++] = rp->entry;
-		memset(rp, 0, sizeof(*rp));
-	}
-	bpf_links__destroy_all(links, k);
-	free(links);
-}
-
-size_t probe_session__runtime_probes(const struct probe_session *ps)
-{
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < ps->n_probes; i++)
-		n += ps->probes[i].used;
-	return n;
 }
 
 uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_id)

@@ -42,8 +42,16 @@ struct probe_session_opts {
 	 * directory's subtree (an fd open on it; the daemon's --cgroup). */
 	bool cgroup_scoped;
 	int cgroup_fd;
+	/* `record --pid`: runtime probes for these processes only (see
+	 * probe_session__set_pid_scope); none: for every process. */
+	const int *scope_pids;
+	size_t n_scope_pids;
 };
-#define probe_session_opts__last_field cgroup_fd
+#define probe_session_opts__last_field n_scope_pids
+
+/* Most processes runtime probes are attached for one by one; beyond, for
+ * every process (each costs a link per probe on perf uprobes). */
+#define PROBE_SESSION_MAX_PIDS 8
 
 /* Called for every record, in ring order per shard. Nonzero stops a poll. */
 typedef int (*probe_record_fn)(void *ctx, const void *data, size_t size);
@@ -69,14 +77,43 @@ int probe_session__forget_pid_fds(struct probe_session *ps, uint32_t pid);
 int probe_session__trace_irq(struct probe_session *ps, uint32_t irq, uint32_t idx);
 
 /*
+ * Runtime probes are attached for these processes only from now on: the
+ * kernel installs their breakpoints in no other process, so the rest of
+ * the host pays nothing for them (without a scope, every process that maps
+ * the file traps, and the BPF side turns the untraced away). More than
+ * PROBE_SESSION_MAX_PIDS, or none: every process. Returns how many
+ * processes the scope holds (0: every process).
+ */
+int probe_session__set_pid_scope(struct probe_session *ps, const int *pids, size_t n);
+/* The scope: how many processes (0: every process), copied to @pids. */
+size_t probe_session__pid_scope(const struct probe_session *ps,
+				int pids[PROBE_SESSION_MAX_PIDS]);
+/* uprobe_multi links (else one perf uprobe per probe and process). */
+bool probe_session__uprobe_multi(const struct probe_session *ps);
+
+/*
  * Attaches a runtime probe: a uprobe at (path, offset), and a uretprobe
  * there too when spec->flags has RT_SPEC_RETURN, both carrying the probe id
- * as their cookie. pid -1 arms every process that maps the file (the BPF
- * side filters by the traced set). Returns the probe id (>= 0) or -errno.
+ * as their cookie. pid -1: for the processes of the scope (or, without
+ * one, every process that maps the file: the BPF side filters by the
+ * traced set); pid >= 0: for that process. Returns the probe id (>= 0) or
+ * -errno.
  */
 int probe_session__attach_runtime(struct probe_session *ps,
 				  const struct rt_probe_spec *spec,
 				  const char *path, uint64_t offset, int pid);
+/*
+ * Attaches @n runtime probes in one file @path at once, for the scope's
+ * processes: with uprobe_multi, one link per program (entry, return, core
+ * or detail) and process for all of them, else one by one. @ids[i]: probe
+ * i's id or -errno. Probes attached together should be detached together:
+ * one detached alone keeps its id held until the others go. Returns how
+ * many were attached.
+ */
+size_t probe_session__attach_runtime_many(struct probe_session *ps,
+					  const struct rt_probe_spec *const *specs,
+					  const char *path, const uint64_t *offsets,
+					  size_t n, int *ids);
 int probe_session__detach_runtime(struct probe_session *ps, int probe_id);
 /* The fd of the program a runtime probe with @spec_flags runs at entry or
  * at return (RT_SPEC_DETAIL picks the switch-first ones): for statistics. */

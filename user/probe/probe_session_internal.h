@@ -20,10 +20,26 @@ struct bpf_program;
 struct bpf_link;
 struct ring_buffer;
 
+/*
+ * One kernel link of runtime probes: a perf uprobe's (one probe, one
+ * process or all) or a uprobe_multi link's (several probes of one file),
+ * shared by the probes in it and closed when the last of them is detached.
+ */
+struct rt_link {
+	struct bpf_link *perf;
+	int fd;			/* the uprobe_multi link; -1 for perf */
+	unsigned int refs;
+};
+
+#define RT_MAX_LINKS (2 * PROBE_SESSION_MAX_PIDS)
+
 struct runtime_probe {
-	struct bpf_link *entry;
-	struct bpf_link *ret;
+	struct rt_link *links[RT_MAX_LINKS];	/* entry and return, per process */
+	uint8_t n_links;
 	bool used;
+	/* Detached while a shared link still carries its cookie: the id is
+	 * not given to another probe (runtime_links.c). */
+	bool held;
 };
 
 struct probe_session {
@@ -37,6 +53,11 @@ struct probe_session {
 	bool attached;
 	struct runtime_probe probes[AT_MAX_PROBES];
 	uint32_t n_probes;	/* high-water mark of probe ids */
+	/* Runtime programs loaded for uprobe_multi links (else perf uprobes). */
+	bool uprobe_multi;
+	/* Processes runtime probes are attached for; none: every process. */
+	int scope_pids[PROBE_SESSION_MAX_PIDS];
+	uint32_t n_scope_pids;
 	struct bpf_link *kernel_links[MAX_KERNEL_LINKS];
 	/* Each link's program: those that record only detail
 	 * (kernel_prog_is_detail) are linked only while the switch is on. */
@@ -51,5 +72,12 @@ struct probe_session {
 	volatile struct rt_slot *rt_slots;
 	uint32_t n_slots;
 };
+
+/* runtime_links.c: closes every runtime probe's links and @more (the
+ * kernel programs' links), all at once (at free). */
+void runtime_links__release_all(struct probe_session *ps, struct bpf_link **more,
+				size_t n_more);
+/* runtime_links.c: before load, the runtime programs' attach type. */
+void runtime_links__prepare_load(struct probe_session *ps);
 
 #endif /* ACCELTRACE_PROBE_SESSION_INTERNAL_H */
