@@ -4,7 +4,7 @@
  * launched command, or of every accelerator user on the host, and write them
  * where TensorBoard/XProf opens them.
  *
- * The options become a struct recorder_opts; the recorder (collect/recorder.c)
+ * The options become a struct recorder_opts; the recorder (session/recorder.c)
  * attaches, arms and runs the windows. Here: signals, writing each window's
  * capture, its summary, and the exit status.
  */
@@ -25,7 +25,7 @@
 #include "cli/progress.h"
 #include "cli/record_summary.h"
 #include "collect/collector.h"
-#include "collect/recorder.h"
+#include "session/recorder.h"
 #include "discover/probe_packs.h"
 #include "discover/procfs.h"
 #include "discover/runtime_attach.h"

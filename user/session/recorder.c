@@ -15,11 +15,11 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "collect/recorder.h"
-#include "collect/recorder_internal.h"
+#include "session/recorder.h"
+#include "session/recorder_internal.h"
 #include "discover/agent_links.h"
 #include "discover/cgroup_scope.h"
-#include "discover/attach_control.h"
+#include "session/attach_control.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
 #include "discover/devtrace_buffers.h"
@@ -261,6 +261,7 @@ static int connect_collector(struct recorder *r, const struct collector_opts *co
 			     const struct probe_session_opts *popts,
 			     const struct runtime_attach_opts *aopts)
 {
+	struct session_reads reads;
 	struct control_ops ops;
 
 	r->col = collector__new(copts);
@@ -276,7 +277,8 @@ static int connect_collector(struct recorder *r, const struct collector_opts *co
 	if (!r->ac)
 		return -errno;
 	ops = attach_control__ops(r->ac);
-	collector__connect(r->col, r->ps, &ops);
+	reads = attach_control__reads(r->ac);
+	collector__connect(r->col, &reads, &ops);
 	return 0;
 }
 

@@ -16,7 +16,7 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "collect/recorder_internal.h"
+#include "session/recorder_internal.h"
 #include "discover/agent_links.h"
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <sys/types.h>
 
-#include "collect/recorder.h"
+#include "session/recorder.h"
 #include "probe/kernel_features.h"
 
 struct agent_links;
