@@ -187,35 +187,70 @@ void recorder_tell(struct recorder *r)
 	r->o.progress(r->o.progress_ctx, &p);
 }
 
-/* One tick: the ring buffers read (up to POLL_MS), the devtrace buffers
- * read, the targets rescanned now and then for late libraries, new
- * processes and their devtrace buffers. */
-int recorder_poll_once(struct recorder *r)
+/* The ring buffers read (up to POLL_MS), the programs they asked for
+ * named, the agents tended, the devtrace buffers read: what is there
+ * consumed, nothing looked for. */
+static int drain_step(struct recorder *r, uint64_t *now)
 {
-	uint64_t now;
 	int n = probe_session__poll(r->ps, POLL_MS);
 
 	if (n < 0 && n != -EINTR) {
 		log_err("reading the ring buffers failed: %s", strerror(-n));
 		return n;
 	}
+	r->st.drains++;
 	/* Off the drain: programs the records asked to be named. */
 	collector__name_programs(r->col);
-	now = now_ns();
+	*now = now_ns();
+	recorder_tend_agents(r, *now);
+	collector__poll_devtrace(r->col);
+	return 0;
+}
+
+/*
+ * A closing window's tick: the drain step only, no /proc rescan and no
+ * attach. What a close waits for was running before its stop, in
+ * processes and libraries already probed; a whole host's rescan (every
+ * /proc entry, once a second) there only delayed the capture and took the
+ * CPU from the trainer. The next full tick rescans at once (its clock did
+ * not move).
+ */
+int recorder_drain_once(struct recorder *r)
+{
+	uint64_t now;
+	int err = drain_step(r, &now);
+
+	if (!err)
+		recorder_tell(r);
+	return err;
+}
+
+/* One tick: the drain step, and the targets rescanned now and then for
+ * late libraries, new processes and their devtrace buffers. */
+int recorder_poll_once(struct recorder *r)
+{
+	uint64_t now;
+	int err = drain_step(r, &now);
+
+	if (err)
+		return err;
 	if (runtime_attach__settled(r->ra))
 		r->quick_rescans = 0;
 	else if (r->quick_rescans < UNSETTLED_RESCANS &&
 		 now - r->last_rescan >= UNSETTLED_RESCAN_NS) {
 		r->quick_rescans++;
 		targets__rescan(r->targets, false);
+		r->st.rescans++;
 		r->last_rescan = now;
 	}
 	if (now - r->last_rescan >= RESCAN_NS) {
 		bool full = now - r->last_full_rescan >= FULL_RESCAN_NS;
 
 		targets__rescan(r->targets, full);
+		r->st.rescans++;
 		r->last_rescan = now;
 		if (full) {
+			r->st.full_rescans++;
 			/* An agent starts with CUDA, at any time: looked for
 			 * with the devtrace buffers (and at arming, when it is
 			 * waited for). */
@@ -226,8 +261,6 @@ int recorder_poll_once(struct recorder *r)
 			recorder_find_devtrace(r);
 		}
 	}
-	recorder_tend_agents(r, now);
-	collector__poll_devtrace(r->col);
 	recorder_tell(r);
 	return 0;
 }
@@ -485,7 +518,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 	 * true end; a second Ctrl-C still aborts. */
 	interrupts_at_stop = interrupts(r);
 	do {
-		err = recorder_poll_once(r);
+		err = recorder_drain_once(r);
 		if (err)
 			return err;
 		if (interrupts(r) > interrupts_at_stop)
@@ -584,6 +617,11 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx)
 int recorder__poll(struct recorder *r)
 {
 	return recorder_poll_once(r);
+}
+
+void recorder__stats(const struct recorder *r, struct recorder_stats *st)
+{
+	*st = r->st;
 }
 
 int recorder__open(struct recorder *r, uint64_t start_ns)

@@ -146,6 +146,13 @@ struct recorder_progress {
 	uint64_t lost;			/* records lost in the kernel since attach */
 };
 
+/* What the loop did so far, for tests and diagnostics. */
+struct recorder_stats {
+	uint64_t drains;	/* ticks that read the rings and devtrace buffers */
+	uint64_t rescans;	/* targets rescanned (/proc), quick or full */
+	uint64_t full_rescans;	/* of which full: agents and devtrace looked for */
+};
+
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
 struct recorder *recorder__new(const struct recorder_opts *opts);
 /*
@@ -192,7 +199,9 @@ bool recorder__done(const struct recorder *r);
  * @session (NULL: local time) replaces the finalized one; open it again.
  * plan_stop: the window will close at @stop_ns and the next open there, so
  * what is read past it before the close waits for that next window
- * (collector__plan_stop).
+ * (collector__plan_stop). A close only drains: the rings and devtrace
+ * buffers are read through its grace, the targets are not rescanned and
+ * nothing is attached (the next poll does that).
  */
 int recorder__poll(struct recorder *r);
 int recorder__open(struct recorder *r, uint64_t start_ns);
@@ -200,6 +209,8 @@ uint64_t recorder__forget_before(struct recorder *r, uint64_t start_ns);
 int recorder__close(struct recorder *r, uint64_t stop_ns);
 void recorder__plan_stop(struct recorder *r, uint64_t stop_ns);
 int recorder__renew(struct recorder *r, const char *session);
+
+void recorder__stats(const struct recorder *r, struct recorder_stats *st);
 
 /* The current window's capture, finalized once run_window returned 0. */
 struct capture *recorder__capture(const struct recorder *r);

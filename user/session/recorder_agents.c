@@ -151,7 +151,7 @@ int recorder_flush_agents(struct recorder *r)
 				 AGENT_FLUSH_WAIT_NS / 1e9);
 			break;
 		}
-		err = recorder_poll_once(r);
+		err = recorder_drain_once(r);	/* a close: no rescan */
 		if (err)
 			return err;
 	}
