@@ -261,6 +261,9 @@ int recorder_poll_once(struct recorder *r)
 			recorder_find_devtrace(r);
 		}
 	}
+	/* Yields the CPU while it keeps up; once a second, whether it does. */
+	if (r->o.cpu_priority)
+		cpu_priority__poll(&r->cpu, now);
 	recorder_tell(r);
 	return 0;
 }
@@ -426,6 +429,9 @@ int recorder__attach(struct recorder *r)
 	recorder_find_devtrace(r);
 	collector__poll_devtrace(r->col);
 	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
+	/* After the launch: a command forked at SCHED_IDLE would inherit it. */
+	if (r->o.cpu_priority)
+		cpu_priority__init(&r->cpu, r->o.cpu_priority == RECORDER_CPU_IDLE, now_ns());
 	return 0;
 }
 
@@ -513,6 +519,10 @@ static int close_window(struct recorder *r, uint64_t stop)
 	int interrupts_at_stop, err;
 
 	recorder_enter(r, RECORDER_CLOSING, stop);
+	/* The close (grace, drain, finish) and the caller's write are a burst
+	 * no tick watches for starvation: normal priority, until the next tick. */
+	if (r->o.cpu_priority)
+		cpu_priority__normal_now(&r->cpu);
 	collector__begin_close(r->col, stop);
 	/* Grace: records of spans that end soon after the stop keep their
 	 * true end; a second Ctrl-C still aborts. */

@@ -110,8 +110,15 @@ struct recorder_opts {
 	/* With whole_host: only processes inside this cgroup's subtree, in
 	 * the kernel and in /proc scans (the daemon's --cgroup; NULL: all). */
 	const struct cgroup_scope *scope;
+	/* The process's CPU priority from the attach on (session/cpu_priority.h);
+	 * 0: left as it is (the daemon sets its own in its loop). */
+	enum recorder_cpu {
+		RECORDER_CPU_AS_IS = 0,
+		RECORDER_CPU_IDLE,	/* SCHED_IDLE while it keeps up (record's default) */
+		RECORDER_CPU_NORMAL,
+	} cpu_priority;
 };
-#define recorder_opts__last_field scope
+#define recorder_opts__last_field cpu_priority
 
 enum recorder_phase {
 	RECORDER_ATTACHING,	/* probes loading and being placed */

@@ -15,6 +15,7 @@
 
 #include "session/recorder.h"
 #include "probe/kernel_features.h"
+#include "session/cpu_priority.h"
 
 struct agent_links;
 struct attach_control;
@@ -53,6 +54,7 @@ struct recorder {
 	bool no_runtime;		/* arming: no target maps a runtime */
 	size_t n_devtrace;		/* buffers handed to the collector */
 	struct recorder_stats st;
+	struct cpu_priority cpu;	/* when opts.cpu_priority asks for one */
 };
 
 static inline uint64_t now_ns(void)
