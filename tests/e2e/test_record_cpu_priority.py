@@ -3,7 +3,7 @@
 """acceltrace record's CPU priority, seen from outside (docs/record.md,
 --cpu-priority), as test_daemon_cpu_priority.py sees the daemon's:
 
-- By default, once the probes are placed, every thread of record runs under
+- By default, once the window opens, every thread of record runs under
   SCHED_IDLE, and the command it launched does not (launched before, it
   inherits nothing).
 - With every CPU busy (a spinning process per CPU, nice 0), record is
@@ -72,14 +72,14 @@ def end_record(p):
 def idle_by_default():
     p = start_record()
     try:
-        # Idle from the attach on; the first check of its run delay comes a
-        # second later, so it is seen before a busy host can starve it.
+        # Idle from the window's open; the first check of its run delay
+        # comes a second later, so it is seen before a busy host starves it.
         idle = wait_for(lambda: policies(p.pid) and
                         all(v == os.SCHED_IDLE for v in policies(p.pid).values()),
                         30, every=0.02)
         pols = policies(p.pid)
         kids = children(p.pid)
-        check(idle, "every thread of record runs SCHED_IDLE once attached: %s" % pols)
+        check(idle, "every thread of record runs SCHED_IDLE once the window opens: %s" % pols)
         check(kids and all(os.sched_getscheduler(k) == os.SCHED_OTHER for k in kids),
               "the command it launched runs SCHED_OTHER: %s" % kids)
 

@@ -262,7 +262,7 @@ int recorder_poll_once(struct recorder *r)
 		}
 	}
 	/* Yields the CPU while it keeps up; once a second, whether it does. */
-	if (r->o.cpu_priority)
+	if (r->cpu_inited)
 		cpu_priority__poll(&r->cpu, now);
 	recorder_tell(r);
 	return 0;
@@ -429,10 +429,30 @@ int recorder__attach(struct recorder *r)
 	recorder_find_devtrace(r);
 	collector__poll_devtrace(r->col);
 	r->last_rescan = r->last_full_rescan = r->probes_attached_ns;
-	/* After the launch: a command forked at SCHED_IDLE would inherit it. */
-	if (r->o.cpu_priority)
-		cpu_priority__init(&r->cpu, r->o.cpu_priority == RECORDER_CPU_IDLE, now_ns());
 	return 0;
+}
+
+/*
+ * opts.cpu_priority idle: the CPU yielded while a window is open (@on) only.
+ * Arming must not fall behind a busy host (a starved SCHED_IDLE loop runs
+ * seconds late before it sees it: a late runtime's table is then found by
+ * a scan, not at GetPjrtApi's return); a close and the caller's write are
+ * a burst no tick watches. A launched command was forked before.
+ */
+static void yield_cpu(struct recorder *r, bool on)
+{
+	if (r->o.cpu_priority != RECORDER_CPU_IDLE || (!r->cpu_inited && !on))
+		return;
+	if (!r->cpu_inited) {
+		cpu_priority__init(&r->cpu, true, now_ns());
+		r->cpu_inited = true;
+	} else if (r->cpu.usable) {	/* else said why once, at the first */
+		if (on)
+			cpu_priority__configure(&r->cpu, true, now_ns());
+		r->cpu.want_idle = on;
+		if (!on)
+			cpu_priority__normal_now(&r->cpu);
+	}
 }
 
 /* ---------------------------------------------------------------- windows */
@@ -519,10 +539,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 	int interrupts_at_stop, err;
 
 	recorder_enter(r, RECORDER_CLOSING, stop);
-	/* The close (grace, drain, finish) and the caller's write are a burst
-	 * no tick watches for starvation: normal priority, until the next tick. */
-	if (r->o.cpu_priority)
-		cpu_priority__normal_now(&r->cpu);
+	yield_cpu(r, false);
 	collector__begin_close(r->col, stop);
 	/* Grace: records of spans that end soon after the stop keep their
 	 * true end; a second Ctrl-C still aborts. */
@@ -582,6 +599,7 @@ int recorder__run_window(struct recorder *r)
 	log_debug("window open (pid%s %d%s)", n > 1 ? "s" : "",
 		  n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
 	recorder_enter(r, RECORDER_OPEN, r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0);
+	yield_cpu(r, true);
 	err = wait_stop(r, interrupts_at_start, &stop);
 	if (err)
 		return err;

@@ -110,8 +110,9 @@ struct recorder_opts {
 	/* With whole_host: only processes inside this cgroup's subtree, in
 	 * the kernel and in /proc scans (the daemon's --cgroup; NULL: all). */
 	const struct cgroup_scope *scope;
-	/* The process's CPU priority from the attach on (session/cpu_priority.h);
-	 * 0: left as it is (the daemon sets its own in its loop). */
+	/* The process's CPU priority while a window runs (recorder__run_window;
+	 * session/cpu_priority.h); 0: left as it is (the daemon sets its own
+	 * in its loop). */
 	enum recorder_cpu {
 		RECORDER_CPU_AS_IS = 0,
 		RECORDER_CPU_IDLE,	/* SCHED_IDLE while it keeps up (record's default) */

@@ -54,7 +54,8 @@ struct recorder {
 	bool no_runtime;		/* arming: no target maps a runtime */
 	size_t n_devtrace;		/* buffers handed to the collector */
 	struct recorder_stats st;
-	struct cpu_priority cpu;	/* when opts.cpu_priority asks for one */
+	struct cpu_priority cpu;	/* opts.cpu_priority idle: while a window is open */
+	bool cpu_inited;		/* at the first window's open */
 };
 
 static inline uint64_t now_ns(void)
