@@ -16,7 +16,8 @@
 # BENCH_TRAINER_STEP_TIME (default 100us: 10k steps/s) and BENCH_TRAINER_NAME
 # (the rows' prefix, default trainer: run_bench.sh also runs trainer1k, 1 ms),
 # BENCH_TRAINER_CONFIGS (default "off acceltrace acceltrace_sched daemon
-# daemon_paused daemon_full bpftrace").
+# daemon_paused daemon_full bpftrace"; acceltrace_normal: record at
+# --cpu-priority normal).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -196,6 +197,9 @@ for ((r = 0; r < reps; r++)); do
 		off) run_off ;;
 		acceltrace) run_acceltrace ;;
 		acceltrace_sched) run_acceltrace --sched ;;
+		# Not in the default list: record's SCHED_IDLE (its default) against
+		# normal priority, in the same run.
+		acceltrace_normal) run_acceltrace --cpu-priority normal ;;
 		daemon) run_daemon ;;
 		daemon_full) run_daemon --detail full ;;
 		daemon_paused) run_daemon paused ;;

@@ -30,7 +30,7 @@
 #include "analyze/mlir_bytecode.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "discover/attach_control.h"
+#include "collect/control.h"
 #include "discover/probe_packs.h"
 
 #define PID 3999990u

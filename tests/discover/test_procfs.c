@@ -3,8 +3,7 @@
  * discover/procfs.c on this process and its children: command names of the
  * process and of a named thread, fd targets (a file, an eventfd), the fd
  * walk, liveness of a running child, a zombie and a reaped one, the
- * kernel's read accounting (a thread's preads counted for the process); and the
- * attach controller's refusals without a session (an unknown kind).
+ * kernel's read accounting (a thread's preads counted for the process).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,7 +15,6 @@
 #include <sys/wait.h>
 
 #include "test.h"
-#include "discover/attach_control.h"
 #include "discover/procfs.h"
 
 struct walk {
@@ -168,25 +166,6 @@ static void test_alive(void)
 	ASSERT_FALSE(procfs_pid_alive(child), "reaped");
 }
 
-static void test_controller_without_session(void)
-{
-	struct attach_control *ac = attach_control__new(NULL, NULL);
-	struct control_record exec = { .kind = CTL_EXEC, .pid = getpid() };
-	struct control_record bogus = { .kind = 999, .pid = getpid() };
-	struct control_ops ops;
-
-	if (!ASSERT_OK_PTR(ac, "controller"))
-		return;
-	ASSERT_OK(attach_control__handle(ac, &exec), "nothing to do without a session");
-	ASSERT_EQ(attach_control__handle(ac, &bogus), -EINVAL, "unknown kind refused");
-	ops = attach_control__ops(ac);
-	ASSERT_TRUE(ops.ctx == ac && ops.handle && ops.probe_entry, "ops filled");
-	ASSERT_TRUE(ops.probe_entry(ops.ctx, 3) == NULL, "no probes: no entry");
-	ASSERT_STREQ(control_kind_name(CTL_EVENTFD_REGISTERED), "eventfd registered", "name");
-	attach_control__free(ac);
-	attach_control__free(NULL);
-}
-
 static void note_tid(void *ctx, pid_t tid, pid_t ns_tid)
 {
 	int *n = ctx;
@@ -293,7 +272,6 @@ int main(void)
 	test_fds();
 	test_alive();
 	test_io_reads();
-	test_controller_without_session();
 	test_ns_ids();
 	return test_exit();
 }

@@ -15,7 +15,7 @@
 #define LOG_CONTEXT "record"
 #include "lib/log.h"
 #include "cli/progress.h"
-#include "collect/recorder.h"
+#include "session/recorder.h"
 
 #define LINE_MAX_BYTES 512
 

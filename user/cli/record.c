@@ -4,7 +4,7 @@
  * launched command, or of every accelerator user on the host, and write them
  * where TensorBoard/XProf opens them.
  *
- * The options become a struct recorder_opts; the recorder (collect/recorder.c)
+ * The options become a struct recorder_opts; the recorder (session/recorder.c)
  * attaches, arms and runs the windows. Here: signals, writing each window's
  * capture, its summary, and the exit status.
  */
@@ -25,7 +25,7 @@
 #include "cli/progress.h"
 #include "cli/record_summary.h"
 #include "collect/collector.h"
-#include "collect/recorder.h"
+#include "session/recorder.h"
 #include "discover/probe_packs.h"
 #include "discover/procfs.h"
 #include "discover/runtime_attach.h"
@@ -120,6 +120,13 @@ void usage_record(FILE *out)
 		"                         through its profiler, come only from the agent:\n"
 		"                         docs/agent.md)\n"
 		"\n"
+		"Cost:\n"
+		"      --cpu-priority P   idle: acceltrace under SCHED_IDLE while a window is\n"
+		"                         open and it keeps up, normal for 30 s when starved\n"
+		"                         of CPU (needs CAP_SYS_NICE); normal while it\n"
+		"                         attaches, arms and writes; or normal throughout\n"
+		"                         (default idle, as the daemon)\n"
+		"\n"
 		"Progress: on a terminal one line on stderr says what is happening\n"
 		"(attaching, waiting for the first step, the window's time, events and\n"
 		"losses); elsewhere one line per phase.\n"
@@ -188,7 +195,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
 		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE, OPT_FORMAT,
-		OPT_NO_AGENT,
+		OPT_NO_AGENT, OPT_CPU_PRIORITY,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -211,6 +218,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "no-agent", no_argument, NULL, OPT_NO_AGENT },
+		{ "cpu-priority", required_argument, NULL, OPT_CPU_PRIORITY },
 		{ "quiet", no_argument, NULL, 'q' },
 		CLI_COMMON_LONGOPTS,
 		{}
@@ -226,6 +234,8 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	/* --arm-timeout left 0 unless given: the recorder's 30 s then, and
 	 * --duration may bound a wait for a runtime (recorder.h). */
 	o->windows = 1;
+	/* As the daemon: the trainer first while acceltrace keeps up. */
+	o->cpu_priority = RECORDER_CPU_IDLE;
 	a->logdir = "acceltrace-logs";
 	/* '+': stop at the first non-option, so "-- CMD -x" reaches CMD. */
 	while ((opt = getopt_long(argc, argv, "+:p:ad:o:q" CLI_COMMON_SHORTOPTS,
@@ -303,6 +313,15 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_SCHED: o->sched = true; break;
 		case OPT_NO_AGENT: a->no_agent = true; break;
+		case OPT_CPU_PRIORITY:
+			if (!strcmp(optarg, "idle"))
+				o->cpu_priority = RECORDER_CPU_IDLE;
+			else if (!strcmp(optarg, "normal"))
+				o->cpu_priority = RECORDER_CPU_NORMAL;
+			else
+				return cli_bad_value("record", "--cpu-priority", optarg,
+						     "idle or normal");
+			break;
 		case 'q': a->quiet = true; break;
 		case OPT_FORMAT:
 			if (parse_formats(optarg, a))

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/record_summary.h"
 #include "collect/collector.h"
-#include "collect/recorder.h"
+#include "session/recorder.h"
 #include "discover/probe_packs.h"
 #include "discover/runtime_attach.h"
 #include "export/export.h"

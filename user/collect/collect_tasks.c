@@ -12,7 +12,6 @@
 #define LOG_CONTEXT "collector"
 #include "lib/log.h"
 #include "collect/collector_internal.h"
-#include "probe/probe_session.h"
 
 struct exit_ctx {
 	struct collector *c;
@@ -42,8 +41,8 @@ static void on_process_exit(struct collector *c, uint32_t pid, int32_t exit_code
 	/* Work the process had in flight ends with it, marked. */
 	collect_runtime_process_exit(c, pid, ts);
 	collect_devtrace_process_exit(c, pid, ts);
-	if (c->ps)
-		probe_session__for_each_open(c->ps, close_exited_call, &x);
+	if (c->reads.for_each_open)
+		c->reads.for_each_open(c->reads.ctx, close_exited_call, &x);
 	/* Then its open calls, fds and probes are forgotten. */
 	collect_control(c, CTL_EXIT, pid, 0, 0);
 	capture__process_exited(c->cap, pid, ts);

@@ -13,7 +13,6 @@
 #include "lib/log.h"
 #include "lib/array.h"
 #include "collect/collector_internal.h"
-#include "probe/probe_session.h"
 
 bool collector__completions_probed(const struct collector *c)
 {
@@ -265,8 +264,8 @@ bool collector__all_closed(struct collector *c)
 {
 	struct open_count oc = { .c = c };
 
-	if (c->ps)
-		probe_session__for_each_open(c->ps, count_open, &oc);
+	if (c->reads.for_each_open)
+		c->reads.for_each_open(c->reads.ctx, count_open, &oc);
 	return oc.n == 0 && hashmap__count(c->owners) == 0;
 }
 
@@ -318,13 +317,13 @@ static void count_losses(struct collector *c)
 {
 	uint64_t losses[LOSS_KIND_MAX], rt_skipped, k_skipped;
 
-	if (c->ps) {
-		probe_session__losses(c->ps, losses);
+	if (c->reads.losses && c->reads.skipped && c->reads.loss_name) {
+		c->reads.losses(c->reads.ctx, losses);
 		for (int i = 0; i < LOSS_KIND_MAX; i++)
 			if (losses[i] > c->losses_reported[i])
-				capture__count_loss(c->cap, loss_kind_name(i),
+				capture__count_loss(c->cap, c->reads.loss_name(i),
 						    losses[i] - c->losses_reported[i]);
-		probe_session__skipped(c->ps, &rt_skipped, &k_skipped);
+		c->reads.skipped(c->reads.ctx, &rt_skipped, &k_skipped);
 		rt_skipped -= rt_skipped < c->rt_skipped_reported ? rt_skipped :
 							   c->rt_skipped_reported;
 		k_skipped -= k_skipped < c->k_skipped_reported ? k_skipped :
@@ -379,16 +378,16 @@ int collector__finish(struct collector *c)
 		collector__begin_close(c, c->start_ns);
 	/* A stop placed in the past (--steps) leaves later records' spans. */
 	c->st.spans_outside += capture__drop_after(c->cap, c->stop_ns);
-	if (c->ps)
-		probe_session__for_each_open(c->ps, add_open_call, c);
+	if (c->reads.for_each_open)
+		c->reads.for_each_open(c->reads.ctx, add_open_call, c);
 	collect_runtime_close_open(c);
 	collect_devtrace_finish(c);
 	add_steps(c);
 	count_losses(c);
 	/* The next window reports what is lost after this one's. */
-	if (c->ps) {
-		probe_session__losses(c->ps, c->losses_reported);
-		probe_session__skipped(c->ps, &c->rt_skipped_reported, &c->k_skipped_reported);
+	if (c->reads.losses && c->reads.skipped) {
+		c->reads.losses(c->reads.ctx, c->losses_reported);
+		c->reads.skipped(c->reads.ctx, &c->rt_skipped_reported, &c->k_skipped_reported);
 	}
 	return capture__set_window(c->cap, c->start_ns, c->stop_ns);
 }

@@ -36,6 +36,22 @@ int collect_put(struct collector *c, struct hashmap *h, uint64_t a, uint64_t b,
 	return err;
 }
 
+const char *control_kind_name(enum control_kind kind)
+{
+	switch (kind) {
+	case CTL_PJRT_API_RETURNED: return "GetPjrtApi returned";
+	case CTL_CALLBACK_REGISTERED: return "callback registered";
+	case CTL_DEVICE_OPENED: return "device opened";
+	case CTL_NOT_A_DEVICE: return "not a device";
+	case CTL_EVENTFD_REGISTERED: return "eventfd registered";
+	case CTL_EXEC: return "exec";
+	case CTL_FORK: return "fork";
+	case CTL_EXIT: return "exit";
+	case CTL_MAPPED: return "code mapped";
+	}
+	return "unknown";
+}
+
 void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
 		     uint32_t fd, uint64_t value)
 {
@@ -353,10 +369,13 @@ struct collector *collector__new(const struct collector_opts *opts)
 	return c;
 }
 
-void collector__connect(struct collector *c, struct probe_session *ps,
+void collector__connect(struct collector *c, const struct session_reads *reads,
 			const struct control_ops *ctl)
 {
-	c->ps = ps;
+	if (reads)
+		c->reads = *reads;
+	else
+		memset(&c->reads, 0, sizeof(c->reads));
 	if (ctl)
 		c->ctl = *ctl;
 	else

@@ -28,7 +28,7 @@ struct capture_span;
 struct collector;
 struct control_ops;
 struct devtrace_seen;
-struct probe_session;
+struct session_reads;
 
 /*
  * Told of every span the open window keeps (the budget's choice aside) and
@@ -104,14 +104,14 @@ struct collector_stats {
 
 struct collector *collector__new(const struct collector_opts *opts);
 /*
- * The session whose open-call tables and loss counters it reads (never
- * writes), and the attach controller it hands control records to (a
+ * What it reads of the probe session, its open-call tables and loss
+ * counters (never writes; collect/control.h), and the attach controller it hands control records to (a
  * GetPjrtApi return, a callback registered, a device opened, an eventfd
  * registered, exec/fork/exit) and asks what a runtime probe id stands for.
  * Either may be NULL (tests feed records without them). The session needs
  * the collector as its record callback first, hence this step.
  */
-void collector__connect(struct collector *c, struct probe_session *ps,
+void collector__connect(struct collector *c, const struct session_reads *reads,
 			const struct control_ops *ctl);
 void collector__free(struct collector *c);
 

@@ -23,7 +23,7 @@
 #include "analyze/steps.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "discover/attach_control.h"
+#include "collect/control.h"
 #include "lib/hashmap.h"
 #include "lib/smallest_k.h"
 
@@ -164,7 +164,7 @@ struct host_track_slot {
 struct collector {
 	struct capture *cap;
 	uint32_t cap_gen;		/* bumped with each new capture (window) */
-	struct probe_session *ps;	/* read only: open calls, losses */
+	struct session_reads reads;	/* the probe session: open calls, losses */
 	/* The session's loss counters when the last window finished: each
 	 * window reports the losses since (the first: since the probes were
 	 * attached), none twice. */

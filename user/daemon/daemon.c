@@ -18,7 +18,7 @@
 #include "lib/atomic_file.h"
 #include "collect/collector.h"
 #include "daemon/control.h"
-#include "daemon/cpu_priority.h"
+#include "session/cpu_priority.h"
 #include "daemon/daemon.h"
 #include "daemon/detail_sampler.h"
 #include "daemon/flight_recorder.h"

@@ -12,7 +12,7 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "collect/recorder.h"
+#include "session/recorder.h"
 #include "daemon/flight_recorder.h"
 #include "output/xspace_writer.h"
 #include "probe/probe_session.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The flight recorder: the recorder (collect/recorder.h) watching the whole
+ * The flight recorder: the recorder (session/recorder.h) watching the whole
  * host with its window kept open, whose start is moved forward as time
  * passes so that it holds the last N seconds (and at most the span budget:
  * past it the least useful kinds go first, and the capture says so). A

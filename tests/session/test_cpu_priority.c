@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "daemon/cpu_priority.h"
+#include "session/cpu_priority.h"
 
 #define MS 1000000ull
 #define S (1000 * MS)

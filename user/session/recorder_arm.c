@@ -12,7 +12,7 @@
 #define LOG_CONTEXT "record"
 #include "lib/log.h"
 #include "collect/collector.h"
-#include "collect/recorder_internal.h"
+#include "session/recorder_internal.h"
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"
 

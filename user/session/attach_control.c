@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The attach controller: acts on the control records the collector hands
- * over (see attach_control.h). One switch, one action per kind; the probes
+ * over (collect/control.h). One switch, one action per kind; the probes
  * themselves are placed by runtime_attach and the kernel's tables written
  * through the probe session.
  */
@@ -13,7 +13,7 @@
 #define LOG_CONTEXT "attach"
 #include "lib/log.h"
 #include "acceltrace/events.h"
-#include "discover/attach_control.h"
+#include "session/attach_control.h"
 #include "discover/proc_maps.h"
 #include "discover/runtime_attach.h"
 #include "probe/probe_session.h"
@@ -22,22 +22,6 @@ struct attach_control {
 	struct probe_session *ps;
 	struct runtime_attach *ra;
 };
-
-const char *control_kind_name(enum control_kind kind)
-{
-	switch (kind) {
-	case CTL_PJRT_API_RETURNED: return "GetPjrtApi returned";
-	case CTL_CALLBACK_REGISTERED: return "callback registered";
-	case CTL_DEVICE_OPENED: return "device opened";
-	case CTL_NOT_A_DEVICE: return "not a device";
-	case CTL_EVENTFD_REGISTERED: return "eventfd registered";
-	case CTL_EXEC: return "exec";
-	case CTL_FORK: return "fork";
-	case CTL_EXIT: return "exit";
-	case CTL_MAPPED: return "code mapped";
-	}
-	return "unknown";
-}
 
 struct attach_control *attach_control__new(struct probe_session *ps,
 					   struct runtime_attach *ra)
@@ -193,5 +177,39 @@ struct control_ops attach_control__ops(struct attach_control *ac)
 		.probe_entry = ops_probe_entry,
 		.device_platform = ops_device_platform,
 		.read_memory = ops_read_memory,
+	};
+}
+
+static int reads_for_each_open(void *ctx, control_record_fn fn, void *fn_ctx)
+{
+	struct attach_control *ac = ctx;
+
+	return probe_session__for_each_open(ac->ps, fn, fn_ctx);
+}
+
+static void reads_losses(void *ctx, uint64_t losses[LOSS_KIND_MAX])
+{
+	struct attach_control *ac = ctx;
+
+	probe_session__losses(ac->ps, losses);
+}
+
+static void reads_skipped(void *ctx, uint64_t *runtime, uint64_t *kernel)
+{
+	struct attach_control *ac = ctx;
+
+	probe_session__skipped(ac->ps, runtime, kernel);
+}
+
+struct session_reads attach_control__reads(struct attach_control *ac)
+{
+	if (!ac->ps)
+		return (struct session_reads){ 0 };
+	return (struct session_reads){
+		.ctx = ac,
+		.for_each_open = reads_for_each_open,
+		.losses = reads_losses,
+		.skipped = reads_skipped,
+		.loss_name = loss_kind_name,
 	};
 }

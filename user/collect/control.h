@@ -1,24 +1,23 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The attach controller: what must be probed changes as traced processes
- * run (a GetPjrtApi call returns a table, OnReady registers a callback, a
- * device node is opened, an eventfd is registered with a driver, a process
- * execs, forks or exits). The collector sees those moments in the records;
- * it hands each over as a control record and the controller acts on it:
- * attaching runtime probes, updating the kernel's fd and open-call tables.
- * The collector itself attaches nothing and writes no BPF map, as retsnoop
- * keeps its mass attacher apart from event handling.
+ * The collector's two doors onto the control lane, which lives above it
+ * (session/): control records it hands out (what changes what must be
+ * probed: a GetPjrtApi return, an OnReady callback, a device open, an
+ * eventfd handed to a driver, exec, fork, exit, code mapped), and what it
+ * reads of the probe session (open calls, loss counters). It is given
+ * both as function tables, so collect/ includes neither the attach
+ * controller nor the probe session: the data lane only.
  */
-#ifndef ACCELTRACE_ATTACH_CONTROL_H
-#define ACCELTRACE_ATTACH_CONTROL_H
+#ifndef ACCELTRACE_COLLECT_CONTROL_H
+#define ACCELTRACE_COLLECT_CONTROL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 
-struct attach_control;
-struct probe_session;
+#include "acceltrace/events.h"
+
 struct rt_pack_entry;
-struct runtime_attach;
 
 enum control_kind {
 	CTL_PJRT_API_RETURNED = 1,	/* value: the PJRT_Api table address */
@@ -51,7 +50,7 @@ const char *control_kind_name(enum control_kind kind);
 /*
  * What the collector is given: where control records go and how a runtime
  * probe id is looked up. The attach controller provides one
- * (attach_control__ops); tests provide their own.
+ * (session/attach_control.h: attach_control__ops); tests provide their own.
  */
 struct control_ops {
 	void *ctx;
@@ -72,19 +71,23 @@ struct control_ops {
 	int (*read_memory)(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len);
 };
 
+/* One record, as the probe session's ring callback hands them. */
+typedef int (*control_record_fn)(void *ctx, const void *data, size_t size);
+
 /*
- * The probe session (for its fd and open-call tables) and the runtime
- * attach manager (for probes); either may be NULL, and what needs it is
- * then skipped. NULL and errno on failure.
+ * What the collector reads of the probe session, never writes (the record
+ * loop fills it from probe/probe_session.h). Any member may be NULL.
  */
-struct attach_control *attach_control__new(struct probe_session *ps,
-					   struct runtime_attach *ra);
-void attach_control__free(struct attach_control *ac);
+struct session_reads {
+	void *ctx;
+	/* Calls in progress, each handed to @fn as a record with end 0. */
+	int (*for_each_open)(void *ctx, control_record_fn fn, void *fn_ctx);
+	/* The kernel's loss counters since attach. */
+	void (*losses)(void *ctx, uint64_t losses[LOSS_KIND_MAX]);
+	/* Probe hits the kernel ran no program for (recursion guard). */
+	void (*skipped)(void *ctx, uint64_t *runtime, uint64_t *kernel);
+	/* A loss counter's name in the capture. */
+	const char *(*loss_name)(enum loss_kind kind);
+};
 
-/* Acts on one control record; 0 or -errno (failures are logged). */
-int attach_control__handle(struct attach_control *ac,
-			   const struct control_record *rec);
-/* The ops that hand control records to @ac. */
-struct control_ops attach_control__ops(struct attach_control *ac);
-
-#endif /* ACCELTRACE_ATTACH_CONTROL_H */
+#endif /* ACCELTRACE_COLLECT_CONTROL_H */

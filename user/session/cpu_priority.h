@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The daemon's CPU priority. With cpu-priority = idle (the default) its
- * threads run under SCHED_IDLE while it keeps up: a trainer's thread waking
- * on the CPU the daemon reads on preempts it at once, so the daemon's
- * reading takes only time the host would have left idle. On the simulated
+ * The record loop's CPU priority, the daemon's and `record`'s. With
+ * cpu-priority = idle (the default of both) the process's threads run
+ * under SCHED_IDLE while it keeps up: a trainer's thread waking on the CPU
+ * the loop reads on preempts it at once, so the reading takes only time
+ * the host would have left idle. On the simulated
  * trainer at 10k steps/s this halved what the daemon costs the trainer,
  * where nice 19 and SCHED_BATCH changed nothing measurable: a fair-class
  * task runs out its slice before a waking one gets the CPU
@@ -21,8 +22,8 @@
  * The decision (cpu_priority__decide) is pure arithmetic; applying it sets
  * every thread of the process (the metrics server's included).
  */
-#ifndef ACCELTRACE_DAEMON_CPU_PRIORITY_H
-#define ACCELTRACE_DAEMON_CPU_PRIORITY_H
+#ifndef ACCELTRACE_SESSION_CPU_PRIORITY_H
+#define ACCELTRACE_SESSION_CPU_PRIORITY_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +54,13 @@ void cpu_priority__init(struct cpu_priority *cp, bool want_idle, uint64_t now_ns
 void cpu_priority__configure(struct cpu_priority *cp, bool want_idle, uint64_t now_ns);
 /* Once a loop turn: reads the run delay once a second and applies a change. */
 void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns);
+/*
+ * Normal priority now, for a burst no poll watches (a window's finish and
+ * the capture's write: at SCHED_IDLE on a busy host they could take
+ * minutes); the next poll decides again.
+ */
+void cpu_priority__normal_now(struct cpu_priority *cp);
 /* Sets every thread of this process to SCHED_IDLE or SCHED_OTHER. */
 int cpu_priority__apply(bool idle);
 
-#endif /* ACCELTRACE_DAEMON_CPU_PRIORITY_H */
+#endif /* ACCELTRACE_SESSION_CPU_PRIORITY_H */

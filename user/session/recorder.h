@@ -110,8 +110,16 @@ struct recorder_opts {
 	/* With whole_host: only processes inside this cgroup's subtree, in
 	 * the kernel and in /proc scans (the daemon's --cgroup; NULL: all). */
 	const struct cgroup_scope *scope;
+	/* The process's CPU priority while a window runs (recorder__run_window;
+	 * session/cpu_priority.h); 0: left as it is (the daemon sets its own
+	 * in its loop). */
+	enum recorder_cpu {
+		RECORDER_CPU_AS_IS = 0,
+		RECORDER_CPU_IDLE,	/* SCHED_IDLE while it keeps up (record's default) */
+		RECORDER_CPU_NORMAL,
+	} cpu_priority;
 };
-#define recorder_opts__last_field scope
+#define recorder_opts__last_field cpu_priority
 
 enum recorder_phase {
 	RECORDER_ATTACHING,	/* probes loading and being placed */
@@ -144,6 +152,13 @@ struct recorder_progress {
 	bool no_runtime;
 	uint64_t spans;			/* kept in the window's capture so far */
 	uint64_t lost;			/* records lost in the kernel since attach */
+};
+
+/* What the loop did so far, for tests and diagnostics. */
+struct recorder_stats {
+	uint64_t drains;	/* ticks that read the rings and devtrace buffers */
+	uint64_t rescans;	/* targets rescanned (/proc), quick or full */
+	uint64_t full_rescans;	/* of which full: agents and devtrace looked for */
 };
 
 /* Checks and copies @opts, starts nothing. NULL and errno on failure. */
@@ -192,7 +207,9 @@ bool recorder__done(const struct recorder *r);
  * @session (NULL: local time) replaces the finalized one; open it again.
  * plan_stop: the window will close at @stop_ns and the next open there, so
  * what is read past it before the close waits for that next window
- * (collector__plan_stop).
+ * (collector__plan_stop). A close only drains: the rings and devtrace
+ * buffers are read through its grace, the targets are not rescanned and
+ * nothing is attached (the next poll does that).
  */
 int recorder__poll(struct recorder *r);
 int recorder__open(struct recorder *r, uint64_t start_ns);
@@ -200,6 +217,8 @@ uint64_t recorder__forget_before(struct recorder *r, uint64_t start_ns);
 int recorder__close(struct recorder *r, uint64_t stop_ns);
 void recorder__plan_stop(struct recorder *r, uint64_t stop_ns);
 int recorder__renew(struct recorder *r, const char *session);
+
+void recorder__stats(const struct recorder *r, struct recorder_stats *st);
 
 /* The current window's capture, finalized once run_window returned 0. */
 struct capture *recorder__capture(const struct recorder *r);

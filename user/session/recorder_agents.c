@@ -16,7 +16,7 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "collect/recorder_internal.h"
+#include "session/recorder_internal.h"
 #include "discover/agent_links.h"
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"
@@ -151,7 +151,7 @@ int recorder_flush_agents(struct recorder *r)
 				 AGENT_FLUSH_WAIT_NS / 1e9);
 			break;
 		}
-		err = recorder_poll_once(r);
+		err = recorder_drain_once(r);	/* a close: no rescan */
 		if (err)
 			return err;
 	}

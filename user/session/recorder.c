@@ -15,11 +15,11 @@
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "collect/recorder.h"
-#include "collect/recorder_internal.h"
+#include "session/recorder.h"
+#include "session/recorder_internal.h"
 #include "discover/agent_links.h"
 #include "discover/cgroup_scope.h"
-#include "discover/attach_control.h"
+#include "session/attach_control.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
 #include "discover/devtrace_buffers.h"
@@ -187,35 +187,70 @@ void recorder_tell(struct recorder *r)
 	r->o.progress(r->o.progress_ctx, &p);
 }
 
-/* One tick: the ring buffers read (up to POLL_MS), the devtrace buffers
- * read, the targets rescanned now and then for late libraries, new
- * processes and their devtrace buffers. */
-int recorder_poll_once(struct recorder *r)
+/* The ring buffers read (up to POLL_MS), the programs they asked for
+ * named, the agents tended, the devtrace buffers read: what is there
+ * consumed, nothing looked for. */
+static int drain_step(struct recorder *r, uint64_t *now)
 {
-	uint64_t now;
 	int n = probe_session__poll(r->ps, POLL_MS);
 
 	if (n < 0 && n != -EINTR) {
 		log_err("reading the ring buffers failed: %s", strerror(-n));
 		return n;
 	}
+	r->st.drains++;
 	/* Off the drain: programs the records asked to be named. */
 	collector__name_programs(r->col);
-	now = now_ns();
+	*now = now_ns();
+	recorder_tend_agents(r, *now);
+	collector__poll_devtrace(r->col);
+	return 0;
+}
+
+/*
+ * A closing window's tick: the drain step only, no /proc rescan and no
+ * attach. What a close waits for was running before its stop, in
+ * processes and libraries already probed; a whole host's rescan (every
+ * /proc entry, once a second) there only delayed the capture and took the
+ * CPU from the trainer. The next full tick rescans at once (its clock did
+ * not move).
+ */
+int recorder_drain_once(struct recorder *r)
+{
+	uint64_t now;
+	int err = drain_step(r, &now);
+
+	if (!err)
+		recorder_tell(r);
+	return err;
+}
+
+/* One tick: the drain step, and the targets rescanned now and then for
+ * late libraries, new processes and their devtrace buffers. */
+int recorder_poll_once(struct recorder *r)
+{
+	uint64_t now;
+	int err = drain_step(r, &now);
+
+	if (err)
+		return err;
 	if (runtime_attach__settled(r->ra))
 		r->quick_rescans = 0;
 	else if (r->quick_rescans < UNSETTLED_RESCANS &&
 		 now - r->last_rescan >= UNSETTLED_RESCAN_NS) {
 		r->quick_rescans++;
 		targets__rescan(r->targets, false);
+		r->st.rescans++;
 		r->last_rescan = now;
 	}
 	if (now - r->last_rescan >= RESCAN_NS) {
 		bool full = now - r->last_full_rescan >= FULL_RESCAN_NS;
 
 		targets__rescan(r->targets, full);
+		r->st.rescans++;
 		r->last_rescan = now;
 		if (full) {
+			r->st.full_rescans++;
 			/* An agent starts with CUDA, at any time: looked for
 			 * with the devtrace buffers (and at arming, when it is
 			 * waited for). */
@@ -226,8 +261,9 @@ int recorder_poll_once(struct recorder *r)
 			recorder_find_devtrace(r);
 		}
 	}
-	recorder_tend_agents(r, now);
-	collector__poll_devtrace(r->col);
+	/* Yields the CPU while it keeps up; once a second, whether it does. */
+	if (r->cpu_inited)
+		cpu_priority__poll(&r->cpu, now);
 	recorder_tell(r);
 	return 0;
 }
@@ -261,6 +297,7 @@ static int connect_collector(struct recorder *r, const struct collector_opts *co
 			     const struct probe_session_opts *popts,
 			     const struct runtime_attach_opts *aopts)
 {
+	struct session_reads reads;
 	struct control_ops ops;
 
 	r->col = collector__new(copts);
@@ -276,7 +313,8 @@ static int connect_collector(struct recorder *r, const struct collector_opts *co
 	if (!r->ac)
 		return -errno;
 	ops = attach_control__ops(r->ac);
-	collector__connect(r->col, r->ps, &ops);
+	reads = attach_control__reads(r->ac);
+	collector__connect(r->col, &reads, &ops);
 	return 0;
 }
 
@@ -401,6 +439,29 @@ int recorder__attach(struct recorder *r)
 	return 0;
 }
 
+/*
+ * opts.cpu_priority idle: the CPU yielded while a window is open (@on) only.
+ * Arming must not fall behind a busy host (a starved SCHED_IDLE loop runs
+ * seconds late before it sees it: a late runtime's table is then found by
+ * a scan, not at GetPjrtApi's return); a close and the caller's write are
+ * a burst no tick watches. A launched command was forked before.
+ */
+static void yield_cpu(struct recorder *r, bool on)
+{
+	if (r->o.cpu_priority != RECORDER_CPU_IDLE || (!r->cpu_inited && !on))
+		return;
+	if (!r->cpu_inited) {
+		cpu_priority__init(&r->cpu, true, now_ns());
+		r->cpu_inited = true;
+	} else if (r->cpu.usable) {	/* else said why once, at the first */
+		if (on)
+			cpu_priority__configure(&r->cpu, true, now_ns());
+		r->cpu.want_idle = on;
+		if (!on)
+			cpu_priority__normal_now(&r->cpu);
+	}
+}
+
 /* ---------------------------------------------------------------- windows */
 
 int recorder__next_window(struct recorder *r)
@@ -485,12 +546,13 @@ static int close_window(struct recorder *r, uint64_t stop)
 	int interrupts_at_stop, err;
 
 	recorder_enter(r, RECORDER_CLOSING, stop);
+	yield_cpu(r, false);
 	collector__begin_close(r->col, stop);
 	/* Grace: records of spans that end soon after the stop keep their
 	 * true end; a second Ctrl-C still aborts. */
 	interrupts_at_stop = interrupts(r);
 	do {
-		err = recorder_poll_once(r);
+		err = recorder_drain_once(r);
 		if (err)
 			return err;
 		if (interrupts(r) > interrupts_at_stop)
@@ -544,6 +606,7 @@ int recorder__run_window(struct recorder *r)
 	log_debug("window open (pid%s %d%s)", n > 1 ? "s" : "",
 		  n ? targets__report(r->targets, 0)->pid : 0, n > 1 ? ", ..." : "");
 	recorder_enter(r, RECORDER_OPEN, r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0);
+	yield_cpu(r, true);
 	err = wait_stop(r, interrupts_at_start, &stop);
 	if (err)
 		return err;
@@ -589,6 +652,11 @@ int recorder__run(struct recorder *r, recorder_window_fn on_window, void *ctx)
 int recorder__poll(struct recorder *r)
 {
 	return recorder_poll_once(r);
+}
+
+void recorder__stats(const struct recorder *r, struct recorder_stats *st)
+{
+	*st = r->st;
 }
 
 int recorder__open(struct recorder *r, uint64_t start_ns)

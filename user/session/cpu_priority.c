@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The daemon's CPU priority: SCHED_IDLE while it keeps up (cpu_priority.h). */
+/* The record loop's CPU priority: SCHED_IDLE while it keeps up (cpu_priority.h). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 #include <linux/capability.h>
 #include <unistd.h>
 
-#define LOG_CONTEXT "daemon"
+#define LOG_CONTEXT "cpu"
 #include "lib/log.h"
-#include "daemon/cpu_priority.h"
+#include "session/cpu_priority.h"
 #include "discover/procfs.h"
 
 bool cpu_priority__decide(struct cpu_priority *cp, uint64_t now_ns, uint64_t run_delay_ns)
@@ -94,7 +94,7 @@ static void set_idle(struct cpu_priority *cp, bool idle)
 		return;
 	err = cpu_priority__apply(idle);
 	if (err && !idle) {
-		/* Stuck at SCHED_IDLE would starve the daemon: say so. */
+		/* Stuck at SCHED_IDLE would starve the loop: say so. */
 		log_err("cannot take normal CPU priority back: %s", strerror(-err));
 		return;
 	}
@@ -151,4 +151,9 @@ void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
 	if (cp->starved != starved)
 		log_info("starved of CPU (runnable, not running, half of the last second): "
 			 "normal priority for %.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
+}
+
+void cpu_priority__normal_now(struct cpu_priority *cp)
+{
+	set_idle(cp, false);
 }

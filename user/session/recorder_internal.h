@@ -13,8 +13,9 @@
 #include <time.h>
 #include <sys/types.h>
 
-#include "collect/recorder.h"
+#include "session/recorder.h"
 #include "probe/kernel_features.h"
+#include "session/cpu_priority.h"
 
 struct agent_links;
 struct attach_control;
@@ -52,6 +53,9 @@ struct recorder {
 	bool arm_timeout_given;		/* opts.arm_timeout_ns was not 0 */
 	bool no_runtime;		/* arming: no target maps a runtime */
 	size_t n_devtrace;		/* buffers handed to the collector */
+	struct recorder_stats st;
+	struct cpu_priority cpu;	/* opts.cpu_priority idle: while a window is open */
+	bool cpu_inited;		/* at the first window's open */
 };
 
 static inline uint64_t now_ns(void)
@@ -76,6 +80,9 @@ bool recorder_targets_have_runtime(const struct recorder *r);
 
 /* One tick of the record loop (recorder.c). */
 int recorder_poll_once(struct recorder *r);
+/* A closing window's tick: the rings and devtrace buffers consumed, the
+ * agents tended; no /proc rescan, no attach. */
+int recorder_drain_once(struct recorder *r);
 /* The devtrace buffers of the targets not handed over yet. */
 void recorder_find_devtrace(struct recorder *r);
 

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * session/attach_control.c without a probe session: what it does without
+ * one (nothing, successfully), an unknown kind refused, the ops and reads
+ * it hands the collector.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "session/attach_control.h"
+
+static void test_controller_without_session(void)
+{
+	struct attach_control *ac = attach_control__new(NULL, NULL);
+	struct control_record exec = { .kind = CTL_EXEC, .pid = getpid() };
+	struct control_record bogus = { .kind = 999, .pid = getpid() };
+	struct control_ops ops;
+	struct session_reads reads;
+
+	if (!ASSERT_OK_PTR(ac, "controller"))
+		return;
+	ASSERT_OK(attach_control__handle(ac, &exec), "nothing to do without a session");
+	ASSERT_EQ(attach_control__handle(ac, &bogus), -EINVAL, "unknown kind refused");
+	ops = attach_control__ops(ac);
+	ASSERT_TRUE(ops.ctx == ac && ops.handle && ops.probe_entry, "ops filled");
+	ASSERT_TRUE(ops.probe_entry(ops.ctx, 3) == NULL, "no probes: no entry");
+	ASSERT_STREQ(control_kind_name(CTL_EVENTFD_REGISTERED), "eventfd registered", "name");
+	reads = attach_control__reads(ac);
+	ASSERT_TRUE(!reads.for_each_open && !reads.losses, "no session: nothing to read");
+	attach_control__free(ac);
+	attach_control__free(NULL);
+}
+
+int main(void)
+{
+	test_controller_without_session();
+	return test_exit();
+}
