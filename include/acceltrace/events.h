@@ -132,9 +132,14 @@ enum rt_call_flags {
 };
 
 /*
- * Values past the probe's ops, and payload bytes past payload_len, are 0.
- * A call in progress is the same struct, kept in the BPF table of open
- * calls (the open-span table) until it returns.
+ * A runtime call. In the ring and in the BPF tables of calls in progress
+ * (the open-span tables) it is packed: only vals[0, n_vals) are there, and
+ * the payload's payload_len bytes follow them at &vals[n_vals], so a ring
+ * record is RT_CALL_SIZE(n_vals, payload_len) bytes (72 for a callback's
+ * two values, where the full struct is 248: the ring write and the copies
+ * scale with it). User space unpacks it (rt_call__unpack()) into the full
+ * struct, n_vals = AT_MAX_FETCH_OPS, values past the probe's ops and
+ * payload bytes past payload_len 0: unpacking that again changes nothing.
  */
 struct ev_rt_call {
 	struct ev_header h;
@@ -142,10 +147,16 @@ struct ev_rt_call {
 	__u32 flags;		/* enum rt_call_flags */
 	__u64 ret;		/* return value, when paired */
 	__u32 fault_mask;	/* bit i: op i's read failed */
-	__u32 payload_len;
+	__u16 payload_len;	/* <= AT_RT_PAYLOAD */
+	__u16 n_vals;		/* <= AT_MAX_FETCH_OPS: the values present */
 	__u64 vals[AT_MAX_FETCH_OPS];
 	char payload[AT_RT_PAYLOAD];
 };
+
+/* Bytes of a packed runtime-call record before its values, and in all. */
+#define RT_CALL_HEAD		56
+#define RT_CALL_SIZE(n_vals, payload_len) \
+	(RT_CALL_HEAD + 8u * (n_vals) + (__u32)(payload_len))
 
 /* A runtime call in progress is keyed by its thread and probe. */
 struct rt_pending_key {
@@ -341,7 +352,7 @@ struct at_proc_agg {
 
 #define AT_MAX_AGG_PROCS	4096	/* processes with aggregates at once */
 
-/* ---- loss counters (.bss), indexed by enum loss_kind -------------------- */
+/* ---- loss counters (per CPU), indexed by enum loss_kind ----------------- */
 
 enum loss_kind {
 	LOSS_RINGBUF_FULL = 0,		/* bpf_ringbuf_reserve failed */
@@ -352,6 +363,12 @@ enum loss_kind {
 	LOSS_RETURN_UNMATCHED = 5,	/* a return without its entry */
 	LOSS_AGG_FULL = 6,		/* no room for a process's aggregates */
 	LOSS_KIND_MAX = 7,
+};
+
+/* Loss and record counters, a copy per CPU (the BPF map "counters"). */
+struct at_counters {
+	__u64 losses[LOSS_KIND_MAX];
+	__u64 emitted[EV_TYPE_MAX];	/* records put in a ring, by enum ev_type */
 };
 
 #endif /* ACCELTRACE_EVENTS_H */

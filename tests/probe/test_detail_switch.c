@@ -48,8 +48,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 	if (size < sizeof(*h) || h->pid != (uint32_t)getpid())
 		return 0;
-	if (h->type == EV_RT_CALL && size >= sizeof(struct ev_rt_call)) {
-		const struct ev_rt_call *r = data;
+	if (h->type == EV_RT_CALL && size >= RT_CALL_HEAD) {
+		const struct ev_rt_call *r = data;	/* the head is enough */
 
 		if ((int)r->probe_id == s->detail_id) {
 			s->detail_calls++;

@@ -25,6 +25,7 @@
 #include "probe/fetch_plan.h"
 #include "lib/log.h"
 #include "probe/probe_session.h"
+#include "probe/rt_record.h"
 
 #define CALLS 100
 
@@ -125,13 +126,20 @@ static int on_record(void *ctx, const void *data, size_t size)
 		return 0;
 	switch (h->type) {
 	case EV_RT_CALL: {
-		const struct ev_rt_call *r = data;
-		uint64_t i = r->vals[0];
+		struct ev_rt_call unpacked, *r = &unpacked;
+		uint64_t i;
 
-		if (size < sizeof(*r))
+		if (rt_record__unpack(&unpacked, data, size)) {
+			s->calls_bad++;
 			break;
+		}
+		i = r->vals[0];
 		if ((int)r->probe_id == s->fault_probe_id) {
 			bool rest_zero = true;
+
+			/* Packed: its two values, no payload. */
+			if (size != RT_CALL_SIZE(2, 0))
+				s->faulted_bad++;
 
 			for (int k = 2; k < AT_MAX_FETCH_OPS; k++)
 				rest_zero &= !r->vals[k];
@@ -146,6 +154,9 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if ((int)r->probe_id != s->probe_id)
 			break;
 		s->calls++;
+		/* Packed: its six values and the payload's bytes, no more. */
+		if (size != RT_CALL_SIZE(6, r->payload_len))
+			s->calls_bad++;
 		/* vals: executable, options, launch_id, name, out (at return);
 		 * the payload, a name whose bytes past its NUL read 0 although
 		 * a longer name came before it. */

@@ -16,6 +16,7 @@
 #include "collect/collector_internal.h"
 #include "lib/array.h"
 #include "discover/procfs.h"
+#include "probe/rt_record.h"
 
 /* ---------------------------------------------------------------- state */
 
@@ -235,7 +236,7 @@ int collector__record(void *ctx, const void *data, size_t size)
 	struct collector *c = ctx;
 	const struct ev_header *h = data;
 	static const size_t sizes[EV_TYPE_MAX] = {
-		[EV_RT_CALL] = sizeof(struct ev_rt_call),
+		[EV_RT_CALL] = RT_CALL_HEAD,	/* packed: checked by its unpacking */
 		[EV_SYSCALL] = sizeof(struct ev_syscall),
 		[EV_DEV_OPEN] = sizeof(struct ev_dev_open),
 		[EV_TASK] = sizeof(struct ev_task),
@@ -247,6 +248,16 @@ int collector__record(void *ctx, const void *data, size_t size)
 	if (size < sizeof(*h) || h->type == 0 || h->type >= EV_TYPE_MAX ||
 	    size < sizes[h->type]) {
 		c->st.bad_records++;
+		return 0;
+	}
+	if (h->type == EV_RT_CALL) {
+		struct ev_rt_call rt;
+
+		if (rt_record__unpack(&rt, data, size)) {
+			c->st.bad_records++;
+			return 0;
+		}
+		collect_record_in(c, &rt, sizeof(rt));
 		return 0;
 	}
 	collect_record_in(c, data, size);
