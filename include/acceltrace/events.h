@@ -216,8 +216,13 @@ struct fd_key {
 	__u32 fd;
 };
 
-/* A syscall in progress is the same struct, kept per thread in the BPF
- * table of open syscalls. */
+/*
+ * A syscall. A ring record ends with the argbuf_len bytes of argbuf used
+ * (SYSCALL_SIZE(argbuf_len): 96 bytes for a read, where the struct is
+ * 160); user space unpacks it (sys_record__unpack()), argbuf zero past
+ * argbuf_len. A syscall in progress is the same struct, kept per thread in
+ * the BPF table of open syscalls, its argbuf past argbuf_len undefined.
+ */
 struct ev_syscall {
 	struct ev_header h;
 	__u32 sc;		/* enum sc_class */
@@ -231,6 +236,9 @@ struct ev_syscall {
 	__u32 argbuf_len;	/* bytes valid in argbuf */
 	__u8 argbuf[AT_ARGBUF];	/* ioctl: arg struct at entry; eventfd read: value */
 };
+
+#define SYSCALL_HEAD		96	/* bytes before argbuf */
+#define SYSCALL_SIZE(argbuf_len) (SYSCALL_HEAD + (__u32)(argbuf_len))
 
 /*
  * A syscall in progress, in the slot of its thread (tid modulo the number

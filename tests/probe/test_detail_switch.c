@@ -58,8 +58,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 			if (r->flags & RT_F_NO_DETAIL)
 				s->core_no_detail++;
 		}
-	} else if (h->type == EV_SYSCALL && size >= sizeof(struct ev_syscall)) {
-		const struct ev_syscall *sc = data;
+	} else if (h->type == EV_SYSCALL && size >= SYSCALL_HEAD) {
+		const struct ev_syscall *sc = data;	/* the head is enough */
 
 		if (sc->sc == SC_PREAD64 && (int)sc->fd == s->fd)
 			s->reads++;

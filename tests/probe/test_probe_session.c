@@ -25,7 +25,7 @@
 #include "probe/fetch_plan.h"
 #include "lib/log.h"
 #include "probe/probe_session.h"
-#include "probe/rt_record.h"
+#include "probe/packed_records.h"
 
 #define CALLS 100
 
@@ -83,7 +83,7 @@ struct seen {
 	int calls, calls_bad, opens_seen;
 	int faulted_ok, faulted_bad, fault_probe_id;
 	uint64_t fault_value;
-	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok;
+	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok, syscalls_bad;
 	int task_new, task_rename, task_exit;
 	/* syscalls in progress: a blocked eventfd read in its slot, and a
 	 * pread by a thread whose slot the blocked one holds */
@@ -177,10 +177,14 @@ static int on_record(void *ctx, const void *data, size_t size)
 		break;
 	}
 	case EV_SYSCALL: {
-		const struct ev_syscall *r = data;
+		struct ev_syscall unpacked, *r = &unpacked;
 
-		if (size < sizeof(*r))
+		/* Packed: argbuf only as far as used. */
+		if (sys_record__unpack(&unpacked, data, size) ||
+		    size != SYSCALL_SIZE(r->argbuf_len)) {
+			s->syscalls_bad++;
 			break;
+		}
 		if (getenv("TEST_VERBOSE"))
 			fprintf(stderr, "syscall sc=%u fd=%u kind=%u ret=%lld args=%llu,%lld dev=%llu ino=%llu argbuf_len=%u\n",
 				r->sc, r->fd, r->fd_kind, (long long)r->ret,
@@ -613,6 +617,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 
 	ASSERT_EQ(s.calls, CALLS + 1, "runtime calls recorded (the loop's and the colliding one)");
 	ASSERT_EQ(s.calls_bad, 0, "runtime call values, times and return");
+	ASSERT_EQ(s.syscalls_bad, 0, "syscall records packed, no longer than used");
 	ASSERT_EQ(s.pread_ok, 1, "pread with bytes, offset and file identity");
 	if (uring)
 		ASSERT_EQ(s.uring_ok, 1, "io_uring read with bytes and file identity");

@@ -12,7 +12,7 @@
 
 #include "probe/probe_session.h"
 #include "probe/probe_session_internal.h"
-#include "probe/rt_record.h"
+#include "probe/packed_records.h"
 #include "acceltrace.skel.h"
 
 /* ---------------------------------------------------------------- open calls */
@@ -114,7 +114,9 @@ static int open_syscalls_in_slots(struct probe_session *ps, probe_record_fn fn,
 					 &slot->rec, &rec, sizeof(rec), NULL);
 		int err;
 
-		if (!tid || rec.h.tid != tid || !open_syscall_wanted(&rec))
+		/* Its argbuf past argbuf_len is undefined: unpacked. */
+		if (!tid || rec.h.tid != tid || !open_syscall_wanted(&rec) ||
+		    sys_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
@@ -138,7 +140,8 @@ static int open_syscalls(struct probe_session *ps, probe_record_fn fn, void *ctx
 
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &rec) || !open_syscall_wanted(&rec))
+		if (bpf_map_lookup_elem(fd, &key, &rec) || !open_syscall_wanted(&rec) ||
+		    sys_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
