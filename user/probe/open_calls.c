@@ -75,7 +75,8 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	/* Kept packed (payload after the probe's values): unpacked for
 	 * @fn, as the collector unpacks ring records. */
 	for (uint32_t i = 0; i < ps->n_slots; i++) {
-		if (!read_rt_slot(ps, i, &rec, NULL) || rt_record__unpack(&rec, &rec, sizeof(rec)))
+		if (!read_rt_slot(ps, i, &rec, NULL) ||
+		    rt_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;
 		rec.flags |= RT_F_OPEN;
 		err = fn(ctx, &rec, sizeof(rec));
@@ -85,7 +86,8 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &rec) || rt_record__unpack(&rec, &rec, sizeof(rec)))
+		if (bpf_map_lookup_elem(fd, &key, &rec) ||
+		    rt_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;	/* returned meanwhile */
 		rec.flags |= RT_F_OPEN;
 		err = fn(ctx, &rec, sizeof(rec));

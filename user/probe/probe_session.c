@@ -740,12 +740,12 @@ static void sum_counters(const struct probe_session *ps, struct at_counters *sum
 {
 	size_t n = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 0;
 	uint64_t *per = n ? calloc(n, sizeof(*sum)) : NULL, *out = (uint64_t *)sum;
-	const size_t w = sizeof(*sum) / sizeof(uint64_t);
+	int fd = bpf_map__fd(ps->skel->maps.counters);
 
 	memset(sum, 0, sizeof(*sum));
-	if (per && !bpf_map_lookup_elem(bpf_map__fd(ps->skel->maps.counters), &(uint32_t){ 0 }, per))
-		for (size_t i = 0; i < n * w; i++)
-			out[i % w] += per[i];
+	if (per && !bpf_map_lookup_elem(fd, &(uint32_t){ 0 }, per))
+		for (size_t i = 0; i < n * sizeof(*sum) / sizeof(*per); i++)
+			out[i % (sizeof(*sum) / sizeof(*per))] += per[i];
 	free(per);
 }
 
