@@ -18,6 +18,10 @@
 #define AT_MAX_FETCH_BLOCKS	4	/* block reads per runtime probe */
 #define AT_FETCH_BLOCK_MAX	128	/* bytes one block read covers */
 #define AT_RT_PAYLOAD		64	/* bytes of string/bytes one probe may copy */
+/* Entry-only runtime calls of at most this many values and no payload are
+ * reserved in the ring at RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), 88 bytes (a
+ * reserve takes only a constant size); others at the full struct's. */
+#define AT_RT_SMALL_VALS	4
 #define AT_ARGBUF		64	/* bytes of an ioctl argument struct copied */
 #define AT_PATH_MAX		256	/* device-node path bytes in an open record */
 #define AT_MAX_DEV_PREFIXES	16	/* device-node path prefixes matched in BPF */
@@ -135,11 +139,12 @@ enum rt_call_flags {
  * A runtime call. In the ring and in the BPF tables of calls in progress
  * (the open-span tables) it is packed: only vals[0, n_vals) are there, and
  * the payload's payload_len bytes follow them at &vals[n_vals], so a ring
- * record is RT_CALL_SIZE(n_vals, payload_len) bytes (72 for a callback's
- * two values, where the full struct is 248: the ring write and the copies
- * scale with it). User space unpacks it (rt_call__unpack()) into the full
- * struct, n_vals = AT_MAX_FETCH_OPS, values past the probe's ops and
- * payload bytes past payload_len 0: unpacking that again changes nothing.
+ * record is RT_CALL_SIZE(n_vals, payload_len) bytes (64 for GetPjrtApi's
+ * one value, where the full struct is 248: the ring write and the copies
+ * scale with it), or longer (an entry-only call: see AT_RT_SMALL_VALS).
+ * User space unpacks it (rt_record__unpack()) into the full struct,
+ * n_vals = AT_MAX_FETCH_OPS, values past the probe's ops and payload
+ * bytes past payload_len 0: unpacking that again changes nothing.
  */
 struct ev_rt_call {
 	struct ev_header h;

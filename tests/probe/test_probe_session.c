@@ -137,8 +137,9 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if ((int)r->probe_id == s->fault_probe_id) {
 			bool rest_zero = true;
 
-			/* Packed: its two values, no payload. */
-			if (size != RT_CALL_SIZE(2, 0))
+			/* Entry-only, two values, no payload: the small
+			 * class, not the full struct. */
+			if (size != RT_CALL_SIZE(AT_RT_SMALL_VALS, 0))
 				s->faulted_bad++;
 
 			for (int k = 2; k < AT_MAX_FETCH_OPS; k++)
