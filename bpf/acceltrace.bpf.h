@@ -369,33 +369,6 @@ static __always_inline void submit_record_now(void *rec, enum ev_type type)
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
-/*
- * Copies a finished record kept in a map value (a call or syscall that
- * waited in a table of open spans for its return) into this CPU's ring,
- * filling in the type and CPU. @urgent wakes the consumer at once.
- */
-static __always_inline void output_record(struct ev_header *h, __u64 size,
-					  enum ev_type type, bool urgent)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *ring = ring_for_cpu(cpu);
-	__u64 flags = BPF_RB_FORCE_WAKEUP;
-
-	if (!ring) {
-		count_loss(LOSS_RINGBUF_FULL);
-		return;
-	}
-	h->type = type;
-	h->cpu = cpu;
-	if (!urgent && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) < cfg_wakeup_bytes)
-		flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(ring, h, size, flags)) {
-		count_loss(LOSS_RINGBUF_FULL);
-		return;
-	}
-	count_emitted(type);
-}
-
 static __always_inline void fill_ids(struct ev_header *h, __u64 pid_tgid)
 {
 	h->pid = pid_tgid >> 32;

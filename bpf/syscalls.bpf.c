@@ -331,20 +331,31 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	return 0;
 }
 
-/* The bytes of @p's ring record: argbuf only as far as used. */
-static __always_inline __u32 syscall_size(const struct ev_syscall *p)
-{
-	__u32 len = p->argbuf_len;
-
-	return SYSCALL_SIZE(len > AT_ARGBUF ? AT_ARGBUF : len);
-}
 
 /* Sends a finished syscall: its pending record, completed in place. */
 static __always_inline void emit_syscall(struct ev_syscall *p, __s64 ret, __u64 now)
 {
+	struct ev_syscall *dst;
+	void *ring = NULL;
+
 	p->h.end_ns = now;
 	p->ret = ret;
-	output_record(&p->h, syscall_size(p), EV_SYSCALL, false);
+	p->h.cpu = bpf_get_smp_processor_id();
+	/* Reserved at a constant size (no argbuf when it holds nothing, the
+	 * common read) and copied once: cheaper than bpf_ringbuf_output(),
+	 * as measured for runtime calls. */
+	if (!p->argbuf_len) {
+		dst = reserve_record(&ring, SYSCALL_HEAD, EV_SYSCALL);
+		if (!dst)
+			return;
+		__builtin_memcpy(dst, p, SYSCALL_HEAD);
+	} else {
+		dst = reserve_record(&ring, sizeof(*dst), EV_SYSCALL);
+		if (!dst)
+			return;
+		__builtin_memcpy(dst, p, sizeof(*dst));
+	}
+	submit_record(ring, dst, EV_SYSCALL);
 }
 
 static __always_inline void finish_open(struct ev_syscall *p, __u64 pid_tgid,

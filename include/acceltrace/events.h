@@ -18,9 +18,9 @@
 #define AT_MAX_FETCH_BLOCKS	4	/* block reads per runtime probe */
 #define AT_FETCH_BLOCK_MAX	128	/* bytes one block read covers */
 #define AT_RT_PAYLOAD		64	/* bytes of string/bytes one probe may copy */
-/* Entry-only runtime calls of at most this many values and no payload are
- * reserved in the ring at RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), 88 bytes (a
- * reserve takes only a constant size); others at the full struct's. */
+/* Runtime calls of at most this many values and no payload take
+ * RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), 88 bytes, in the ring, others the
+ * full struct's 248: a reserve takes only a constant size. */
 #define AT_RT_SMALL_VALS	4
 #define AT_ARGBUF		64	/* bytes of an ioctl argument struct copied */
 #define AT_PATH_MAX		256	/* device-node path bytes in an open record */
@@ -138,10 +138,10 @@ enum rt_call_flags {
 /*
  * A runtime call. In the ring and in the BPF tables of calls in progress
  * (the open-span tables) it is packed: only vals[0, n_vals) are there, and
- * the payload's payload_len bytes follow them at &vals[n_vals], so a ring
- * record is RT_CALL_SIZE(n_vals, payload_len) bytes (64 for GetPjrtApi's
- * one value, where the full struct is 248: the ring write and the copies
- * scale with it), or longer (an entry-only call: see AT_RT_SMALL_VALS).
+ * the payload's payload_len bytes follow them at &vals[n_vals]. A ring
+ * record holds at least RT_CALL_SIZE(n_vals, payload_len) bytes: 88 (the
+ * small class, AT_RT_SMALL_VALS) for a callback's two values, where the
+ * full struct is 248 (the ring write and the reader's copy scale with it).
  * User space unpacks it (rt_record__unpack()) into the full struct,
  * n_vals = AT_MAX_FETCH_OPS, values past the probe's ops and payload
  * bytes past payload_len 0: unpacking that again changes nothing.
@@ -222,10 +222,9 @@ struct fd_key {
 };
 
 /*
- * A syscall. A ring record ends with the argbuf_len bytes of argbuf used
- * (SYSCALL_SIZE(argbuf_len): 96 bytes for a read, where the struct is
- * 160); user space unpacks it (sys_record__unpack()), argbuf zero past
- * argbuf_len. A syscall in progress is the same struct, kept per thread in
+ * A syscall. A ring record whose argbuf holds nothing (a read) ends before
+ * it (SYSCALL_HEAD: 96 bytes, where the struct is 160); user space unpacks
+ * it (sys_record__unpack()), argbuf zero past argbuf_len. A syscall in progress is the same struct, kept per thread in
  * the BPF table of open syscalls, its argbuf past argbuf_len undefined.
  */
 struct ev_syscall {
