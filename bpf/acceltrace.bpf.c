@@ -22,8 +22,6 @@ const volatile __u32 cfg_slot_mask = AT_CALL_SLOTS - 1;
 volatile __u32 detail_off;
 volatile __u64 detail_on_ns;
 
-__u64 losses[LOSS_KIND_MAX];
-__u64 events_emitted[EV_TYPE_MAX];
 __u64 rt_in_hash, sys_in_hash;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

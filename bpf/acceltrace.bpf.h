@@ -43,8 +43,6 @@ extern volatile __u32 detail_off;
  */
 extern volatile __u64 detail_on_ns;
 
-extern __u64 losses[LOSS_KIND_MAX];
-extern __u64 events_emitted[EV_TYPE_MAX];
 /* Calls kept in the hash maps (their slot was taken), or more: while
  * zero, a call that takes its slot need not look for a stale entry of
  * its own there. */
@@ -133,12 +131,42 @@ struct {
 	__type(value, struct at_proc_agg);
 } proc_aggs SEC(".maps") __weak;
 
+/*
+ * Losses and records emitted, per CPU: an atomic add on a counter every CPU
+ * shares cost each record a locked instruction and a contended cache line;
+ * this CPU's copy is a plain add. User space sums the CPUs
+ * (probe_session__losses(), probe_session__emitted()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_counters);
+} counters SEC(".maps") __weak;
+
 /* ---- helpers ------------------------------------------------------------- */
+
+static __always_inline struct at_counters *my_counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
 
 static __always_inline void count_loss(enum loss_kind kind)
 {
-	if (kind < LOSS_KIND_MAX)
-		__sync_fetch_and_add(&losses[kind], 1);
+	struct at_counters *c = my_counters();
+
+	if (c && kind < LOSS_KIND_MAX)
+		c->losses[kind]++;
+}
+
+static __always_inline void count_emitted(enum ev_type type)
+{
+	struct at_counters *c = my_counters();
+
+	if (c && type < EV_TYPE_MAX)
+		c->emitted[type]++;
 }
 
 /* @pid's aggregates (this CPU's copy), made on first use; NULL and a
@@ -329,8 +357,7 @@ static __always_inline void submit_record(void *ring, void *rec, enum ev_type ty
 
 	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= cfg_wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (type < EV_TYPE_MAX)
-		__sync_fetch_and_add(&events_emitted[type], 1);
+	count_emitted(type);
 	bpf_ringbuf_submit(rec, flags);
 }
 
@@ -338,37 +365,8 @@ static __always_inline void submit_record(void *ring, void *rec, enum ev_type ty
  * probes the table it returns before the runtime uses it). */
 static __always_inline void submit_record_now(void *rec, enum ev_type type)
 {
-	if (type < EV_TYPE_MAX)
-		__sync_fetch_and_add(&events_emitted[type], 1);
+	count_emitted(type);
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
-}
-
-/*
- * Copies a finished record kept in a map value (a call or syscall that
- * waited in a table of open spans for its return) into this CPU's ring,
- * filling in the type and CPU. @urgent wakes the consumer at once.
- */
-static __always_inline void output_record(struct ev_header *h, __u64 size,
-					  enum ev_type type, bool urgent)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *ring = ring_for_cpu(cpu);
-	__u64 flags = BPF_RB_FORCE_WAKEUP;
-
-	if (!ring) {
-		count_loss(LOSS_RINGBUF_FULL);
-		return;
-	}
-	h->type = type;
-	h->cpu = cpu;
-	if (!urgent && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) < cfg_wakeup_bytes)
-		flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(ring, h, size, flags)) {
-		count_loss(LOSS_RINGBUF_FULL);
-		return;
-	}
-	if (type < EV_TYPE_MAX)
-		__sync_fetch_and_add(&events_emitted[type], 1);
 }
 
 static __always_inline void fill_ids(struct ev_header *h, __u64 pid_tgid)

@@ -8,9 +8,11 @@
  * their slot is taken, rt_pending), which are also the table of open spans
  * user space reads at the window's edges.
  *
- * An entry-only probe builds its record in ring-buffer space; a paired one
- * builds it in a per-CPU scratch value, keeps it in its slot, completes it
- * there at return and copies it into the ring once.
+ * Records are packed (struct ev_rt_call: only the probe's values, the
+ * payload after them). A paired call claims its slot first and is built
+ * there in place, completed there at return and copied into the ring once;
+ * one whose slot another holds is built in a per-CPU scratch value and
+ * kept in rt_pending. An entry-only call is built in ring-buffer space.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -140,15 +142,40 @@ static __always_inline bool block_value(const struct rt_probe_spec *spec,
 	return true;
 }
 
+/* The values a record of @spec holds: its ops', at most AT_MAX_FETCH_OPS
+ * (the bound the verifier sees for the payload's place and the size). */
+static __always_inline __u32 spec_vals(const struct rt_probe_spec *spec)
+{
+	__u32 n = spec->n_ops;
+
+	return n > AT_MAX_FETCH_OPS ? AT_MAX_FETCH_OPS : n;
+}
+
+
+static __always_inline bool spec_small(const struct rt_probe_spec *spec)
+{
+	__u32 flags = 0;
+
+	if (spec->n_ops > AT_RT_SMALL_VALS)
+		return false;
+	for (__u32 i = 0; i < AT_RT_SMALL_VALS; i++)
+		if (i < spec->n_ops)
+			flags |= spec->ops[i].flags;
+	return !(flags & (FETCH_PAYLOAD_STR | FETCH_PAYLOAD_BYTES));
+}
+
 /*
  * Runs the ops of @spec whose FETCH_AT_RETURN flag equals @at_return,
- * storing op i's value in rec->vals[i]; the others' values are left as
- * they are (0 from rt_entry until the return runs them).
+ * storing op i's value in rec->vals[i]; at entry the others' values are
+ * 0 (until the return runs them), at return they are left as they are.
+ * A payload goes right after the values (packed record), n_vals set.
+ * @max_ops (a power of two) and @payloads are constants: what @rec has
+ * room for, which the verifier checks every store against.
  */
 static __always_inline void run_fetch(struct pt_regs *ctx,
 				      const struct rt_probe_spec *spec,
 				      struct ev_rt_call *rec, struct rt_scratch *s,
-				      bool at_return)
+				      bool at_return, const __u32 max_ops, const bool payloads)
 {
 	/*
 	 * Registers are read at constant offsets first: the verifier refuses
@@ -160,16 +187,25 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 	};
 	__u64 sp = PT_REGS_SP(ctx), rc = PT_REGS_RC(ctx);
 	struct block_state bs = {};
+	__u32 n_vals = spec_vals(spec);
+	/* The payload's place in a packed record: past the values. */
+	char *payload = (char *)rec->vals + n_vals * sizeof(rec->vals[0]);
 
-	for (__u32 i = 0; i < AT_MAX_FETCH_OPS; i++) {
+	for (__u32 i = 0; i < max_ops; i++) {
 		const struct at_fetch_op *op = &spec->ops[i];
 		__u64 base = 0, val = 0;
 		__u8 src = op->src;
 
 		if (i >= spec->n_ops)
 			break;
-		if (!!(op->flags & FETCH_AT_RETURN) != at_return)
+		if (!!(op->flags & FETCH_AT_RETURN) != at_return) {
+			/* Records are not zeroed first (a slot or scratch
+			 * holds an earlier call's): a return op's value is 0
+			 * until it runs. */
+			if (!at_return)
+				rec->vals[i & (max_ops - 1)] = 0;
 			continue;
+		}
 		if (src >= FETCH_ARG0 && src <= FETCH_ARG0 + 5)
 			base = regs[(src - FETCH_ARG0) & 7];
 		else if (src == FETCH_SP)
@@ -177,16 +213,16 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 		else if (src == FETCH_RET)
 			base = rc;
 		else if (src >= FETCH_VAL)
-			base = rec->vals[(src - FETCH_VAL) & (AT_MAX_FETCH_OPS - 1)];
+			base = rec->vals[(src - FETCH_VAL) & (max_ops - 1)];
 
-		if (op->flags & (FETCH_PAYLOAD_STR | FETCH_PAYLOAD_BYTES)) {
+		if (payloads && (op->flags & (FETCH_PAYLOAD_STR | FETCH_PAYLOAD_BYTES))) {
 			long n;
 
 			if (op->flags & FETCH_PAYLOAD_STR)
-				n = bpf_probe_read_user_str(rec->payload, AT_RT_PAYLOAD,
+				n = bpf_probe_read_user_str(payload, AT_RT_PAYLOAD,
 							    (void *)(base + op->offset));
 			else
-				n = bpf_probe_read_user(rec->payload, AT_RT_PAYLOAD,
+				n = bpf_probe_read_user(payload, AT_RT_PAYLOAD,
 							(void *)(base + op->offset)) ?
 					-1 : AT_RT_PAYLOAD;
 			if (n < 0) {
@@ -206,7 +242,7 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 		} else {
 			val = base + op->offset;
 		}
-		rec->vals[i & (AT_MAX_FETCH_OPS - 1)] = val;
+		rec->vals[i & (max_ops - 1)] = val;
 	}
 }
 
@@ -216,24 +252,6 @@ static __always_inline struct rt_slot *rt_slot_of(const struct rt_pending_key *k
 	__u32 idx = at_rt_slot_index(key->tid, key->probe_id, cfg_slot_mask);
 
 	return bpf_map_lookup_elem(&rt_slots, &idx);
-}
-
-/* Keeps the paired call @rec until its return: in its slot when free (or
- * its own, left by a return never seen), else in rt_pending. */
-static __always_inline void keep_call(const struct rt_pending_key *key,
-				      const struct ev_rt_call *rec)
-{
-	__u64 skey = (__u64)key->tid << 32 | key->probe_id;
-	struct rt_slot *slot = rt_slot_of(key);
-
-	if (SLOT_CLAIM(slot, key, skey)) {
-		SLOT_FILL(slot, rec, sizeof(*rec));
-		/* An older call of this (thread, probe) whose return was never
-		 * seen would read as open forever. */
-		HASH_FORGET(&rt_pending, key, rt_in_hash);
-		return;
-	}
-	HASH_KEEP(&rt_pending, key, rec, rt_in_hash);
 }
 
 /* The call @key keeps, and its slot (NULL when it is in rt_pending); a
@@ -280,15 +298,68 @@ static __always_inline __u32 detail_flags(void)
 	return detail_off ? RT_F_NO_DETAIL : 0;
 }
 
+/* A new record's head, at entry. */
+static __always_inline void start_record(struct ev_rt_call *rec,
+					 const struct rt_probe_spec *spec,
+					 __u64 pid_tgid, __u32 probe_id, bool paired)
+{
+	rec->h.type = EV_RT_CALL;
+	rec->h.cpu = bpf_get_smp_processor_id();
+	fill_ids(&rec->h, pid_tgid);
+	rec->h.start_ns = bpf_ktime_get_ns();
+	rec->h.end_ns = paired ? 0 : rec->h.start_ns;
+	rec->probe_id = probe_id;
+	rec->ret = 0;
+	rec->payload_len = 0;
+	rec->n_vals = spec_vals(spec);
+	rec->fault_mask = 0;
+}
+
+/*
+ * An entry-only call: built where it is sent, in ring-buffer space, no
+ * copy; packed, though a reserve takes only a constant size: the small
+ * class (88 bytes), else the full struct. Every value the record holds
+ * is written by run_fetch() (nothing is zeroed first).
+ */
+static __always_inline int entry_only(struct pt_regs *ctx, const struct rt_probe_spec *spec,
+				      struct rt_scratch *s, __u64 pid_tgid, __u32 probe_id)
+{
+	struct ev_rt_call *rec;
+	void *ring = NULL;
+
+	if (spec_small(spec)) {
+		rec = reserve_record(&ring, RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), EV_RT_CALL);
+		if (!rec)
+			return 0;
+		start_record(rec, spec, pid_tgid, probe_id, false);
+		run_fetch(ctx, spec, rec, s, false, AT_RT_SMALL_VALS, false);
+	} else {
+		rec = reserve_record(&ring, sizeof(*rec), EV_RT_CALL);
+		if (!rec)
+			return 0;
+		start_record(rec, spec, pid_tgid, probe_id, false);
+		run_fetch(ctx, spec, rec, s, false, AT_MAX_FETCH_OPS, true);
+	}
+	if (rec->fault_mask)
+		count_loss(LOSS_FETCH_FAULT);
+	rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags();
+	if (spec->flags & RT_SPEC_URGENT)
+		submit_record_now(rec, EV_RT_CALL);
+	else
+		submit_record(ring, rec, EV_RT_CALL);
+	return 0;
+}
+
 static __always_inline int on_rt_entry(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, probe_id, zero = 0;
+	struct rt_pending_key key = { .tid = (__u32)pid_tgid };
 	const struct rt_probe_spec *spec;
+	struct rt_slot *slot;
 	struct ev_rt_call *rec;
-	bool traced = pid_traced(pid), paired;
+	bool traced = pid_traced(pid);
 	struct rt_scratch *s;
-	void *ring = NULL;
 	__u64 *hits;
 
 	/* Untraced processes leave here, at the cost of one byte load;
@@ -305,48 +376,65 @@ static __always_inline int on_rt_entry(struct pt_regs *ctx)
 	s = bpf_map_lookup_elem(&rt_scratch, &zero);
 	if (!s)
 		return 0;
-	paired = spec->flags & RT_SPEC_RETURN;
-	if (paired) {
-		rec = &s->rec;
-		rec->h.type = EV_RT_CALL;
-		rec->h.cpu = bpf_get_smp_processor_id();
+	if (!(spec->flags & RT_SPEC_RETURN))
+		return entry_only(ctx, spec, s, pid_tgid, probe_id);
+
+	/* Paired: the slot is claimed first and written once, in place; its
+	 * seq is odd (readers skip it) until the record is whole. A call
+	 * whose slot another holds is built in scratch and kept in
+	 * rt_pending. */
+	key.probe_id = probe_id;
+	slot = rt_slot_of(&key);
+	if (SLOT_CLAIM(slot, key, (__u64)key.tid << 32 | probe_id)) {
+		__sync_fetch_and_add(&slot->seq, 1);
+		rec = &slot->rec;
 	} else {
-		rec = reserve_record(&ring, sizeof(*rec), EV_RT_CALL);
-		if (!rec)
-			return 0;
+		slot = NULL;
+		rec = &s->rec;
 	}
-	fill_ids(&rec->h, pid_tgid);
-	rec->h.start_ns = bpf_ktime_get_ns();
-	rec->h.end_ns = paired ? 0 : rec->h.start_ns;
-	rec->probe_id = probe_id;
-	rec->ret = 0;
-	rec->payload_len = 0;
-	rec->fault_mask = 0;
-	/* Ring space and scratch hold earlier records, perhaps another
-	 * process's: no stale values, and no bytes past a short string (the
-	 * string read stops at its NUL). */
-	__builtin_memset(rec->vals, 0, sizeof(rec->vals));
-	__builtin_memset(rec->payload, 0, sizeof(rec->payload));
-	run_fetch(ctx, spec, rec, s, false);
+	start_record(rec, spec, pid_tgid, probe_id, true);
+	run_fetch(ctx, spec, rec, s, false, AT_MAX_FETCH_OPS, true);
 	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
-
-	if (!paired) {
-		rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0) |
-			     detail_flags();
-		if (spec->flags & RT_SPEC_URGENT)
-			submit_record_now(rec, EV_RT_CALL);
-		else
-			submit_record(ring, rec, EV_RT_CALL);
+	rec->flags = 0;
+	if (slot) {
+		__sync_fetch_and_add(&slot->seq, 1);
+		/* An older call of this (thread, probe) whose return was never
+		 * seen would read as open forever. */
+		HASH_FORGET(&rt_pending, &key, rt_in_hash);
 		return 0;
 	}
-	{
-		struct rt_pending_key key = { .tid = (__u32)pid_tgid, .probe_id = probe_id };
-
-		rec->flags = 0;
-		keep_call(&key, rec);
-	}
+	HASH_KEEP(&rt_pending, &key, rec, rt_in_hash);
 	return 0;
+}
+
+/*
+ * Sends the finished call @rec (a slot's or rt_pending's): reserved at a
+ * constant size (the small class when it fits, else the full struct) and
+ * copied once, which measured cheaper than bpf_ringbuf_output() of the
+ * packed bytes.
+ */
+static __always_inline void send_call(struct ev_rt_call *rec, bool urgent)
+{
+	struct ev_rt_call *dst;
+	void *ring = NULL;
+
+	rec->h.cpu = bpf_get_smp_processor_id();
+	if (rec->n_vals <= AT_RT_SMALL_VALS && !rec->payload_len) {
+		dst = reserve_record(&ring, RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), EV_RT_CALL);
+		if (!dst)
+			return;
+		__builtin_memcpy(dst, rec, RT_CALL_SIZE(AT_RT_SMALL_VALS, 0));
+	} else {
+		dst = reserve_record(&ring, sizeof(*dst), EV_RT_CALL);
+		if (!dst)
+			return;
+		__builtin_memcpy(dst, rec, sizeof(*dst));
+	}
+	if (urgent)
+		submit_record_now(dst, EV_RT_CALL);
+	else
+		submit_record(ring, dst, EV_RT_CALL);
 }
 
 /*
@@ -388,13 +476,13 @@ static __always_inline int on_rt_return(struct pt_regs *ctx, bool detail)
 		return 0;
 	}
 	before = rec->fault_mask;
-	run_fetch(ctx, spec, rec, s, true);
+	run_fetch(ctx, spec, rec, s, true, AT_MAX_FETCH_OPS, true);
 	if (rec->fault_mask != before)
 		count_loss(LOSS_FETCH_FAULT);
 	rec->h.end_ns = now;
 	rec->ret = rc;
 	rec->flags = (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags();
-	output_record(&rec->h, sizeof(*rec), EV_RT_CALL, spec->flags & RT_SPEC_URGENT);
+	send_call(rec, spec->flags & RT_SPEC_URGENT);
 	forget_call(&key, slot);
 	return 0;
 }

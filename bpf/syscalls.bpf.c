@@ -192,36 +192,36 @@ static __always_inline int match_dev_prefix(const char *path)
 	return -1;
 }
 
-/*
- * Keeps @p until its exit: in the thread's slot when it is free (or the
- * thread's own, left by a syscall whose exit never came), else in
- * sys_pending.
- */
-static __always_inline void keep_pending(__u32 tid, const struct ev_syscall *p)
-{
-	struct sys_slot *slot = sys_slot_of(tid);
-
-	if (SLOT_CLAIM(slot, tid, tid)) {
-		SLOT_FILL(slot, p, sizeof(*p));
-		/* An older entry of this thread's would read as open forever. */
-		HASH_FORGET(&sys_pending, &tid, sys_in_hash);
-		return;
-	}
-	HASH_KEEP(&sys_pending, &tid, p, sys_in_hash);
-}
-
 static __always_inline bool sc_is_read(__u32 sc)
 {
 	return sc == SC_READ || sc == SC_PREAD64 || sc == SC_READV || sc == SC_PREADV;
 }
 
+/* Bytes of an ioctl's argument struct copied: _IOC_SIZE when the command
+ * has one, else a whole buffer. */
+static __always_inline __u32 ioctl_arg_size(__u64 cmd)
+{
+	__u32 n = (cmd >> 16) & 0x3fff;
+
+	return n == 0 || n > AT_ARGBUF ? AT_ARGBUF : n;
+}
+
+/*
+ * A syscall's entry. What it is and whether it is wanted is settled in
+ * locals first; then its record is written once, in place: in the
+ * thread's slot when it can be claimed (free, or the thread's own, left by
+ * a syscall whose exit never came), its seq odd meanwhile, else in scratch
+ * and kept in sys_pending.
+ */
 static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 					__u64 a3)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
-	__u32 ioctl_fd_kind = FD_UNKNOWN;
+	__u32 fd = 0, kind = FD_UNKNOWN;
+	__u64 args[3] = {}, dev = 0, ino = 0;
 	struct open_scratch *s;
+	struct sys_slot *slot;
 	struct ev_syscall *p;
 
 	/* Whole-host mode watches every open for device nodes, but never ours
@@ -234,98 +234,128 @@ static __always_inline int on_sys_enter(__u32 sc, __u64 a0, __u64 a1, __u64 a2,
 	 * switch turns them away here). Opens, closes and mappings are core
 	 * (they keep the fd table and the runtime libraries right). */
 	if (sc == SC_IOCTL) {
-		ioctl_fd_kind = fd_kind_of(pid, a0);
-		if (ioctl_fd_kind == FD_DEVICE)
+		kind = fd_kind_of(pid, a0);
+		if (kind == FD_DEVICE)
 			agg_add(pid, AGG_DEVICE_IOCTLS, 1);
 	}
 	if (detail_off && (sc_is_read(sc) || sc == SC_IOCTL))
 		return 0;
-	/* Code from a file only (a2: prot, a3: flags): malloc's anonymous
-	 * mappings and data leave before any work. */
-	if ((sc == SC_MMAP || sc == SC_MPROTECT) &&
-	    (!(a2 & PROT_EXEC) || (sc == SC_MMAP && (a3 & MAP_ANONYMOUS))))
-		return 0;
-	s = bpf_map_lookup_elem(&sys_scratch, &zero);
-	if (!s)
-		return 0;
-	/* Every field is set here: the scratch holds the last record. */
-	p = &s->p;
-	p->h.type = EV_SYSCALL;
-	p->h.cpu = 0;
-	p->h.pid = pid;
-	p->h.tid = tid;
-	p->h.end_ns = 0;
-	p->sc = sc;
-	p->fd = 0;
-	p->ret = 0;
-	p->args[0] = p->args[1] = p->args[2] = 0;
-	p->dev = p->ino = 0;
-	p->fd_kind = FD_UNKNOWN;
-	p->argbuf_len = 0;
-	__builtin_memset(p->argbuf, 0, sizeof(p->argbuf));
 
 	switch (sc) {
 	case SC_READ:
 	case SC_PREAD64:
 	case SC_READV:
 	case SC_PREADV:
-		p->fd = a0;
-		p->fd_kind = fd_kind_of(pid, p->fd);
-		if (p->fd_kind == FD_UNKNOWN &&
-		    !regular_file(current_file(p->fd), &p->dev, &p->ino))
+		fd = a0;
+		kind = fd_kind_of(pid, fd);
+		if (kind == FD_UNKNOWN && !regular_file(current_file(fd), &dev, &ino))
 			return 0;	/* sockets, pipes, ttys: not input files */
-		p->args[0] = a2;	/* count, or iovcnt */
-		p->args[1] = (sc == SC_PREAD64 || sc == SC_PREADV) ? a3 : (__u64)-1;
-		p->args[2] = a1;	/* buffer: an eventfd read's value is there */
+		args[0] = a2;	/* count, or iovcnt */
+		args[1] = (sc == SC_PREAD64 || sc == SC_PREADV) ? a3 : (__u64)-1;
+		args[2] = a1;	/* buffer: an eventfd read's value is there */
 		break;
-	case SC_IOCTL: {
-		__u32 n;
-
-		p->fd = a0;
-		p->fd_kind = ioctl_fd_kind;
-		if (p->fd_kind != FD_DEVICE)
+	case SC_IOCTL:
+		fd = a0;
+		if (kind != FD_DEVICE)
 			return 0;
-		p->args[0] = a1;	/* cmd */
-		p->args[1] = a2;	/* argp */
-		/* _IOC_SIZE when the command has one, else a whole buffer. */
-		n = (a1 >> 16) & 0x3fff;
-		if (n == 0 || n > AT_ARGBUF)
-			n = AT_ARGBUF;
-		if (a2 && !bpf_probe_read_user(p->argbuf, n & 0x7f, (void *)a2))
-			p->argbuf_len = n;
+		args[0] = a1;	/* cmd */
+		args[1] = a2;	/* argp */
 		break;
-	}
 	case SC_OPENAT:
-		p->args[0] = a1;	/* the path, read at exit */
+		args[0] = a1;	/* the path, read at exit */
 		break;
 	case SC_CLOSE:
-		p->fd = a0;
-		p->fd_kind = fd_kind_of(pid, p->fd);
-		if (p->fd_kind == FD_UNKNOWN)
+		fd = a0;
+		kind = fd_kind_of(pid, fd);
+		if (kind == FD_UNKNOWN)
 			return 0;
 		break;
 	case SC_EVENTFD:
 		break;
 	case SC_MMAP:
 	case SC_MPROTECT:
-		p->args[0] = a0;	/* address (mprotect; mmap's returns it) */
-		p->args[1] = a1;	/* length */
-		p->args[2] = a2;	/* prot */
+		/* Code from a file only (a2: prot, a3: flags): malloc's
+		 * anonymous mappings and data leave before any work. */
+		if (!(a2 & PROT_EXEC) || (sc == SC_MMAP && (a3 & MAP_ANONYMOUS)))
+			return 0;
+		args[0] = a0;	/* address (mprotect; mmap's returns it) */
+		args[1] = a1;	/* length */
+		args[2] = a2;	/* prot */
 		break;
 	default:
 		return 0;
 	}
+
+	slot = sys_slot_of(tid);
+	if (SLOT_CLAIM(slot, tid, tid)) {
+		__sync_fetch_and_add(&slot->seq, 1);
+		p = &slot->rec;
+	} else {
+		slot = NULL;
+		s = bpf_map_lookup_elem(&sys_scratch, &zero);
+		if (!s)
+			return 0;
+		p = &s->p;
+	}
+	/* Every field is set here (argbuf as far as argbuf_len): the slot
+	 * and the scratch hold earlier records. */
+	p->h.type = EV_SYSCALL;
+	p->h.cpu = 0;
+	p->h.pid = pid;
+	p->h.tid = tid;
+	p->h.end_ns = 0;
+	p->sc = sc;
+	p->fd = fd;
+	p->ret = 0;
+	p->args[0] = args[0];
+	p->args[1] = args[1];
+	p->args[2] = args[2];
+	p->dev = dev;
+	p->ino = ino;
+	p->fd_kind = kind;
+	p->argbuf_len = 0;
+	if (sc == SC_IOCTL && a2) {
+		__u32 n = ioctl_arg_size(a1);
+
+		if (!bpf_probe_read_user(p->argbuf, n, (void *)a2))
+			p->argbuf_len = n;
+	}
 	p->h.start_ns = bpf_ktime_get_ns();
-	keep_pending(tid, p);
+	if (slot) {
+		__sync_fetch_and_add(&slot->seq, 1);
+		/* An older entry of this thread's would read as open forever. */
+		HASH_FORGET(&sys_pending, &tid, sys_in_hash);
+		return 0;
+	}
+	HASH_KEEP(&sys_pending, &tid, p, sys_in_hash);
 	return 0;
 }
+
 
 /* Sends a finished syscall: its pending record, completed in place. */
 static __always_inline void emit_syscall(struct ev_syscall *p, __s64 ret, __u64 now)
 {
+	struct ev_syscall *dst;
+	void *ring = NULL;
+
 	p->h.end_ns = now;
 	p->ret = ret;
-	output_record(&p->h, sizeof(*p), EV_SYSCALL, false);
+	p->h.cpu = bpf_get_smp_processor_id();
+	/* Reserved at a constant size (no argbuf when it holds nothing, the
+	 * common read) and copied once: cheaper than bpf_ringbuf_output(),
+	 * as measured for runtime calls. */
+	if (!p->argbuf_len) {
+		dst = reserve_record(&ring, SYSCALL_HEAD, EV_SYSCALL);
+		if (!dst)
+			return;
+		__builtin_memcpy(dst, p, SYSCALL_HEAD);
+	} else {
+		dst = reserve_record(&ring, sizeof(*dst), EV_SYSCALL);
+		if (!dst)
+			return;
+		__builtin_memcpy(dst, p, sizeof(*dst));
+	}
+	submit_record(ring, dst, EV_SYSCALL);
 }
 
 static __always_inline void finish_open(struct ev_syscall *p, __u64 pid_tgid,
@@ -626,7 +656,8 @@ int uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 		bpf_map_delete_elem(&uring_pending, &req);
 		return 0;
 	}
-	rec = reserve_record(&ring, sizeof(*rec), EV_SYSCALL);
+	/* Packed: no argbuf. */
+	rec = reserve_record(&ring, SYSCALL_HEAD, EV_SYSCALL);
 	if (rec) {
 		rec->h.pid = p->pid;
 		rec->h.tid = p->tid;

@@ -18,6 +18,10 @@
 #define AT_MAX_FETCH_BLOCKS	4	/* block reads per runtime probe */
 #define AT_FETCH_BLOCK_MAX	128	/* bytes one block read covers */
 #define AT_RT_PAYLOAD		64	/* bytes of string/bytes one probe may copy */
+/* Runtime calls of at most this many values and no payload take
+ * RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), 88 bytes, in the ring, others the
+ * full struct's 248: a reserve takes only a constant size. */
+#define AT_RT_SMALL_VALS	4
 #define AT_ARGBUF		64	/* bytes of an ioctl argument struct copied */
 #define AT_PATH_MAX		256	/* device-node path bytes in an open record */
 #define AT_MAX_DEV_PREFIXES	16	/* device-node path prefixes matched in BPF */
@@ -132,9 +136,15 @@ enum rt_call_flags {
 };
 
 /*
- * Values past the probe's ops, and payload bytes past payload_len, are 0.
- * A call in progress is the same struct, kept in the BPF table of open
- * calls (the open-span table) until it returns.
+ * A runtime call. In the ring and in the BPF tables of calls in progress
+ * (the open-span tables) it is packed: only vals[0, n_vals) are there, and
+ * the payload's payload_len bytes follow them at &vals[n_vals]. A ring
+ * record holds at least RT_CALL_SIZE(n_vals, payload_len) bytes: 88 (the
+ * small class, AT_RT_SMALL_VALS) for a callback's two values, where the
+ * full struct is 248 (the ring write and the reader's copy scale with it).
+ * User space unpacks it (rt_record__unpack()) into the full struct,
+ * n_vals = AT_MAX_FETCH_OPS, values past the probe's ops and payload
+ * bytes past payload_len 0: unpacking that again changes nothing.
  */
 struct ev_rt_call {
 	struct ev_header h;
@@ -142,10 +152,16 @@ struct ev_rt_call {
 	__u32 flags;		/* enum rt_call_flags */
 	__u64 ret;		/* return value, when paired */
 	__u32 fault_mask;	/* bit i: op i's read failed */
-	__u32 payload_len;
+	__u16 payload_len;	/* <= AT_RT_PAYLOAD */
+	__u16 n_vals;		/* <= AT_MAX_FETCH_OPS: the values present */
 	__u64 vals[AT_MAX_FETCH_OPS];
 	char payload[AT_RT_PAYLOAD];
 };
+
+/* Bytes of a packed runtime-call record before its values, and in all. */
+#define RT_CALL_HEAD		56
+#define RT_CALL_SIZE(n_vals, payload_len) \
+	(RT_CALL_HEAD + 8u * (n_vals) + (__u32)(payload_len))
 
 /* A runtime call in progress is keyed by its thread and probe. */
 struct rt_pending_key {
@@ -205,8 +221,12 @@ struct fd_key {
 	__u32 fd;
 };
 
-/* A syscall in progress is the same struct, kept per thread in the BPF
- * table of open syscalls. */
+/*
+ * A syscall. A ring record whose argbuf holds nothing (a read) ends before
+ * it (SYSCALL_HEAD: 96 bytes, where the struct is 160); user space unpacks
+ * it (sys_record__unpack()), argbuf zero past argbuf_len. A syscall in progress is the same struct, kept per thread in
+ * the BPF table of open syscalls, its argbuf past argbuf_len undefined.
+ */
 struct ev_syscall {
 	struct ev_header h;
 	__u32 sc;		/* enum sc_class */
@@ -220,6 +240,9 @@ struct ev_syscall {
 	__u32 argbuf_len;	/* bytes valid in argbuf */
 	__u8 argbuf[AT_ARGBUF];	/* ioctl: arg struct at entry; eventfd read: value */
 };
+
+#define SYSCALL_HEAD		96	/* bytes before argbuf */
+#define SYSCALL_SIZE(argbuf_len) (SYSCALL_HEAD + (__u32)(argbuf_len))
 
 /*
  * A syscall in progress, in the slot of its thread (tid modulo the number
@@ -341,7 +364,7 @@ struct at_proc_agg {
 
 #define AT_MAX_AGG_PROCS	4096	/* processes with aggregates at once */
 
-/* ---- loss counters (.bss), indexed by enum loss_kind -------------------- */
+/* ---- loss counters (per CPU), indexed by enum loss_kind ----------------- */
 
 enum loss_kind {
 	LOSS_RINGBUF_FULL = 0,		/* bpf_ringbuf_reserve failed */
@@ -352,6 +375,12 @@ enum loss_kind {
 	LOSS_RETURN_UNMATCHED = 5,	/* a return without its entry */
 	LOSS_AGG_FULL = 6,		/* no room for a process's aggregates */
 	LOSS_KIND_MAX = 7,
+};
+
+/* Loss and record counters, a copy per CPU (the BPF map "counters"). */
+struct at_counters {
+	__u64 losses[LOSS_KIND_MAX];
+	__u64 emitted[EV_TYPE_MAX];	/* records put in a ring, by enum ev_type */
 };
 
 #endif /* ACCELTRACE_EVENTS_H */

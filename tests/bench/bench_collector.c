@@ -163,6 +163,8 @@ static size_t mix_next(struct mix *m, uint64_t t)
 		return sizeof(*sw);
 	}
 	rt->h.type = EV_RT_CALL;
+	/* A full struct, which unpacks to itself (the kernel's are packed). */
+	rt->n_vals = AT_MAX_FETCH_OPS;
 	if (i == 0) {
 		rt->probe_id = PROBE_H2D;
 		rt->vals[V_H2D_TYPE] = 11;	/* F32 */

@@ -168,14 +168,15 @@ static void rt_call_on(struct rig *r, uint32_t tid, int probe, uint64_t start,
 		.h = { .type = EV_RT_CALL, .pid = PID, .tid = tid,
 		       .start_ns = start, .end_ns = end },
 		.probe_id = probe,
+		.n_vals = n,
 	};
+	size_t len = payload ? strlen(payload) : 0;
 
+	/* Packed, as the kernel sends it: the payload right after vals[n). */
 	memcpy(rec.vals, vals, n * sizeof(*vals));
-	if (payload) {
-		rec.payload_len = strlen(payload);
-		memcpy(rec.payload, payload, rec.payload_len);
-	}
-	feed(r, &rec, sizeof(rec));
+	rec.payload_len = len;
+	memcpy((char *)rec.vals + n * sizeof(*vals), payload ? payload : "", len);
+	feed(r, &rec, RT_CALL_SIZE(n, len));
 }
 
 static void rt_call(struct rig *r, int probe, uint64_t start, uint64_t end,
@@ -710,15 +711,29 @@ static void test_bad_records(void)
 	feed(&r, &short_rec, sizeof(short_rec));
 	short_rec.type = 999;
 	feed(&r, &short_rec, sizeof(short_rec));
+	/* Packed runtime calls whose counts describe more than was sent, or
+	 * more than a record holds. */
+	{
+		struct ev_rt_call rt = { .h = { .type = EV_RT_CALL, .pid = PID },
+					 .n_vals = 2, .payload_len = 8 };
+
+		feed(&r, &rt, RT_CALL_SIZE(2, 8) - 1);
+		rt.n_vals = AT_MAX_FETCH_OPS + 1;
+		rt.payload_len = 0;
+		feed(&r, &rt, sizeof(rt));
+		rt.n_vals = 0;
+		rt.payload_len = AT_RT_PAYLOAD + 1;
+		feed(&r, &rt, sizeof(rt));
+	}
 	rt_call(&r, 77, 2 * MS, 3 * MS, vals, 1, NULL);
-	ASSERT_EQ(collector__stats(r.col)->bad_records, 2, "malformed records counted");
+	ASSERT_EQ(collector__stats(r.col)->bad_records, 5, "malformed records counted");
 	ASSERT_EQ(collector__stats(r.col)->unknown_probes, 1, "unknown probe counted");
 	ASSERT_OK(collector__finish(r.col), "finish");
 	ASSERT_OK(capture__finalize(r.cap), "finalize");
 	for (size_t i = 0; i < capture__num_losses(r.cap); i++) {
 		const char *what = capture__loss(r.cap, i, &n);
 
-		malformed |= !strcmp(what, "malformed records") && n == 2;
+		malformed |= !strcmp(what, "malformed records") && n == 5;
 		unknown |= !strcmp(what, "records from unknown probes") && n == 1;
 	}
 	ASSERT_TRUE(malformed, "capture says: malformed records");

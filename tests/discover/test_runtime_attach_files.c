@@ -41,7 +41,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 	const struct ev_rt_call *r = data;
 	struct seen *s = ctx;
 
-	if (size >= sizeof(*r) && r->h.type == EV_RT_CALL && r->h.pid == (uint32_t)getpid() &&
+	if (size >= RT_CALL_HEAD && r->h.type == EV_RT_CALL && r->h.pid == (uint32_t)getpid() &&
 	    (int)r->probe_id == s->probe_id)
 		s->calls++;
 	return 0;

@@ -48,8 +48,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 	if (size < sizeof(*h) || h->pid != (uint32_t)getpid())
 		return 0;
-	if (h->type == EV_RT_CALL && size >= sizeof(struct ev_rt_call)) {
-		const struct ev_rt_call *r = data;
+	if (h->type == EV_RT_CALL && size >= RT_CALL_HEAD) {
+		const struct ev_rt_call *r = data;	/* the head is enough */
 
 		if ((int)r->probe_id == s->detail_id) {
 			s->detail_calls++;
@@ -58,8 +58,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 			if (r->flags & RT_F_NO_DETAIL)
 				s->core_no_detail++;
 		}
-	} else if (h->type == EV_SYSCALL && size >= sizeof(struct ev_syscall)) {
-		const struct ev_syscall *sc = data;
+	} else if (h->type == EV_SYSCALL && size >= SYSCALL_HEAD) {
+		const struct ev_syscall *sc = data;	/* the head is enough */
 
 		if (sc->sc == SC_PREAD64 && (int)sc->fd == s->fd)
 			s->reads++;

@@ -25,6 +25,7 @@
 #include "probe/fetch_plan.h"
 #include "lib/log.h"
 #include "probe/probe_session.h"
+#include "probe/packed_records.h"
 
 #define CALLS 100
 
@@ -82,7 +83,7 @@ struct seen {
 	int calls, calls_bad, opens_seen;
 	int faulted_ok, faulted_bad, fault_probe_id;
 	uint64_t fault_value;
-	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok;
+	int pread_ok, ioctl_ok, eventfd_ok, devopen_ok, uring_ok, syscalls_bad;
 	int task_new, task_rename, task_exit;
 	/* syscalls in progress: a blocked eventfd read in its slot, and a
 	 * pread by a thread whose slot the blocked one holds */
@@ -125,13 +126,21 @@ static int on_record(void *ctx, const void *data, size_t size)
 		return 0;
 	switch (h->type) {
 	case EV_RT_CALL: {
-		const struct ev_rt_call *r = data;
-		uint64_t i = r->vals[0];
+		struct ev_rt_call unpacked, *r = &unpacked;
+		uint64_t i;
 
-		if (size < sizeof(*r))
+		if (rt_record__unpack(&unpacked, data, size)) {
+			s->calls_bad++;
 			break;
+		}
+		i = r->vals[0];
 		if ((int)r->probe_id == s->fault_probe_id) {
 			bool rest_zero = true;
+
+			/* Entry-only, two values, no payload: the small
+			 * class, not the full struct. */
+			if (size != RT_CALL_SIZE(AT_RT_SMALL_VALS, 0))
+				s->faulted_bad++;
 
 			for (int k = 2; k < AT_MAX_FETCH_OPS; k++)
 				rest_zero &= !r->vals[k];
@@ -146,6 +155,10 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if ((int)r->probe_id != s->probe_id)
 			break;
 		s->calls++;
+		/* Six values and a payload: past the ring's small class,
+		 * so the full struct's size (unpacked by its counts). */
+		if (size != sizeof(*r))
+			s->calls_bad++;
 		/* vals: executable, options, launch_id, name, out (at return);
 		 * the payload, a name whose bytes past its NUL read 0 although
 		 * a longer name came before it. */
@@ -166,10 +179,14 @@ static int on_record(void *ctx, const void *data, size_t size)
 		break;
 	}
 	case EV_SYSCALL: {
-		const struct ev_syscall *r = data;
+		struct ev_syscall unpacked, *r = &unpacked;
 
-		if (size < sizeof(*r))
+		/* Packed: no argbuf when it holds nothing (a read). */
+		if (sys_record__unpack(&unpacked, data, size) ||
+		    size != (r->argbuf_len ? sizeof(*r) : SYSCALL_HEAD)) {
+			s->syscalls_bad++;
 			break;
+		}
 		if (getenv("TEST_VERBOSE"))
 			fprintf(stderr, "syscall sc=%u fd=%u kind=%u ret=%lld args=%llu,%lld dev=%llu ino=%llu argbuf_len=%u\n",
 				r->sc, r->fd, r->fd_kind, (long long)r->ret,
@@ -602,6 +619,7 @@ static void run_flavour(const char *what, struct features *f, const char *dir,
 
 	ASSERT_EQ(s.calls, CALLS + 1, "runtime calls recorded (the loop's and the colliding one)");
 	ASSERT_EQ(s.calls_bad, 0, "runtime call values, times and return");
+	ASSERT_EQ(s.syscalls_bad, 0, "syscall records packed: no argbuf when it holds nothing");
 	ASSERT_EQ(s.pread_ok, 1, "pread with bytes, offset and file identity");
 	if (uring)
 		ASSERT_EQ(s.uring_ok, 1, "io_uring read with bytes and file identity");

@@ -16,6 +16,7 @@
 #include "collect/collector_internal.h"
 #include "lib/array.h"
 #include "discover/procfs.h"
+#include "probe/packed_records.h"
 
 /* ---------------------------------------------------------------- state */
 
@@ -274,8 +275,8 @@ int collector__record(void *ctx, const void *data, size_t size)
 	struct collector *c = ctx;
 	const struct ev_header *h = data;
 	static const size_t sizes[EV_TYPE_MAX] = {
-		[EV_RT_CALL] = sizeof(struct ev_rt_call),
-		[EV_SYSCALL] = sizeof(struct ev_syscall),
+		[EV_RT_CALL] = RT_CALL_HEAD,	/* packed: checked by its unpacking */
+		[EV_SYSCALL] = SYSCALL_HEAD,	/* packed, as EV_RT_CALL */
 		[EV_DEV_OPEN] = sizeof(struct ev_dev_open),
 		[EV_TASK] = sizeof(struct ev_task),
 		[EV_SCHED_SWITCH] = sizeof(struct ev_sched_switch),
@@ -286,6 +287,21 @@ int collector__record(void *ctx, const void *data, size_t size)
 	if (size < sizeof(*h) || h->type == 0 || h->type >= EV_TYPE_MAX ||
 	    size < sizes[h->type]) {
 		c->st.bad_records++;
+		return 0;
+	}
+	/* Packed records: only as long as used, checked and unpacked here. */
+	if (h->type == EV_RT_CALL || h->type == EV_SYSCALL) {
+		union {
+			struct ev_rt_call rt;
+			struct ev_syscall sc;
+		} u;
+
+		if (h->type == EV_RT_CALL ? rt_record__unpack(&u.rt, data, size) :
+					    sys_record__unpack(&u.sc, data, size)) {
+			c->st.bad_records++;
+			return 0;
+		}
+		collect_record_in(c, &u, h->type == EV_RT_CALL ? sizeof(u.rt) : sizeof(u.sc));
 		return 0;
 	}
 	collect_record_in(c, data, size);

@@ -12,6 +12,7 @@
 
 #include "probe/probe_session.h"
 #include "probe/probe_session_internal.h"
+#include "probe/packed_records.h"
 #include "acceltrace.skel.h"
 
 /* ---------------------------------------------------------------- open calls */
@@ -71,8 +72,11 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	bool first = true;
 	int err;
 
+	/* Kept packed (payload after the probe's values): unpacked for
+	 * @fn, as the collector unpacks ring records. */
 	for (uint32_t i = 0; i < ps->n_slots; i++) {
-		if (!read_rt_slot(ps, i, &rec, NULL))
+		if (!read_rt_slot(ps, i, &rec, NULL) ||
+		    rt_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;
 		rec.flags |= RT_F_OPEN;
 		err = fn(ctx, &rec, sizeof(rec));
@@ -82,7 +86,8 @@ static int open_runtime_calls(struct probe_session *ps, probe_record_fn fn,
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &rec))
+		if (bpf_map_lookup_elem(fd, &key, &rec) ||
+		    rt_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;	/* returned meanwhile */
 		rec.flags |= RT_F_OPEN;
 		err = fn(ctx, &rec, sizeof(rec));
@@ -111,7 +116,9 @@ static int open_syscalls_in_slots(struct probe_session *ps, probe_record_fn fn,
 					 &slot->rec, &rec, sizeof(rec), NULL);
 		int err;
 
-		if (!tid || rec.h.tid != tid || !open_syscall_wanted(&rec))
+		/* Its argbuf past argbuf_len is undefined: unpacked. */
+		if (!tid || rec.h.tid != tid || !open_syscall_wanted(&rec) ||
+		    sys_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)
@@ -135,7 +142,8 @@ static int open_syscalls(struct probe_session *ps, probe_record_fn fn, void *ctx
 
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &rec) || !open_syscall_wanted(&rec))
+		if (bpf_map_lookup_elem(fd, &key, &rec) || !open_syscall_wanted(&rec) ||
+		    sys_record__unpack(&rec, &rec, sizeof(rec)))
 			continue;
 		err = fn(ctx, &rec, sizeof(rec));
 		if (err)

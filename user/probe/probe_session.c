@@ -593,16 +593,36 @@ int probe_session__forget_pid_aggregates(struct probe_session *ps, uint32_t pid)
 	return 1;
 }
 
+/* The BPF side's counters (struct at_counters: all u64), summed over the
+ * CPUs' copies; zeros when they cannot be read. */
+static void sum_counters(const struct probe_session *ps, struct at_counters *sum)
+{
+	size_t n = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 0;
+	uint64_t *per = n ? calloc(n, sizeof(*sum)) : NULL, *out = (uint64_t *)sum;
+	int fd = bpf_map__fd(ps->skel->maps.counters);
+
+	memset(sum, 0, sizeof(*sum));
+	if (per && !bpf_map_lookup_elem(fd, &(uint32_t){ 0 }, per))
+		for (size_t i = 0; i < n * sizeof(*sum) / sizeof(*per); i++)
+			out[i % (sizeof(*sum) / sizeof(*per))] += per[i];
+	free(per);
+}
+
 void probe_session__losses(const struct probe_session *ps,
 			   uint64_t losses[LOSS_KIND_MAX])
 {
-	for (int i = 0; i < LOSS_KIND_MAX; i++)
-		losses[i] = ps->skel->bss->losses[i];
+	struct at_counters sum;
+
+	sum_counters(ps, &sum);
+	memcpy(losses, sum.losses, sizeof(sum.losses));
 }
 
 uint64_t probe_session__emitted(const struct probe_session *ps, enum ev_type t)
 {
-	return t < EV_TYPE_MAX ? ps->skel->bss->events_emitted[t] : 0;
+	struct at_counters sum;
+
+	sum_counters(ps, &sum);
+	return t < EV_TYPE_MAX ? sum.emitted[t] : 0;
 }
 
 static uint64_t prog_misses(struct bpf_program *p)
