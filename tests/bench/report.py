@@ -129,22 +129,24 @@ def build(t):
     up = "up.%s.%s"
     # ---- 1. per event --------------------------------------------------
     t.section("1. Per-event cost (ns per call, over the floor measured in the same repetition)")
-    # (label, probed instruction, acceltrace's probe, its floor): target 80 ns.
-    for label, kind, probe, floor in (
+    # (label, probed instruction, acceltrace's probe, its floor, target ns):
+    # issue 25's goals for the three real probes on an emulated push, the
+    # reference's 80 ns for the placements.
+    for label, kind, probe, floor, goal in (
             ("uprobe on `push` (emulated): acceltrace callback probe (2 register ops) − bare uprobe",
-             "push", "callback", "floor"),
+             "push", "callback", "floor", 60),
             ("uprobe on `push`: PJRT_Event_OnReady entry (3 reads) − bare uprobe",
-             "push", "onready", "floor"),
+             "push", "onready", "floor", 100),
             ("uprobe on `push`: PJRT_LoadedExecutable_Execute (entry + return, 15 reads) − bare uprobe + uretprobe",
-             "push", "execute", "floor_ret"),
+             "push", "execute", "floor_ret", 250),
             ("uprobe on `endbr64` at +0 (single-stepped): callback probe − bare uprobe",
-             "endbr64", "callback", "floor"),
+             "endbr64", "callback", "floor", 80),
             ("uprobe on `mov` (single-stepped): callback probe − bare uprobe",
-             "mov", "callback", "floor"),
+             "mov", "callback", "floor", 80),
             ("`endbr64; push %rbp` prologue, placed at +4: callback probe − bare uprobe",
-             "cet", "callback", "floor")):
+             "cet", "callback", "floor", 80)):
         t.row(label, diff(up % (kind, probe), up % (kind, floor)), "ns", 0,
-              80, "<=", "≤ 80 ns")
+              goal, "<=", "≤ %d ns" % goal)
     # An optimised prologue (`mov 8(%rdi),%rax; push %rbp`): the probe at +0
     # single-steps the mov; placed on the push it is emulated.
     old = t.row("`mov; push` prologue, callback probe at +0 (single-stepped, the old placement) − nothing",
@@ -160,10 +162,10 @@ def build(t):
     # record --pid of another process: the kernel writes no breakpoint here.
     t.row("uprobe on push, untraced process, probes attached for another pid − nothing",
           diff(up % ("push", "other_pid"), up % ("push", "none")), "ns", 0,
-          15, "<=", "≤ 15 ns")
+          15, "<=", "≤ 15 ns (nothing)")
     t.row("pread64 syscall tracepoints, traced (one record per call) − bare tracepoints",
           diff("tp.pread64.traced", "tp.pread64.floor"), "ns", 0,
-          60, "<=", "≤ 60 ns")
+          100, "<=", "≤ 100 ns")
     t.row("pread64 syscall tracepoints, untraced process − bare tracepoints",
           diff("tp.pread64.untraced", "tp.pread64.floor"), "ns", 0,
           15, "<=", "≤ 15 ns")
@@ -238,8 +240,13 @@ def build(t):
               slowdown("trainer.acceltrace", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
     t.row("simulated trainer: acceltrace, every probe (--sched)",
           slowdown("trainer.acceltrace_sched", "trainer.off"), "%", 1, 3, "<=", "≤ 3 %")
+    # record yields the CPU (SCHED_IDLE while it keeps up); in a run with
+    # BENCH_TRAINER_CONFIGS naming acceltrace_normal, the same at normal priority.
+    if get("trainer.acceltrace_normal"):
+        t.row("simulated trainer: acceltrace --cpu-priority normal (not yielding the CPU)",
+              slowdown("trainer.acceltrace_normal", "trainer.off"), "%", 1)
     t.row("simulated trainer: acceltrace daemon, default settings (whole host; detail sampled)",
-          slowdown("trainer.daemon", "trainer.off"), "%", 1, 1, "<=", "≤ 1 %")
+          slowdown("trainer.daemon", "trainer.off"), "%", 1, 0.5, "<=", "≤ 0.5 %")
     t.row("simulated trainer: acceltrace daemon, --detail full (what a slice costs while on)",
           slowdown("trainer.daemon_full", "trainer.off"), "%", 1)
     t.row("simulated trainer: acceltrace daemon, default, SIGSTOPped once attached "
@@ -257,7 +264,8 @@ def build(t):
     t.row("simulated trainer at 1k steps/s, nothing attached (steps/s)", get("trainer1k.off"),
           "steps/s")
     t.row("simulated trainer at 1k steps/s: acceltrace, default probes",
-          slowdown("trainer1k.acceltrace", "trainer1k.off"), "%", 1)
+          slowdown("trainer1k.acceltrace", "trainer1k.off"), "%", 1, 0.5, "<=",
+          "within noise (≤ 0.5 %)")
     t.row("simulated trainer at 1k steps/s: acceltrace daemon, default settings",
           slowdown("trainer1k.daemon", "trainer1k.off"), "%", 1, 1, "<=", "≤ 1 %")
     t.row("simulated trainer at 1k steps/s: acceltrace daemon, --detail full",
@@ -312,7 +320,7 @@ def build(t):
     wbound = get("col.window.producer_bound")
     t.row("window open, PJRT step mix: highest rate with zero drops, short trials" +
           (" (producer-bound)" if wbound and wbound[0] else ""),
-          get("col.window.max_rate"), "M rec/s", 2)
+          get("col.window.max_rate"), "M rec/s", 2, 5, ">=", "≥ 5 M/s")
     wsecs = get("col.window.hold_seconds")
     t.row(f"window open: held for {fmt(wsecs[0] if wsecs else float('nan'))} s at 95% of it: consumed",
           get("col.window.hold_rate"), "M rec/s", 2)
