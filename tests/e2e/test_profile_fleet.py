@@ -171,8 +171,8 @@ def retries(hosts, logdir):
     hosts[1].plan = ["empty"]
     rc, out, err = run("--service-addr", addrs, "--logdir", logdir, "--duration-ms", "50")
     check(rc == 0 and all(len(h.calls) == 1 for h in hosts),
-          "one host empty among good ones: exit 0, no retry (%d, %s)"
-          % (rc, [len(h.calls) for h in hosts]))
+          "one host empty among good ones: exit 0, no retry (%d, %s): %s"
+          % (rc, [len(h.calls) for h in hosts], err))
     check("No trace event is collected from %s" % hosts[1].target() in err,
           "and that host is named: %s" % err)
 

@@ -17,6 +17,7 @@
 #include "test.h"
 #include "self_offset.h"
 #include "lib/log.h"
+#include "probe/packed_records.h"
 #include "probe/probe_session.h"
 
 #define CALLS 20
@@ -50,16 +51,17 @@ struct seen {
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	const struct ev_header *h = data;
-	const struct ev_rt_call *r = data;
+	struct ev_rt_call r;
 	struct seen *s = ctx;
 
-	if (size < sizeof(*r) || h->type != EV_RT_CALL || h->pid != (uint32_t)getpid() ||
-	    r->probe_id >= AT_MAX_PROBES)
+	/* The ring's records are packed (probe/packed_records.h). */
+	if (size < sizeof(*h) || h->type != EV_RT_CALL || h->pid != (uint32_t)getpid() ||
+	    rt_record__unpack(&r, data, size) || r.probe_id >= AT_MAX_PROBES)
 		return 0;
-	if (r->flags & RT_F_NO_RETURN)
-		s->entries[r->probe_id]++;
+	if (r.flags & RT_F_NO_RETURN)
+		s->entries[r.probe_id]++;
 	else
-		s->returns[r->probe_id]++;
+		s->returns[r.probe_id]++;
 	return 0;
 }
 
