@@ -85,6 +85,9 @@ int recorder_poll_once(struct recorder *r);
 int recorder_drain_once(struct recorder *r);
 /* The devtrace buffers of the targets not handed over yet. */
 void recorder_find_devtrace(struct recorder *r);
+/* The buffers --devtrace names, handed to the collector: 0, or -errno
+ * (-EINVAL: one is not a devtrace buffer), said. */
+int recorder_open_devtrace_paths(struct recorder *r);
 
 /* recorder_agents.c: the agents in the targets (docs/agent.md). */
 void recorder_find_agents(struct recorder *r);
