@@ -14,6 +14,7 @@
 
 #define LOG_CONTEXT "metrics"
 #include "lib/log.h"
+#include "lib/tcp_listen.h"
 #include "daemon/metrics_http.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -80,57 +81,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return answer(conn, MHD_HTTP_OK, CONTENT_TYPE, body, len);
 }
 
-/* The listening socket on @addr (an IPv4 or IPv6 literal, "[::1]" too). */
-static int listen_on(const char *addr, uint16_t port, bool *ipv6)
-{
-	struct sockaddr_storage ss = {};
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	socklen_t sa_len;
-	int fd, one = 1, err;
-	char a[64];
-	size_t n = strlen(addr);
-
-	if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']' && n - 2 < sizeof(a)) {
-		memcpy(a, addr + 1, n - 2);
-		a[n - 2] = '\0';
-	} else {
-		snprintf(a, sizeof(a), "%s", addr);
-	}
-	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		sa_len = sizeof(*sin);
-		*ipv6 = false;
-	} else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		sa_len = sizeof(*sin6);
-		*ipv6 = true;
-	} else {
-		log_err("metrics: '%s' is not an IP address", addr);
-		return -EINVAL;
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* A restart binds again at once; an IPv6 address is IPv6 only, as
-	 * libmicrohttpd's own socket was. */
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (*ipv6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(fd, (struct sockaddr *)&ss, sa_len) || listen(fd, 32)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
 
 struct metrics_http *metrics_http__bind(const struct metrics_http_opts *opts)
 {
 	struct metrics_http *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	int err;
 
 	if (!h)
@@ -143,17 +97,14 @@ struct metrics_http *metrics_http__bind(const struct metrics_http_opts *opts)
 	if (!h->o.timeout_s)
 		h->o.timeout_s = METRICS_HTTP_TIMEOUT_S;
 	pthread_mutex_init(&h->lock, NULL);
-	h->listen_fd = listen_on(h->o.addr ? h->o.addr : "", h->o.port, &h->ipv6);
+	/* An IPv6 address is IPv6 only, as libmicrohttpd's own socket was. */
+	h->listen_fd = tcp_listen(h->o.addr, h->o.port, 32, &h->port, &h->ipv6);
 	if (h->listen_fd < 0) {
 		err = h->listen_fd;
+		if (err == -EINVAL)
+			log_err("metrics: '%s' is not an IP address", h->o.addr ? h->o.addr : "");
 		goto fail;
 	}
-	if (getsockname(h->listen_fd, (struct sockaddr *)&ss, &len)) {
-		err = -errno;
-		goto fail;
-	}
-	h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
-			((struct sockaddr_in *)&ss)->sin_port);
 	return h;
 fail:
 	metrics_http__stop(h);

@@ -20,6 +20,7 @@
 
 #define LOG_CONTEXT "grpc"
 #include "lib/log.h"
+#include "lib/tcp_listen.h"
 #include "profiler_service/grpc_conn.h"
 
 /* Bytes read from one connection in one turn, so that one busy client
@@ -46,59 +47,9 @@ unsigned int grpc_server__idle_timeout_s(const struct grpc_server *s)
 	return s->o.idle_timeout_s;
 }
 
-/* ---- the socket ---- */
-
-/* The listening socket on @addr (an IPv4 or IPv6 literal, "[::1]" too). */
-static int listen_on(const char *addr, uint16_t port)
-{
-	struct sockaddr_storage ss = {};
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	socklen_t sa_len;
-	int fd, one = 1, err;
-	char a[64];
-	size_t n = strlen(addr);
-
-	if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']' && n - 2 < sizeof(a)) {
-		memcpy(a, addr + 1, n - 2);
-		a[n - 2] = '\0';
-	} else if (n < sizeof(a)) {
-		memcpy(a, addr, n + 1);
-	} else {
-		a[0] = '\0';
-	}
-	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		sa_len = sizeof(*sin);
-	} else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		sa_len = sizeof(*sin6);
-	} else {
-		log_err("'%s' is not an IP address", addr);
-		return -EINVAL;
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* A restart binds again at once; an IPv6 address is IPv6 only. */
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (ss.ss_family == AF_INET6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(fd, (struct sockaddr *)&ss, sa_len) || listen(fd, 64)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 struct grpc_server *grpc_server__bind(const struct grpc_server_opts *opts)
 {
 	struct grpc_server *s = calloc(1, sizeof(*s));
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	int err;
 
 	if (!s)
@@ -120,17 +71,13 @@ struct grpc_server *grpc_server__bind(const struct grpc_server_opts *opts)
 		err = -errno;
 		goto fail;
 	}
-	s->listen_fd = listen_on(s->o.addr ? s->o.addr : "", s->o.port);
+	s->listen_fd = tcp_listen(s->o.addr, s->o.port, 64, &s->port, NULL);
 	if (s->listen_fd < 0) {
 		err = s->listen_fd;
+		if (err == -EINVAL)
+			log_err("'%s' is not an IP address", s->o.addr ? s->o.addr : "");
 		goto fail;
 	}
-	if (getsockname(s->listen_fd, (struct sockaddr *)&ss, &len)) {
-		err = -errno;
-		goto fail;
-	}
-	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
-			((struct sockaddr_in *)&ss)->sin_port);
 	return s;
 fail:
 	grpc_server__stop(s, NULL);
