@@ -102,6 +102,17 @@ static void pending_remove(struct grpc_call *c)
 		grpc_eventfd_clear(s->ready_fd);
 }
 
+/* Appends @c to a queue (pending or done), under the server's lock. */
+static void queue_append(struct grpc_call **head, struct grpc_call **tail, struct grpc_call *c)
+{
+	c->q_next = NULL;
+	if (*tail)
+		(*tail)->q_next = c;
+	else
+		*head = c;
+	*tail = c;
+}
+
 void grpc_call__queue(struct grpc_call *c)
 {
 	struct grpc_server *s = c->s;
@@ -109,12 +120,7 @@ void grpc_call__queue(struct grpc_call *c)
 	pthread_mutex_lock(&s->lock);
 	c->state = GRPC_CALL_QUEUED;
 	c->owner_ref = true;
-	c->q_next = NULL;
-	if (s->pending_tail)
-		s->pending_tail->q_next = c;
-	else
-		s->pending = c;
-	s->pending_tail = c;
+	queue_append(&s->pending, &s->pending_tail, c);
 	grpc_eventfd_raise(s->ready_fd);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -286,12 +292,7 @@ void grpc_call__finish(struct grpc_call *c, enum grpc_status status, const char 
 		return;
 	}
 	c->state = GRPC_CALL_FINISHING;
-	c->q_next = NULL;
-	if (s->done_tail)
-		s->done_tail->q_next = c;
-	else
-		s->done = c;
-	s->done_tail = c;
+	queue_append(&s->done, &s->done_tail, c);
 	pthread_mutex_unlock(&s->lock);
 	grpc_eventfd_raise(s->wake_fd);
 }
