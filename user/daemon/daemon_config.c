@@ -102,6 +102,17 @@ int daemon_config__split_addr(const char *listen, char *addr, size_t addr_len,
 	return 0;
 }
 
+/* A string key's value, copied whole or refused. */
+static int set_string(char *at, const struct key *k, const char *v, char *err, size_t err_len)
+{
+	if (strlen(v) >= k->size) {
+		snprintf(err, err_len, "%s: too long", k->name);
+		return -EINVAL;
+	}
+	snprintf(at, k->size, "%s", v);
+	return 0;
+}
+
 static int set_value(struct daemon_config *c, const struct key *k, const char *v,
 		     char *err, size_t err_len)
 {
@@ -118,12 +129,7 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 				 k->name, v);
 			return -EINVAL;
 		}
-		if (strlen(v) >= k->size) {
-			snprintf(err, err_len, "%s: too long", k->name);
-			return -EINVAL;
-		}
-		snprintf(at, k->size, "%s", v);
-		return 0;
+		return set_string(at, k, v, err, err_len);
 	case K_PATHS:
 		/* Absolute paths, ':'-separated; "" for none. */
 		for (const char *q = v; *v; q++) {
@@ -135,12 +141,7 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 			if (!*q)
 				break;
 		}
-		if (strlen(v) >= k->size) {
-			snprintf(err, err_len, "%s: too long", k->name);
-			return -EINVAL;
-		}
-		snprintf(at, k->size, "%s", v);
-		return 0;
+		return set_string(at, k, v, err, err_len);
 	case K_LISTEN:
 		if (strcmp(v, "off") &&
 		    daemon_config__split_listen(v, addr, sizeof(addr), &port)) {
@@ -156,12 +157,7 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 				 k->name, v);
 			return -EINVAL;
 		}
-		if (strlen(v) >= k->size) {
-			snprintf(err, err_len, "%s: too long", k->name);
-			return -EINVAL;
-		}
-		snprintf(at, k->size, "%s", v);
-		return 0;
+		return set_string(at, k, v, err, err_len);
 	case K_DURATION:
 		if (parse_duration(v, &n) || n < k->min) {
 			snprintf(err, err_len, "%s: expected a time%s such as 10s or 500ms, "
