@@ -17,27 +17,10 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "loopback.h"
 #include "daemon/metrics_http.h"
 
 #define LIMIT 3
-
-/* A connection to 127.0.0.1:@port from @from (127.0.0.x). */
-static int connect_from(const char *from, uint16_t port)
-{
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	inet_pton(AF_INET, from, &src.sin_addr);
-	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&src, sizeof(src)) ||
-	    connect(fd, (struct sockaddr *)&dst, sizeof(dst))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* GET /metrics from @from: the whole answer ("" when the server closed the
  * connection without one). */
@@ -68,13 +51,6 @@ out:
 }
 
 /* Whether the server closed @fd within @ms. */
-static bool closed_within(int fd, int ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	char c;
-
-	return poll(&pfd, 1, ms) == 1 && recv(fd, &c, 1, 0) <= 0;
-}
 
 int main(void)
 {

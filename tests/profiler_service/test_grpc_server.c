@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "loopback.h"
 #include "profiler_service/grpc_conn.h"
 
 #define PER_IP 3
@@ -54,42 +55,6 @@ static void test_wire_parts(void)
 }
 
 /* ---- a raw HTTP/2 client, to be hostile with ---- */
-
-static int connect_from(const char *from, uint16_t port)
-{
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	inet_pton(AF_INET, from, &src.sin_addr);
-	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&src, sizeof(src)) ||
-	    connect(fd, (struct sockaddr *)&dst, sizeof(dst))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Whether the server closed @fd within @ms (what it sent first is read). */
-static bool closed_within(int fd, int ms)
-{
-	long long deadline = test_now_ms() + ms;
-	char buf[4096];
-
-	while (test_now_ms() < deadline) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&pfd, 1, (int)(deadline - test_now_ms())) != 1)
-			return false;
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n <= 0)
-			return true;
-	}
-	return false;
-}
 
 static size_t frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t stream,
 		    const void *payload, size_t len)
