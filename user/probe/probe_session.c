@@ -43,11 +43,33 @@ const char *loss_kind_name(enum loss_kind kind)
 	}
 }
 
+/* bpf_ktime_get_ns()'s clock. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The clock is read this often against a poll's deadline: a vDSO call per
+ * record would be a third of the record's cost. */
+#define POLL_CLOCK_EVERY 64
+#define DEFAULT_POLL_BUDGET_NS (20 * 1000000ull)
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct probe_session *ps = ctx;
+	int err = ps->fn ? ps->fn(ps->ctx, data, size) : 0;
 
-	return ps->fn ? ps->fn(ps->ctx, data, size) : 0;
+	if (err || !ps->poll_deadline_ns || ++ps->poll_records % POLL_CLOCK_EVERY)
+		return err;
+	if (mono_ns() < ps->poll_deadline_ns)
+		return 0;
+	/* libbpf has already moved past this record: the next poll starts
+	 * at the one after. */
+	ps->poll_cut = true;
+	return -ECANCELED;
 }
 
 /* Syscall flavour: per-syscall tracepoints, or raw sys_enter/sys_exit. */
@@ -225,6 +247,7 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 		ps->ring_fds[i] = -1;
 	ps->fn = fn;
 	ps->ctx = ctx;
+	ps->poll_budget_ns = opts->poll_budget_ns ? opts->poll_budget_ns : DEFAULT_POLL_BUDGET_NS;
 	for (enum probe_class pc = 0; pc < PROBE__COUNT; pc++)
 		ps->mech[pc] = features__choose(opts->features, pc).mech;
 	ps->uprobe_multi = opts->features->r[FEAT_UPROBE_MULTI].available;
@@ -488,34 +511,44 @@ uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_i
 
 int probe_session__poll(struct probe_session *ps, int timeout_ms)
 {
-	int n = ring_buffer__poll(ps->rb, timeout_ms), m;
+	int n, m = 0;
 
+	ps->poll_deadline_ns = mono_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull +
+			       ps->poll_budget_ns;
+	ps->poll_records = 0;
+	ps->poll_cut = false;
+	n = ring_buffer__poll(ps->rb, timeout_ms);
 	/* A signal interrupting the wait is not an error for the caller. */
-	if (n == -EINTR)
+	if (n == -EINTR || ps->poll_cut)
 		n = 0;
-	if (n < 0)
-		return n;
 	/*
 	 * The BPF side wakes us only when a shard is an eighth full, so a
 	 * quiet ring never signals: drain whatever is there on every tick, or
 	 * records would wait for thousands more to arrive.
 	 */
-	m = ring_buffer__consume(ps->rb);
+	if (n >= 0 && !ps->poll_cut)
+		m = ring_buffer__consume(ps->rb);
+	if (ps->poll_cut) {
+		/* What was handed on before the budget ran out is not counted
+		 * by libbpf: the clock's count stands in for it. */
+		ps->polls_cut++;
+		n = 0;
+		m = ps->poll_records;
+	}
+	ps->poll_deadline_ns = 0;
+	if (n < 0)
+		return n;
 	return m < 0 ? m : n + m;
+}
+
+uint64_t probe_session__polls_cut(const struct probe_session *ps)
+{
+	return ps->polls_cut;
 }
 
 int probe_session__drain(struct probe_session *ps)
 {
 	return ring_buffer__consume(ps->rb);
-}
-
-/* bpf_ktime_get_ns()'s clock. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 int probe_session__set_detail(struct probe_session *ps, bool on)

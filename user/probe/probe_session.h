@@ -46,8 +46,11 @@ struct probe_session_opts {
 	 * probe_session__set_pid_scope); none: for every process. */
 	const int *scope_pids;
 	size_t n_scope_pids;
+	/* Most time one poll spends handing records on (0: 20 ms); see
+	 * probe_session__poll. */
+	uint64_t poll_budget_ns;
 };
-#define probe_session_opts__last_field n_scope_pids
+#define probe_session_opts__last_field poll_budget_ns
 
 /* Most processes runtime probes are attached for one by one; beyond, for
  * every process (each costs a link per probe on perf uprobes). */
@@ -130,9 +133,18 @@ uint64_t probe_session__runtime_hits(const struct probe_session *ps, int probe_i
  * Consumes records: waits up to timeout_ms for data (the BPF side wakes us
  * only when a shard fills past a threshold, so callers poll on a short
  * timer). Returns records consumed, or -errno.
+ *
+ * A poll hands records on for at most the poll budget past its wait, then
+ * returns, leaving the rest for the next: the caller's tick (rescans, its
+ * CPU-priority check, its progress line) runs even when the producers
+ * outpace it. libbpf reads a shard until it is empty, and a consumer
+ * starved of CPU (SCHED_IDLE on a busy host) never finds it empty.
+ * probe_session__drain has no budget: it is for closes and tests.
  */
 int probe_session__poll(struct probe_session *ps, int timeout_ms);
 int probe_session__drain(struct probe_session *ps);
+/* Polls that returned with records still waiting, their budget spent. */
+uint64_t probe_session__polls_cut(const struct probe_session *ps);
 
 /*
  * Calls still in progress (the open-span tables): each is handed to fn as a

@@ -49,6 +49,13 @@ struct probe_session {
 	uint32_t nr_rings;
 	probe_record_fn fn;
 	void *ctx;
+	/* probe_session__poll's budget: the clock read every POLL_CLOCK_EVERY
+	 * records against the deadline (0: none, as in a drain). */
+	uint64_t poll_budget_ns;
+	uint64_t poll_deadline_ns;
+	uint32_t poll_records;
+	bool poll_cut;
+	uint64_t polls_cut;
 	enum probe_mechanism mech[PROBE__COUNT];
 	bool attached;
 	struct runtime_probe probes[AT_MAX_PROBES];
