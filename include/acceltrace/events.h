@@ -117,6 +117,95 @@ enum rt_spec_flags {
 	RT_SPEC_DETAIL = 1 << 3,
 };
 
+/* ---- device memory: allocations kept in the kernel ---------------------- */
+
+/*
+ * What a runtime call does to device memory, as data beside its fetch
+ * program (struct at_mem_desc in its spec). The BPF side keeps, for every
+ * traced process and device, bytes in use, the peak and when, counts, and a
+ * live-allocation table that gives a free its size; it writes what it
+ * found into the call's record (the val_* indexes below), so a window's
+ * record of each allocation and free says the bytes in use after it.
+ *
+ * Success is a zero return (CUresult, cudaError_t, PJRT_Error *): a paired
+ * call that returned nonzero changes nothing (RT_F_MEM_FAILED). Entry-only
+ * calls (a free whose return is not probed) count at entry.
+ */
+enum at_mem_op {
+	MEM_OP_NONE = 0,
+	MEM_OP_ALLOC,		/* addr, size, device: a new live allocation */
+	MEM_OP_FREE,		/* addr: its size from the live table */
+	/* addr, size: sizes an allocation seen without one (a PJRT buffer an
+	 * execution made, sized by Buffer_OnDeviceSizeInBytes); one the table
+	 * lacks is added (first seen by its size). */
+	MEM_OP_SIZE,
+	MEM_OP_SET_DEVICE,	/* device: the calling thread's current device */
+	MEM_OP_CTX_DEVICE,	/* addr (a context), device: which device it is */
+	MEM_OP_SET_CTX,		/* addr (a context): the thread's device is its */
+};
+
+enum at_mem_size_kind {
+	MEM_SIZE_VAL = 0,	/* vals[size_val] bytes */
+	/* A shape: element size of the PJRT_Buffer_Type in vals[size_val]
+	 * times the product of vals[dims_val .. dims_val + vals[ndims_val]),
+	 * at most AT_MEM_MAX_DIMS dims (the logical size, not the device's
+	 * padded one: said so). */
+	MEM_SIZE_SHAPE,
+	MEM_SIZE_PRODUCT,	/* vals[size_val] * vals[dims_val] (pitch * height) */
+	MEM_SIZE_UNKNOWN,	/* none at this call: sized later, or never */
+};
+
+enum at_mem_flags {
+	/* An outer layer (the CUDA runtime): allocation calls of an inner
+	 * layer (the driver) on the same thread while it runs are not counted
+	 * again (their records carry RT_F_MEM_NESTED). */
+	MEM_F_OUTER = 1 << 0,
+	/* The device is not in the call: the thread's current device
+	 * (MEM_OP_SET_DEVICE / SET_CTX), else 0 (RT_F_MEM_DEVICE_GUESSED). */
+	MEM_F_THREAD_DEVICE = 1 << 1,
+	/* vals[dev_val] is a PJRT_Device pointer, not an ordinal: the
+	 * aggregate is keyed by it and user space names its ordinal. */
+	MEM_F_DEVICE_HANDLE = 1 << 2,
+	/* The allocation is a reservation by a caching allocator or pool
+	 * (cuMemAlloc under PyTorch's allocator, cuMemCreate): what is seen
+	 * is reserved memory, not tensors. Carried into the live entry. */
+	MEM_F_RESERVED = 1 << 3,
+};
+
+/*
+ * Which layer's memory a call accounts: kept apart, since one sits on the
+ * other (a JAX GPU run's PJRT buffers are carved out of what its allocator
+ * reserved from the CUDA driver).
+ */
+enum at_mem_layer {
+	MEM_LAYER_PJRT = 1,	/* PJRT buffers: one per array */
+	/* The CUDA driver and runtime (cuMemAlloc*, cudaMalloc*, cuMemCreate):
+	 * what the process's allocator reserved, not its tensors. */
+	MEM_LAYER_CUDA = 2,
+};
+
+#define AT_MEM_NO_VAL		0xff	/* an index that names no value */
+#define AT_MEM_MAX_DIMS		8
+
+struct at_mem_desc {
+	__u8 op;		/* enum at_mem_op */
+	__u8 size_kind;		/* enum at_mem_size_kind */
+	__u8 flags;		/* enum at_mem_flags */
+	__u8 addr_val;		/* value indexes into the record's vals[] */
+	__u8 size_val;
+	__u8 dims_val;
+	__u8 ndims_val;
+	__u8 dev_val;
+	/* Written by the BPF side into the record (the pack reserves them
+	 * with FETCH_NONE ops): the bytes the call allocated or freed (a
+	 * free's from the live table; 0: unknown), and the bytes in use on
+	 * that device after it. */
+	__u8 out_bytes_val;
+	__u8 out_in_use_val;
+	__u8 layer;		/* enum at_mem_layer */
+	__u8 pad[5];
+};
+
 struct rt_probe_spec {
 	__u32 n_ops;
 	__u32 flags;		/* enum rt_spec_flags */
@@ -124,7 +213,53 @@ struct rt_probe_spec {
 	__u32 pad;
 	struct at_fetch_op ops[AT_MAX_FETCH_OPS];
 	struct at_fetch_block blocks[AT_MAX_FETCH_BLOCKS];
+	struct at_mem_desc mem;	/* op MEM_OP_NONE: no memory effect */
 };
+
+/* Live allocations: key (pid, address as the runtime names it: a device
+ * pointer, a PJRT_Buffer, a CUmemGenericAllocationHandle). */
+struct at_mem_live_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 addr;
+};
+
+struct at_mem_live {
+	__u64 bytes;		/* 0: not known yet (MEM_SIZE_UNKNOWN) */
+	__u64 device;		/* as in struct at_mem_agg_key */
+	__u64 ts_ns;		/* when allocated */
+	__u32 flags;		/* enum at_mem_flags of the allocating call */
+	__u32 layer;		/* enum at_mem_layer */
+};
+
+/* Per (pid, layer, device): device is an ordinal, or with
+ * MEM_F_DEVICE_HANDLE a PJRT_Device pointer (flags says which). */
+struct at_mem_agg_key {
+	__u32 pid;
+	__u16 layer;		/* enum at_mem_layer */
+	__u16 flags;		/* MEM_F_DEVICE_HANDLE or 0 */
+	__u64 device;
+};
+
+struct at_mem_agg {
+	__u64 in_use;		/* bytes of live allocations of known size */
+	__u64 peak;		/* most in_use so far, */
+	__u64 peak_ns;		/* and when (bpf_ktime_get_ns) */
+	__u64 allocs;		/* allocations counted, */
+	__u64 alloc_bytes;	/* and their bytes */
+	__u64 frees;		/* frees that found their allocation, */
+	__u64 free_bytes;	/* and its bytes */
+	/* Frees of an allocation the table does not hold: made before the
+	 * probes (or its entry lost): counted, never sized. */
+	__u64 frees_unknown;
+	__u64 allocs_unsized;	/* allocations whose size is not known yet */
+	__u64 reserved_in_use;	/* of in_use, by MEM_F_RESERVED calls */
+};
+
+#define AT_MEM_LIVE_MAX		(1u << 16)	/* live allocations, all processes */
+#define AT_MEM_AGG_MAX		4096		/* (process, device) pairs */
+#define AT_MEM_THREAD_MAX	8192		/* threads with a current device */
+
 
 enum rt_call_flags {
 	RT_F_FETCH_FAULT = 1 << 0,	/* some user-memory read failed */
@@ -133,6 +268,13 @@ enum rt_call_flags {
 	/* Returned while the detail switch was off: the detail probes that
 	 * would follow this call (its completions) record nothing. */
 	RT_F_NO_DETAIL = 1 << 3,
+	/* Device memory (struct at_mem_desc), set by the BPF side: */
+	RT_F_MEM_FAILED = 1 << 4,	/* nonzero return: nothing changed */
+	RT_F_MEM_NESTED = 1 << 5,	/* inside an outer layer's call: not counted */
+	RT_F_MEM_UNKNOWN = 1 << 6,	/* a free the live table lacks (pre-attach) */
+	RT_F_MEM_UNSIZED = 1 << 7,	/* an allocation of no known size yet */
+	RT_F_MEM_DEVICE_GUESSED = 1 << 8,	/* no current device known: 0 */
+	RT_F_MEM_TABLE_FULL = 1 << 9,	/* counted, but its free will not be sized */
 };
 
 /*
@@ -374,7 +516,8 @@ enum loss_kind {
 	LOSS_TRACED_FULL = 4,		/* a pid beyond the traced-process table */
 	LOSS_RETURN_UNMATCHED = 5,	/* a return without its entry */
 	LOSS_AGG_FULL = 6,		/* no room for a process's aggregates */
-	LOSS_KIND_MAX = 7,
+	LOSS_MEM_TABLE_FULL = 7,	/* no room for a live allocation or pair */
+	LOSS_KIND_MAX = 8,
 };
 
 /* Loss and record counters, a copy per CPU (the BPF map "counters"). */

@@ -224,6 +224,16 @@ uint64_t collector__forget_before(struct collector *c, uint64_t start_ns);
  */
 void collector__detail_ended(struct collector *c);
 
+/*
+ * A device as a memory aggregate names it (an ordinal, or with
+ * MEM_F_DEVICE_HANDLE a PJRT_Device handle of that process) as its ordinal
+ * and platform ("GPU", "TPU"); false while the collector does not know it.
+ * A devmem_resolve_fn (devmem/devmem_book.h), @ctx the collector.
+ */
+struct at_mem_agg_key;
+bool collector__mem_device(void *ctx, const struct at_mem_agg_key *key, uint32_t *ordinal,
+			   const char **platform);
+
 const struct collector_stats *collector__stats(const struct collector *c);
 
 #endif /* ACCELTRACE_COLLECTOR_H */

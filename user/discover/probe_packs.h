@@ -135,6 +135,9 @@ struct rt_pack_entry {
 	__u32 spec_flags;		/* enum rt_spec_flags */
 	__u32 n_ops;
 	struct at_fetch_op ops[AT_MAX_FETCH_OPS];
+	/* What the call does to device memory (op MEM_OP_NONE: nothing),
+	 * kept in the kernel (include/acceltrace/events.h). */
+	struct at_mem_desc mem;
 };
 
 /*

@@ -39,6 +39,7 @@ const char *loss_kind_name(enum loss_kind kind)
 	case LOSS_TRACED_FULL: return "traced-process table full";
 	case LOSS_RETURN_UNMATCHED: return "returns without their entry";
 	case LOSS_AGG_FULL: return "per-process aggregate table full";
+	case LOSS_MEM_TABLE_FULL: return "device-memory table full";
 	default: return "?";
 	}
 }

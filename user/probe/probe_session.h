@@ -147,6 +147,19 @@ int probe_session__drain(struct probe_session *ps);
 uint64_t probe_session__polls_cut(const struct probe_session *ps);
 
 /*
+ * Device memory kept in the kernel (include/acceltrace/events.h): calls fn
+ * with each (pid, layer, device) aggregate, summed where the map keeps a
+ * copy per CPU; a nonzero return stops the walk and is returned. Returns 0
+ * or -errno.
+ */
+typedef int (*probe_mem_agg_fn)(void *ctx, const struct at_mem_agg_key *key,
+				const struct at_mem_agg *agg);
+int probe_session__mem_for_each(struct probe_session *ps, probe_mem_agg_fn fn, void *ctx);
+/* Drops @pid's live allocations, aggregates and thread devices (it
+ * exited, and its pid may come back as another process). -errno. */
+int probe_session__mem_forget_pid(struct probe_session *ps, uint32_t pid);
+
+/*
  * Calls still in progress (the open-span tables): each is handed to fn as a
  * record of its type with h.end_ns == 0 (runtime calls also carry
  * RT_F_OPEN). Lets a capture include spans that began before its window and
