@@ -20,6 +20,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "acceltrace.bpf.h"
+#include "devmem.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -162,51 +162,6 @@ int probe_session__for_each_open(struct probe_session *ps, probe_record_fn fn,
 
 /* ---------------------------------------------------------------- dead processes */
 
-/* Values of the maps delete_matching() walks, as read for @match. */
-union map_value {
-	struct ev_header h;
-	struct ev_rt_call rt;
-	struct ev_syscall sc;
-};
-
-/*
- * Deletes every entry of @map_fd for which @match(key, value, pid) says yes
- * (the value is read only when @val_size is not 0), counting each off
- * *@in_hash when set. The next key is taken before a delete: a deleted key
- * cannot be a cursor.
- */
-static int delete_matching(int map_fd, size_t key_size, size_t val_size,
-			   bool (*match)(const void *key, const union map_value *val,
-					 uint32_t pid),
-			   uint32_t pid, __u64 *in_hash)
-{
-	char key[64], next[64];
-	union map_value val;
-	bool have, have_next;
-	int deleted = 0;
-
-	if (key_size > sizeof(key) || val_size > sizeof(val))
-		return -EINVAL;
-	have = !bpf_map_get_next_key(map_fd, NULL, key);
-	while (have) {
-		have_next = !bpf_map_get_next_key(map_fd, key, next);
-		if ((!val_size || !bpf_map_lookup_elem(map_fd, key, &val)) &&
-		    match(key, &val, pid) && !bpf_map_delete_elem(map_fd, key)) {
-			deleted++;
-			if (in_hash)
-				__atomic_fetch_sub(in_hash, 1, __ATOMIC_SEQ_CST);
-		}
-		memcpy(key, next, key_size);
-		have = have_next;
-	}
-	return deleted;
-}
-
-static bool fd_key_of(const void *key, const union map_value *val, uint32_t pid)
-{
-	return ((const struct fd_key *)key)->pid == pid;
-}
-
 static bool call_of(const void *key, const union map_value *val, uint32_t pid)
 {
 	return val->h.pid == pid;
@@ -214,8 +169,8 @@ static bool call_of(const void *key, const union map_value *val, uint32_t pid)
 
 int probe_session__forget_pid_fds(struct probe_session *ps, uint32_t pid)
 {
-	return delete_matching(bpf_map__fd(ps->skel->maps.fd_kinds), sizeof(struct fd_key),
-			       0, fd_key_of, pid, NULL);
+	return map_delete_matching(bpf_map__fd(ps->skel->maps.fd_kinds), sizeof(struct fd_key),
+				   0, map_key_pid_is, pid, NULL);
 }
 
 int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
@@ -241,10 +196,10 @@ int probe_session__forget_pid_calls(struct probe_session *ps, uint32_t pid)
 			deleted++;
 		__atomic_fetch_add(&slot->seq, 1, __ATOMIC_SEQ_CST);
 	}
-	deleted += delete_matching(bpf_map__fd(ps->skel->maps.rt_pending),
+	deleted += map_delete_matching(bpf_map__fd(ps->skel->maps.rt_pending),
 				   sizeof(struct rt_pending_key), sizeof(struct ev_rt_call),
 				   call_of, pid, &ps->skel->bss->rt_in_hash);
-	deleted += delete_matching(bpf_map__fd(ps->skel->maps.sys_pending), sizeof(__u32),
+	deleted += map_delete_matching(bpf_map__fd(ps->skel->maps.sys_pending), sizeof(__u32),
 				   sizeof(struct ev_syscall), call_of, pid,
 				   &ps->skel->bss->sys_in_hash);
 	return deleted;

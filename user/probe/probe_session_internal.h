@@ -87,4 +87,23 @@ void runtime_links__release_all(struct probe_session *ps, struct bpf_link **more
 /* runtime_links.c: before load, the runtime programs' attach type. */
 void runtime_links__prepare_load(struct probe_session *ps);
 
+/* Values of the maps map_delete_matching() walks, as read for a match. */
+union map_value {
+	struct ev_header h;
+	struct ev_rt_call rt;
+	struct ev_syscall sc;
+};
+
+typedef bool (*map_match_fn)(const void *key, const union map_value *val, uint32_t pid);
+
+/*
+ * map_walk.c: deletes every entry of @map_fd for which @match(key, value,
+ * pid) says yes (the value is read only when @val_size is not 0), counting
+ * each off *@in_hash when set. Returns how many went.
+ */
+int map_delete_matching(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
+			uint32_t pid, __u64 *in_hash);
+/* A match for maps whose key begins with the pid (fd_key, memory keys). */
+bool map_key_pid_is(const void *key, const union map_value *val, uint32_t pid);
+
 #endif /* ACCELTRACE_PROBE_SESSION_INTERNAL_H */

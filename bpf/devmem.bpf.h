@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Device memory kept in the kernel (include/acceltrace/events.h, "device
+ * memory"): the maps runtime.bpf.c's memory calls update and user space
+ * samples (probe/probe_mem.c). Included by runtime.bpf.c only.
+ */
+#ifndef ACCELTRACE_DEVMEM_BPF_H
+#define ACCELTRACE_DEVMEM_BPF_H
+
+#include "acceltrace/events.h"
+
+/* Live allocations of every traced process: a free finds its size here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AT_MEM_LIVE_MAX);
+	__type(key, struct at_mem_live_key);
+	__type(value, struct at_mem_live);
+} mem_live SEC(".maps");
+
+/* Per (pid, layer, device): in use, peak, counts. One shared copy, not per
+ * CPU: the peak needs the sum at the moment it is reached. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AT_MEM_AGG_MAX);
+	__type(key, struct at_mem_agg_key);
+	__type(value, struct at_mem_agg);
+} mem_agg SEC(".maps");
+
+/* A thread's current device (MEM_OP_SET_DEVICE, MEM_OP_SET_CTX), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AT_MEM_THREAD_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} mem_thread_dev SEC(".maps");
+
+/* Which device a context is (MEM_OP_CTX_DEVICE): key (pid, context). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct at_mem_live_key);
+	__type(value, __u64);
+} mem_ctx_dev SEC(".maps");
+
+/* Threads inside an outer layer's memory call (MEM_F_OUTER), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AT_MEM_THREAD_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} mem_outer SEC(".maps");
+
+#endif /* ACCELTRACE_DEVMEM_BPF_H */
