@@ -12,17 +12,21 @@
  * - cuMemAlloc / cuMemFree on a GPU process: allocator GPU_0_cuda_reserved,
  *   the free sized from the record;
  * - collector__mem_device names an aggregate's handle as the events did,
- *   an ordinal as itself, and knows no handle once its process exited.
+ *   an ordinal as itself, and knows no handle once its process exited;
+ * - allocation failures, injected one at a time: never a crash, no leak,
+ *   and an event missing from the capture is counted as lost state.
  */
 #include <linux/types.h>
 
 #include "test.h"
+#include "alloc_fail.h"
 #include "acceltrace/events.h"
 #include "capture/capture.h"
 #include "capture/capture_memory.h"
 #include "collect/collector.h"
 #include "collect/control.h"
 #include "discover/probe_packs.h"
+#include "lib/log.h"
 
 #define PID 3999980u
 #define TID 3999981u
@@ -242,9 +246,69 @@ out:
 	capture__free(cap);
 }
 
+/* One run of allocations and a buffer with the n-th allocation failing;
+ * false once a run saw no failure. */
+static bool attempt(long n, bool persistent)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
+	struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
+				   .device_platform = fake_platform };
+	struct collector_opts opts = { .sz = sizeof(opts) };
+	long live = alloc_fail_live();
+	struct capture *cap = NULL;
+	struct collector *col = NULL;
+	unsigned long failures;
+	bool finished = false;
+
+	alloc_fail_at(n, persistent);
+	cap = capture__new(&copts);
+	opts.capture = cap;
+	col = cap ? collector__new(&opts) : NULL;
+	if (col) {
+		collector__connect(col, NULL, &ops);
+		collector__open_window(col, 1 * MS);
+		for (uint64_t i = 0; i < 4; i++) {
+			rt_call(col, P_CU_ALLOC, (2 + i) * MS,
+				(uint64_t[]){ 0x7000 + i, 64, 64, 64 * (i + 1), 0 }, 5);
+			h2d(col, (2 + i) * MS + 500, 0xd0 + i, 0xb0 + i, 24 * (i + 1));
+		}
+		collector__begin_close(col, 40 * MS);
+		finished = !collector__finish(col) && !capture__finalize(cap);
+	}
+	failures = alloc_fail_off();
+	if (finished && failures) {
+		const struct collector_stats *st = collector__stats(col);
+
+		ASSERT_TRUE(capture__num_mem_events(cap) == 8 || st->out_of_memory,
+			    "an event not kept is counted as lost");
+	}
+	if (finished && !failures)
+		ASSERT_EQ(capture__num_mem_events(cap), 8, "without failures: all 8");
+	collector__free(col);
+	capture__free(cap);
+	ASSERT_EQ(alloc_fail_live(), live, "nothing leaks");
+	return failures > 0;
+}
+
+static void test_alloc_failures(void)
+{
+	int fails = test_failures;
+	long n;
+
+	platform = "TPU";
+	log_set_verbosity(LOG_ERROR);	/* losses are logged as they happen */
+	for (n = 0; n < 5000 && attempt(n, false) && test_failures == fails; n++)
+		;
+	ASSERT_TRUE(n < 5000, "one failure: an attempt without failures came");
+	for (n = 0; n < 5000 && attempt(n, true) && test_failures == fails; n++)
+		;
+	ASSERT_TRUE(n < 5000, "persistent: an attempt without failures came");
+}
+
 int main(void)
 {
 	test_pjrt_window();
 	test_cuda_and_exit();
+	test_alloc_failures();
 	return test_exit();
 }
