@@ -40,18 +40,26 @@ static void test_add_and_sort(void)
 		e = ev(c, ts[i], CAPTURE_MEM_ALLOC, 0x1000 + i);
 		ASSERT_OK(capture__add_mem_event(c, &e), "add");
 	}
+	e = ev(c, 350, CAPTURE_MEM_FREE, 0x9);
+	e.flags = CAPTURE_MEM_F_SIZE_UNKNOWN;
+	e.bytes = 0;
+	ASSERT_OK(capture__add_mem_event(c, &e), "a free of unknown size");
 	e = ev(c, 1, 9, 0);
 	ASSERT_EQ(capture__add_mem_event(c, &e), -EINVAL, "unknown op");
 	e = ev(c, 1, CAPTURE_MEM_FREE, 0);
 	e.alloc.name = 0;
 	ASSERT_EQ(capture__add_mem_event(c, &e), -EINVAL, "no allocator name");
 	ASSERT_OK(capture__finalize(c), "finalize");
-	ASSERT_EQ(capture__num_mem_events(c), 4, "kept");
+	ASSERT_EQ(capture__num_mem_events(c), 5, "kept");
+	ASSERT_TRUE(capture__num_warnings(c) == 1 &&
+		    strstr(capture__warning(c, 0), "1 device memory frees of allocations made "
+			   "before the probes") != NULL, "the unknown free is said");
 	ASSERT_EQ(capture__mem_event(c, 0)->addr, 0x1001, "first at 100");
 	ASSERT_EQ(capture__mem_event(c, 1)->addr, 0x1003, "same time: as recorded");
 	ASSERT_EQ(capture__mem_event(c, 2)->ts_ns, 200, "then 200");
 	ASSERT_EQ(capture__mem_event(c, 3)->ts_ns, 300, "then 300");
-	ASSERT_TRUE(capture__mem_event(c, 4) == NULL, "past the end");
+	ASSERT_EQ(capture__mem_event(c, 4)->op, CAPTURE_MEM_FREE, "then the free at 350");
+	ASSERT_TRUE(capture__mem_event(c, 5) == NULL, "past the end");
 	ASSERT_EQ(capture__mem_events_dropped(c), 0, "none dropped");
 	e = ev(c, 400, CAPTURE_MEM_ALLOC, 1);
 	ASSERT_EQ(capture__add_mem_event(c, &e), -EBUSY, "after finalize");
@@ -75,7 +83,7 @@ static void test_budget(void)
 	ASSERT_EQ(capture__mem_event(c, 2)->addr, 2, "the earliest kept");
 	ASSERT_EQ(capture__mem_events_dropped(c), 2, "dropped counted");
 	for (size_t i = 0; i < capture__num_warnings(c); i++)
-		said |= strstr(capture__warning(c, i), "device memory") != NULL;
+		said |= strstr(capture__warning(c, i), "not kept (budget: 3") != NULL;
 	ASSERT_TRUE(said, "the drop is said in a warning");
 	capture__free(c);
 }

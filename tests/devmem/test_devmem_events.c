@@ -157,6 +157,10 @@ static void test_cuda(struct devmem_events *d, struct capture *cap)
 	r = rec(1, 1900, RT_F_MEM_NESTED, 4, (uint64_t[]){ 0x5, 1, 1, 1 });
 	ASSERT_EQ(make(d, cap, &r, &cu_alloc, "GPU", &e), 0, "nested: no event");
 
+	/* The live table was full: an event all the same, counted. */
+	r = rec(1, 2000, RT_F_MEM_TABLE_FULL, 4, (uint64_t[]){ 0x6, 16, 16, (1 << 20) + 16 });
+	ASSERT_EQ(make(d, cap, &r, &cu_alloc, "GPU", &e), 1, "table full: an event");
+	ASSERT_EQ(devmem_events__stats(d)->table_full, 1, "table full counted");
 	ASSERT_EQ(devmem_events__stats(d)->failed, 1, "failed counted");
 	ASSERT_EQ(devmem_events__stats(d)->nested, 1, "nested counted");
 	ASSERT_EQ(devmem_events__stats(d)->unknown_frees, 1, "unknown free counted");

@@ -177,10 +177,23 @@ static int mem_sort(struct capture *c)
 
 int capture_mem_finalize(struct capture *c)
 {
+	uint64_t unknown = 0;
 	int err = mem_sort(c);
 
 	if (err)
 		return err;
+	/* Said, not only flagged per event: a reader of the warnings learns
+	 * that in-use bytes may miss what was allocated before the probes. */
+	for (size_t i = 0; i < c->nmem_events; i++)
+		unknown += !!(c->mem_events[i].flags & CAPTURE_MEM_F_SIZE_UNKNOWN);
+	if (unknown) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "%" PRIu64 " device memory frees of allocations made before the "
+			 "probes attached: counted, their size unknown", unknown);
+		capture_add_warning(c, msg);
+	}
 	if (c->mem_dropped) {
 		char msg[160];
 

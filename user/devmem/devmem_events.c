@@ -285,6 +285,8 @@ int devmem_events__make(struct devmem_events *d, struct capture *cap,
 	}
 	if (m->flags & MEM_F_RESERVED)
 		out->flags |= CAPTURE_MEM_F_RESERVED;
+	if (r->flags & RT_F_MEM_TABLE_FULL)
+		d->st.table_full++;
 
 	/* The device: a PJRT_Device the caller resolved, an ordinal in the
 	 * call, or the thread's current one. */

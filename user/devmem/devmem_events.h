@@ -45,6 +45,8 @@ struct devmem_events_stats {
 	uint64_t unsized;		/* allocations waiting for their size query */
 	uint64_t already_sized;		/* size queries of known allocations */
 	uint64_t unknown_frees;		/* frees of allocations made before the probes */
+	uint64_t table_full;		/* allocations the live table had no room for:
+					 * their frees will not be sized */
 	uint64_t device_changes;	/* SET_DEVICE, CTX_DEVICE, SET_CTX */
 	uint64_t bad_records;		/* value indexes beyond the record */
 	uint64_t untracked;		/* peaks or thread devices not kept: full */
