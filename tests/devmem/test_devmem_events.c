@@ -57,6 +57,13 @@ static const struct at_mem_desc pjrt_h2d = {
 	.addr_val = 3, .size_val = 0, .dims_val = 6, .ndims_val = 1, .dev_val = 2,
 	.out_bytes_val = 4, .out_in_use_val = 5, .layer = MEM_LAYER_PJRT,
 };
+/* Buffer_Destroy-like: 0 buffer, 1 bytes out, 2 in use out; no device. */
+static const struct at_mem_desc pjrt_destroy = {
+	.op = MEM_OP_FREE, .size_kind = MEM_SIZE_UNKNOWN, .flags = MEM_F_DEVICE_HANDLE,
+	.addr_val = 0, .size_val = AT_MEM_NO_VAL, .dims_val = AT_MEM_NO_VAL,
+	.ndims_val = AT_MEM_NO_VAL, .dev_val = AT_MEM_NO_VAL, .out_bytes_val = 1,
+	.out_in_use_val = 2, .layer = MEM_LAYER_PJRT,
+};
 /* Buffer_OnDeviceSizeInBytes-like: 0 buffer, 1 size, 2 bytes out, 3 in use, 4 device. */
 static const struct at_mem_desc pjrt_size = {
 	.op = MEM_OP_SIZE, .size_kind = MEM_SIZE_VAL, .flags = MEM_F_DEVICE_HANDLE,
@@ -145,6 +152,13 @@ static void test_cuda(struct devmem_events *d, struct capture *cap)
 	ASSERT_EQ(e.in_use_after, 1 << 20, "in use after");
 	ASSERT_EQ(e.peak_in_use, 2 << 20, "peak kept");
 
+	/* 0x8f0000 was device 1's: its free is device 1's, though the
+	 * thread's current device is 0 by now. */
+	r = rec(1, 1650, RT_F_NO_RETURN, 4, (uint64_t[]){ 0x8f0000, 0, 3 << 20, 0 });
+	ASSERT_EQ(make(d, cap, &r, &cu_free, "GPU", &e), 1, "free on another device");
+	ASSERT_STREQ(str(cap, e.alloc.name), "GPU_1_cuda_reserved", "its allocation's device");
+	ASSERT_FALSE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "known, not guessed");
+
 	/* A free of memory allocated before the probes. */
 	r = rec(1, 1700, RT_F_MEM_UNKNOWN, 4, (uint64_t[]){ 0x1234, 0, 0, 1 << 20 });
 	ASSERT_EQ(make(d, cap, &r, &cu_free, "GPU", &e), 1, "unknown free is an event");
@@ -184,8 +198,9 @@ static void test_pjrt(struct devmem_events *d, struct capture *cap)
 	ASSERT_STREQ(str(cap, e.alloc.name), "TPU_3_pjrt_buffers", "allocator");
 	ASSERT_EQ(e.alloc.layer, MEM_LAYER_PJRT, "layer");
 
-	/* Unresolved handle: device 0, guessed. */
+	/* Unresolved handle (another buffer): device 0, guessed. */
 	call.device_resolved = false;
+	r.vals[3] = 0xb10;
 	ASSERT_EQ(devmem_events__make(d, cap, &call, &e), 1, "unresolved");
 	ASSERT_EQ(e.alloc.device, 0, "device 0");
 	ASSERT_TRUE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "guessed");
@@ -205,6 +220,17 @@ static void test_pjrt(struct devmem_events *d, struct capture *cap)
 	ASSERT_EQ(e.bytes, 4096, "its size");
 	r = rec(5, 2300, 0, 5, (uint64_t[]){ 0xe0, 4096, 0, 135168, 0xd3d3 });
 	ASSERT_EQ(devmem_events__make(d, cap, &call, &e), 0, "already sized: none");
+	/* Destroying buffer 0xb0f (device 3) and 0xe0 (sized on device 3). */
+	call.mem = &pjrt_destroy;
+	call.api = "PJRT_Buffer_Destroy";
+	call.device_resolved = false;
+	r = rec(5, 2400, RT_F_NO_RETURN, 3, (uint64_t[]){ 0xb0f, 131072, 4096 });
+	ASSERT_EQ(devmem_events__make(d, cap, &call, &e), 1, "destroy is a free");
+	ASSERT_STREQ(str(cap, e.alloc.name), "TPU_3_pjrt_buffers", "its allocation's device");
+	ASSERT_FALSE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "not guessed");
+	r = rec(5, 2500, RT_F_NO_RETURN | RT_F_MEM_UNKNOWN, 3, (uint64_t[]){ 0xbad, 0, 4096 });
+	ASSERT_EQ(devmem_events__make(d, cap, &call, &e), 1, "an unknown buffer's free");
+	ASSERT_TRUE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "its device guessed");
 	ASSERT_EQ(devmem_events__stats(d)->unsized, 1, "unsized counted");
 	ASSERT_EQ(devmem_events__stats(d)->already_sized, 1, "already sized counted");
 }

@@ -23,6 +23,10 @@ struct devmem_events {
 	struct hashmap *thread_dev;
 	/* (pid, CUcontext) -> device + 1 */
 	struct hashmap *ctx_dev;
+	/* (pid | layer << 32, address) -> device + 1: a live allocation's
+	 * device, for its free (cuMemFree names none, and the thread's
+	 * current device may have changed since) */
+	struct hashmap *live;
 	struct devmem_events_stats st;
 };
 
@@ -35,7 +39,8 @@ struct devmem_events *devmem_events__new(void)
 	d->peaks = hashmap__new();
 	d->thread_dev = hashmap__new();
 	d->ctx_dev = hashmap__new();
-	if (!d->peaks || !d->thread_dev || !d->ctx_dev) {
+	d->live = hashmap__new();
+	if (!d->peaks || !d->thread_dev || !d->ctx_dev || !d->live) {
 		devmem_events__free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -50,6 +55,7 @@ void devmem_events__free(struct devmem_events *d)
 	hashmap__free(d->peaks, free);
 	hashmap__free(d->thread_dev, NULL);
 	hashmap__free(d->ctx_dev, NULL);
+	hashmap__free(d->live, NULL);
 	free(d);
 }
 
@@ -79,8 +85,9 @@ static void set_device(struct devmem_events *d, struct hashmap *h, uint64_t a, u
 		       uint64_t device)
 {
 	uintptr_t v = (uintptr_t)(device > UINT32_MAX - 1 ? UINT32_MAX - 1 : device) + 1;
+	size_t max = h == d->live ? DEVMEM_MAX_LIVE : DEVMEM_MAX_THREADS;
 
-	if (!hashmap__get(h, a, b) && hashmap__count(h) >= DEVMEM_MAX_THREADS) {
+	if (!hashmap__get(h, a, b) && hashmap__count(h) >= max) {
 		d->st.untracked++;
 		return;
 	}
@@ -102,6 +109,34 @@ bool devmem_events__thread_device(const struct devmem_events *d, uint32_t pid, u
 				  uint32_t *device)
 {
 	return get_device(d->thread_dev, pid, tid, device);
+}
+
+static uint64_t live_key(uint32_t pid, uint32_t layer)
+{
+	return (uint64_t)layer << 32 | pid;
+}
+
+static void live_remember(struct devmem_events *d, uint32_t pid, uint32_t layer, uint64_t addr,
+			  uint32_t device)
+{
+	uint64_t a = live_key(pid, layer);
+
+	if (!hashmap__get(d->live, a, addr) && hashmap__count(d->live) >= DEVMEM_MAX_LIVE) {
+		d->st.untracked++;
+		return;
+	}
+	set_device(d, d->live, a, addr, device);
+}
+
+static bool live_device(const struct devmem_events *d, uint32_t pid, uint32_t layer,
+			uint64_t addr, uint32_t *device)
+{
+	return get_device(d->live, live_key(pid, layer), addr, device);
+}
+
+static void live_forget(struct devmem_events *d, uint32_t pid, uint32_t layer, uint64_t addr)
+{
+	hashmap__remove(d->live, live_key(pid, layer), addr);
 }
 
 /* SET_DEVICE, CTX_DEVICE, SET_CTX: they only place later calls. */
@@ -289,19 +324,23 @@ int devmem_events__make(struct devmem_events *d, struct capture *cap,
 		d->st.table_full++;
 
 	/* The device: a PJRT_Device the caller resolved, an ordinal in the
-	 * call, or the thread's current one. */
-	if (m->flags & MEM_F_DEVICE_HANDLE) {
-		if (call->device_resolved)
-			device = call->device;
-		else
-			out->flags |= CAPTURE_MEM_F_DEVICE_GUESSED;
-	} else if (val(r, m->dev_val, &dev)) {
+	 * call, for a free its allocation's, or the thread's current one. */
+	if ((m->flags & MEM_F_DEVICE_HANDLE) && call->device_resolved) {
+		device = call->device;
+	} else if (!(m->flags & MEM_F_DEVICE_HANDLE) && val(r, m->dev_val, &dev)) {
 		device = dev > UINT32_MAX ? UINT32_MAX : (uint32_t)dev;
-	} else if (!devmem_events__thread_device(d, r->h.pid, r->h.tid, &device)) {
+	} else if (m->op == MEM_OP_FREE && live_device(d, r->h.pid, m->layer, addr, &device)) {
+		/* found: the kernel's live table had it too */
+	} else if ((m->flags & MEM_F_DEVICE_HANDLE) ||
+		   !devmem_events__thread_device(d, r->h.pid, r->h.tid, &device)) {
 		out->flags |= CAPTURE_MEM_F_DEVICE_GUESSED;
 	}
 	if (r->flags & RT_F_MEM_DEVICE_GUESSED)
 		out->flags |= CAPTURE_MEM_F_DEVICE_GUESSED;
+	if (m->op == MEM_OP_FREE)
+		live_forget(d, r->h.pid, m->layer, addr);
+	else
+		live_remember(d, r->h.pid, m->layer, addr, device);
 
 	out->alloc.pid = r->h.pid;
 	out->alloc.device = device;
@@ -327,6 +366,13 @@ static int of_pid(uint64_t pid, uint64_t b, void *value, void *ctx)
 	return pid == *(const uint32_t *)ctx;
 }
 
+static int live_of_pid(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+	(void)b;
+	(void)value;
+	return (uint32_t)a == *(const uint32_t *)ctx;
+}
+
 static int peak_of_pid(uint64_t pid, uint64_t b, void *value, void *ctx)
 {
 	(void)b;
@@ -341,4 +387,5 @@ void devmem_events__forget_pid(struct devmem_events *d, uint32_t pid)
 	hashmap__filter(d->peaks, peak_of_pid, &pid);
 	hashmap__filter(d->thread_dev, of_pid, &pid);
 	hashmap__filter(d->ctx_dev, of_pid, &pid);
+	hashmap__filter(d->live, live_of_pid, &pid);
 }

@@ -17,8 +17,10 @@
  * an event with CAPTURE_MEM_F_SIZE_UNKNOWN and 0 bytes: counted, never
  * sized.
  *
- * Kept across windows: each allocator's peak since first seen, and each
- * thread's current device (for calls that do not name one), both bounded.
+ * Kept across windows: each allocator's peak since first seen, each
+ * thread's current device (for calls that do not name one), and each live
+ * allocation's device (a free is its allocation's device's, whatever the
+ * thread's current one is by then), all bounded.
  */
 #ifndef ACCELTRACE_DEVMEM_EVENTS_H
 #define ACCELTRACE_DEVMEM_EVENTS_H
@@ -37,6 +39,8 @@ struct devmem_events;
 #define DEVMEM_MAX_ALLOCATORS AT_MEM_AGG_MAX
 /* Threads and contexts whose current device is kept (as the kernel's). */
 #define DEVMEM_MAX_THREADS AT_MEM_THREAD_MAX
+/* Live allocations whose device is kept for their free (as the kernel's). */
+#define DEVMEM_MAX_LIVE AT_MEM_LIVE_MAX
 
 struct devmem_events_stats {
 	uint64_t events;		/* allocations and frees made */
@@ -80,8 +84,8 @@ int devmem_events__make(struct devmem_events *d, struct capture *cap,
  * false when none was seen. */
 bool devmem_events__thread_device(const struct devmem_events *d, uint32_t pid, uint32_t tid,
 				  uint32_t *device);
-/* @pid exited: its peaks and threads' devices go (a new process may get
- * its pid). */
+/* @pid exited: its peaks, threads' devices and live allocations go (a new
+ * process may get its pid). */
 void devmem_events__forget_pid(struct devmem_events *d, uint32_t pid);
 const struct devmem_events_stats *devmem_events__stats(const struct devmem_events *d);
 
