@@ -475,8 +475,10 @@ int xw_memory_timelines_json(const struct xw *w, char **json)
 	jw_start_array(jw);
 	for (size_t i = 0; i < capture__num_mem_timelines(w->c); i++) {
 		struct capture_mem_allocator a;
-		const struct capture_mem_point *p = capture__mem_timeline(w->c, i, &a, &len);
-		size_t np = len;
+		const struct capture_mem_point *p;
+		size_t np;
+
+		p = capture__mem_timeline(w->c, i, &a, &np);
 
 		jw_start_object(jw);
 		jw_string_field(jw, "allocator_name", capture__string(w->c, a.name));
