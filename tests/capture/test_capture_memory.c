@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Device memory in the capture model (capture/capture_memory.h): events
- * checked, copied and bounded by the budget (drops counted and said), put
+ * checked, copied and bounded by the budget (the oldest go, counted and
+ * said; bounded while they come too), put
  * in time order at finalize (stable), trimmed with the window by
  * capture__drop_before/after; timelines set and replaced per allocator,
  * points in order; nothing accepted after finalize.
@@ -78,13 +79,42 @@ static void test_budget(void)
 
 		ASSERT_OK(capture__add_mem_event(c, &e), "add over budget is not an error");
 	}
+	ASSERT_TRUE(capture__num_mem_events(c) <= 3 + 3 / 2 + 1, "bounded while adding");
 	ASSERT_OK(capture__finalize(c), "finalize");
 	ASSERT_EQ(capture__num_mem_events(c), 3, "budget kept");
-	ASSERT_EQ(capture__mem_event(c, 2)->addr, 2, "the earliest kept");
+	ASSERT_EQ(capture__mem_event(c, 0)->addr, 2, "the oldest went");
+	ASSERT_EQ(capture__mem_event(c, 2)->addr, 4, "the latest kept");
 	ASSERT_EQ(capture__mem_events_dropped(c), 2, "dropped counted");
 	for (size_t i = 0; i < capture__num_warnings(c); i++)
 		said |= strstr(capture__warning(c, i), "not kept (budget: 3") != NULL;
 	ASSERT_TRUE(said, "the drop is said in a warning");
+	capture__free(c);
+}
+
+/* 10,000 events, a budget of 100, in a shuffled order: the latest 100. */
+static void test_budget_online(void)
+{
+	struct capture *c = new_capture(100);
+	size_t peak = 0;
+
+	if (!ASSERT_OK_PTR(c, "new"))
+		return;
+	for (uint64_t i = 0; i < 10000; i++) {
+		uint64_t ts = (i * 7919) % 10000;	/* a permutation of 0..9999 */
+		struct capture_mem_event e = ev(c, ts, CAPTURE_MEM_ALLOC, ts);
+
+		ASSERT_OK(capture__add_mem_event(c, &e), "add");
+		if (capture__num_mem_events(c) > peak)
+			peak = capture__num_mem_events(c);
+	}
+	ASSERT_TRUE(peak <= 151, "never past one and a half times the budget");
+	ASSERT_OK(capture__finalize(c), "finalize");
+	ASSERT_EQ(capture__num_mem_events(c), 100, "the budget");
+	ASSERT_EQ(capture__mem_events_dropped(c), 9900, "the rest counted");
+	/* What is kept is in time order. */
+	for (size_t i = 1; i < 100; i++)
+		ASSERT_TRUE(capture__mem_event(c, i - 1)->ts_ns < capture__mem_event(c, i)->ts_ns,
+			    "sorted");
 	capture__free(c);
 }
 
@@ -155,6 +185,7 @@ int main(void)
 {
 	test_add_and_sort();
 	test_budget();
+	test_budget_online();
 	test_drop_window();
 	test_timelines();
 	return test_exit();

@@ -59,7 +59,7 @@ static struct capture *build_sample(void)
 {
 	struct capture_opts opts = {
 		.sz = sizeof(opts), .hostname = "gpu-host", .session = "2026_01_01_00_00_00",
-		.max_spans = 3,	/* 3 spans; 4 memory events: the last dropped */
+		.max_spans = 3,	/* 3 spans; 4 memory events: the oldest dropped */
 	};
 	struct capture_mem_allocator a = { .pid = 100, .device = 0, .layer = MEM_LAYER_PJRT };
 	struct capture_mem_point p[4] = {
@@ -93,8 +93,9 @@ static struct capture *build_sample(void)
 	err |= add_mem(101, WS + 800000, CAPTURE_MEM_ALLOC, "GPU_1_cuda_reserved", 1,
 		       MEM_LAYER_CUDA, CAPTURE_MEM_F_RESERVED, 0x7f00, 8192, 12288, 12288, NULL,
 		       "cuMemAlloc_v2");
-	err |= add_mem(101, WS + 900000, CAPTURE_MEM_ALLOC, "GPU_1_cuda_reserved", 1,
-		       MEM_LAYER_CUDA, 0, 0x8f00, 1, 12289, 12289, NULL, "cuMemAlloc_v2");
+	/* The oldest: the one the budget drops. */
+	err |= add_mem(101, WS + 50000, CAPTURE_MEM_ALLOC, "GPU_1_cuda_reserved", 1,
+		       MEM_LAYER_CUDA, 0, 0x8f00, 1, 1, 1, NULL, "cuMemAlloc_v2");
 	a.name = I("TPU_0_pjrt_buffers");
 	err |= capture__set_mem_timeline(cap, &a, p, 4);
 	err |= capture__finalize(cap);

@@ -6,8 +6,11 @@
  *
  * The budget: a capture keeps at most max_spans memory events, apart from
  * its spans (an allocation is not less useful than a span, and the two do
- * not compete). Past it, new events are refused and counted: the ones kept
- * are the window's earliest, with no gap among them.
+ * not compete). Past it the oldest go, counted: each event carries the
+ * bytes in use after it, so what is kept still draws the right curve, and
+ * the daemon's window, which moves on for ever, keeps its latest. As with
+ * spans, memory stays bounded during the window: past one and a half
+ * times the budget, down to it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,19 +21,85 @@
 #include "capture/capture_internal.h"
 #include "lib/array.h"
 
+struct mem_order {
+	uint64_t ts_ns;
+	size_t i;
+};
+
+static int mem_order_cmp(const void *a, const void *b)
+{
+	const struct mem_order *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Time order, stable: a free and an allocation at the same instant stay
+ * in the order they were recorded. */
+static int mem_sort(struct capture *c)
+{
+	struct capture_mem_event *sorted;
+	struct mem_order *ord;
+	bool in_order = true;
+	size_t n = c->nmem_events;
+
+	for (size_t i = 1; i < n && in_order; i++)
+		in_order = c->mem_events[i - 1].ts_ns <= c->mem_events[i].ts_ns;
+	if (in_order)
+		return 0;
+	ord = malloc(n * sizeof(*ord));
+	sorted = malloc(n * sizeof(*sorted));
+	if (!ord || !sorted) {
+		free(ord);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct mem_order){ c->mem_events[i].ts_ns, i };
+	array_sort(ord, n, sizeof(*ord), mem_order_cmp);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = c->mem_events[ord[i].i];
+	free(ord);
+	free(c->mem_events);
+	c->mem_events = sorted;
+	c->mem_events_cap = n;
+	return 0;
+}
+
+/* Down to the budget: the oldest go, counted. */
+static int mem_trim(struct capture *c)
+{
+	size_t excess;
+	int err;
+
+	if (c->nmem_events <= c->max_spans)
+		return 0;
+	err = mem_sort(c);
+	if (err)
+		return err;
+	excess = c->nmem_events - c->max_spans;
+	memmove(c->mem_events, c->mem_events + excess,
+		c->max_spans * sizeof(*c->mem_events));
+	c->nmem_events = c->max_spans;
+	c->mem_dropped += excess;
+	return 0;
+}
+
 int capture__add_mem_event(struct capture *c, const struct capture_mem_event *e)
 {
 	if (c->finalized)
 		return -EBUSY;
 	if ((e->op != CAPTURE_MEM_ALLOC && e->op != CAPTURE_MEM_FREE) || !e->alloc.name)
 		return -EINVAL;
-	if (c->nmem_events >= c->max_spans) {
-		c->mem_dropped++;
-		return 0;
-	}
 	if (ARRAY_GROW(c->mem_events, c->mem_events_cap, c->nmem_events + 1))
 		return -ENOMEM;
 	c->mem_events[c->nmem_events++] = *e;
+	/* A trim that found no memory is tried again at the next event;
+	 * finalize's is the one that must succeed. */
+	if (c->nmem_events > c->max_spans &&
+	    c->nmem_events - c->max_spans >= c->max_spans / 2 + 1)
+		(void)mem_trim(c);
 	return 0;
 }
 
@@ -129,57 +198,13 @@ uint64_t capture_mem_drop_before(struct capture *c, uint64_t start_ns)
 	return mem_drop_where(c, false, start_ns);
 }
 
-struct mem_order {
-	uint64_t ts_ns;
-	size_t i;
-};
-
-static int mem_order_cmp(const void *a, const void *b)
-{
-	const struct mem_order *x = a, *y = b;
-
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Time order, stable: a free and an allocation at the same instant stay
- * in the order they were recorded. */
-static int mem_sort(struct capture *c)
-{
-	struct capture_mem_event *sorted;
-	struct mem_order *ord;
-	bool in_order = true;
-	size_t n = c->nmem_events;
-
-	for (size_t i = 1; i < n && in_order; i++)
-		in_order = c->mem_events[i - 1].ts_ns <= c->mem_events[i].ts_ns;
-	if (in_order)
-		return 0;
-	ord = malloc(n * sizeof(*ord));
-	sorted = malloc(n * sizeof(*sorted));
-	if (!ord || !sorted) {
-		free(ord);
-		free(sorted);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		ord[i] = (struct mem_order){ c->mem_events[i].ts_ns, i };
-	array_sort(ord, n, sizeof(*ord), mem_order_cmp);
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = c->mem_events[ord[i].i];
-	free(ord);
-	free(c->mem_events);
-	c->mem_events = sorted;
-	c->mem_events_cap = n;
-	return 0;
-}
-
 int capture_mem_finalize(struct capture *c)
 {
 	uint64_t unknown = 0;
 	int err = mem_sort(c);
 
+	if (!err)
+		err = mem_trim(c);
 	if (err)
 		return err;
 	/* Said, not only flagged per event: a reader of the warnings learns
