@@ -13,6 +13,8 @@
  *   the free sized from the record;
  * - collector__mem_device names an aggregate's handle as the events did,
  *   an ordinal as itself, and knows no handle once its process exited;
+ * - the daemon's window moving on (collector__forget_before) forgets the
+ *   memory events before its new start;
  * - allocation failures, injected one at a time: never a crash, no leak,
  *   and an event missing from the capture is counted as lost state.
  */
@@ -246,6 +248,38 @@ out:
 	capture__free(cap);
 }
 
+/* The daemon's window moves on: what it forgot is not in its capture. */
+static void test_forget_before(void)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
+	struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
+				   .device_platform = fake_platform };
+	struct collector_opts opts = { .sz = sizeof(opts) };
+	struct capture *cap;
+	struct collector *col;
+
+	platform = "TPU";
+	cap = capture__new(&copts);
+	opts.capture = cap;
+	col = cap ? collector__new(&opts) : NULL;
+	if (!ASSERT_OK_PTR(col, "collector"))
+		goto out;
+	collector__connect(col, NULL, &ops);
+	ASSERT_OK(collector__open_window(col, 1 * MS), "open");
+	h2d(col, 2 * MS, 0xd0, 0xb0, 24);
+	h2d(col, 10 * MS, 0xd0, 0xb1, 48);
+	collector__forget_before(col, 5 * MS);
+	h2d(col, 12 * MS, 0xd0, 0xb2, 72);
+	collector__begin_close(col, 40 * MS);
+	ASSERT_OK(collector__finish(col), "finish");
+	ASSERT_OK(capture__finalize(cap), "finalize");
+	ASSERT_EQ(capture__num_mem_events(cap), 2, "the one before 5 ms forgotten");
+	ASSERT_EQ(capture__mem_event(cap, 0)->addr, 0xb1, "10 ms kept");
+out:
+	collector__free(col);
+	capture__free(cap);
+}
+
 /* One run of allocations and a buffer with the n-th allocation failing;
  * false once a run saw no failure. */
 static bool attempt(long n, bool persistent)
@@ -309,6 +343,7 @@ int main(void)
 {
 	test_pjrt_window();
 	test_cuda_and_exit();
+	test_forget_before();
 	test_alloc_failures();
 	return test_exit();
 }

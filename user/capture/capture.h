@@ -302,15 +302,15 @@ int capture__add_span(struct capture *c, const struct capture_span *s);
  * Removes the spans that begin after @stop_ns, and the device memory
  * events after it (capture_memory.h), for a window whose stop was placed
  * before records already taken (`--steps` ends where step N + 1 began,
- * seen in a batch with later work); returns how many went. Not a loss:
- * they are outside the window.
+ * seen in a batch with later work); returns how many spans went. Not a
+ * loss: they are outside the window.
  */
 uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns);
 /*
  * Removes the spans that ended before @start_ns, and the memory events
  * before it, for a window whose start moves forward (the daemon's flight
- * recorder keeps its last N seconds);
- * returns how many went. Not a loss either: they are outside the window.
+ * recorder keeps its last N seconds); returns how many spans went. Not a
+ * loss either: they are outside the window.
  */
 uint64_t capture__drop_before(struct capture *c, uint64_t start_ns);
 /* Appends an arg (key interned by the caller); -E2BIG when full. */

@@ -142,7 +142,7 @@ void capture_track_shrink(struct track_store *t);
  * what the memory model holds (capture__free). */
 int capture_mem_finalize(struct capture *c);
 /* The memory events after @stop_ns, or before @start_ns, go (capture__drop_
- * after/before); how many. */
+ * after/before, which count spans only); how many. */
 uint64_t capture_mem_drop_after(struct capture *c, uint64_t stop_ns);
 uint64_t capture_mem_drop_before(struct capture *c, uint64_t start_ns);
 void capture_mem_free(struct capture *c);
