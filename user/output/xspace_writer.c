@@ -38,8 +38,6 @@
 #define LOG_CONTEXT "xspace"
 #include "lib/log.h"
 
-/* XSpace and XPlane field numbers (user/output/xplane.proto). */
-
 /* Line ids of device lines; extra lines for overlaps add k << 32. */
 #define LINE_ID_STEPS 1
 #define LINE_ID_MODULES 2
