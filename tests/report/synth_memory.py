@@ -149,7 +149,9 @@ def mem_leak_eval(space, group_ids=True, timelines=None):
             {"allocator_name": "GPU_1_cuda_reserved", "pid": PID, "device_ordinal": 1,
              "layer": "cuda_reserved", "points": other, "future_key": {"x": [1, 2.5]}}])
         counter_line(host, 0, "GPU_0_pjrt_buffers", pts + [[0, 0, BASE, BASE, BASE, BASE]])
-    host.plane_stat("acceltrace.memory_timelines", timelines)
+    st = host.p.stats.add()  # a str_value, as the writer puts it
+    st.metadata_id = host.stat_id("acceltrace.memory_timelines")
+    st.str_value = timelines
 
 
 def mem_steps_only(space):
