@@ -14,6 +14,7 @@ perfetto_trace.proto: a wrong field number in the writer's schema fails.
 
 Usage: export_memory_check.py XPLANE PERFETTO JSON_GZ [MIN_COUNTERS]"""
 import collections
+import decimal
 import gzip
 import json
 import os
@@ -158,12 +159,12 @@ def perfetto_counters(path):
 
 def json_counters(path):
     with gzip.open(path, "rt") as f:
-        doc = json.load(f)
+        doc = json.load(f, parse_float=decimal.Decimal)  # exact: ts may need 19 digits
     zero = doc["otherData"]["zero_ns"]
     out = collections.defaultdict(list)
     for e in doc["traceEvents"]:
         if e["ph"] == "C":
-            out[(e["pid"], e["name"])].append((zero + round(float(e["ts"]) * 1000),
+            out[(e["pid"], e["name"])].append((zero + int(decimal.Decimal(e["ts"]) * 1000),
                                                e["args"]["bytes"]))
     names = {e["name"] for e in doc["traceEvents"] if e["ph"] in ("X", "i")}
     return {k: sorted(v) for k, v in out.items()}, names

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 command -v protoc >/dev/null || test_skip "protoc is not installed"
 "$PYTHON" tests/report/synth_memory.py "$TEST_TMP" || { fail "writing the XSpaces"; test_done; }
 
-for c in mem_leak_eval mem_bad_timeline; do
+for c in mem_leak_eval mem_bad_timeline mem_extreme_times; do
 	expect_exit 0 "convert $c to perfetto" -- "$ACCELTRACE" convert --to perfetto \
 		-O "$TEST_TMP/$c.perfetto-trace" "$TEST_TMP/$c.xplane.pb"
 	expect_exit 0 "convert $c to json" -- "$ACCELTRACE" convert --to json \
@@ -31,6 +31,11 @@ done
 "$PYTHON" tests/export/export_memory_check.py "$TEST_TMP/mem_bad_timeline.xplane.pb" \
 	"$TEST_TMP/mem_bad_timeline.perfetto-trace" "$TEST_TMP/mem_bad_timeline.trace.json.gz" 2 ||
 	fail "mem_bad_timeline: counters differ from the XSpace"
+# Times at the ends of int64 (a hostile file): converted, the point before
+# the clock's 0 left out, the rest as the XSpace implies.
+"$PYTHON" tests/export/export_memory_check.py "$TEST_TMP/mem_extreme_times.xplane.pb" \
+	"$TEST_TMP/mem_extreme_times.perfetto-trace" "$TEST_TMP/mem_extreme_times.trace.json.gz" 2 ||
+	fail "mem_extreme_times: counters differ from the XSpace"
 # The check itself: exports without the timeline do not pass for the file with it.
 "$PYTHON" tests/export/export_memory_check.py "$TEST_TMP/mem_leak_eval.xplane.pb" \
 	"$TEST_TMP/mem_bad_timeline.perfetto-trace" "$TEST_TMP/mem_bad_timeline.trace.json.gz" \

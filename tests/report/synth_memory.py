@@ -164,8 +164,32 @@ def mem_bad_timeline(space):
     mem_leak_eval(space, timelines='{"version": 1, "allocators": [{"allocator_name": ')
 
 
+def mem_extreme_times(space):
+    """Timeline points at the ends of int64 (a hostile file): read without
+    overflow; those before the clock's 0 left out of the exports."""
+    pts = [[-2**63, 0, 5, 5, 5, 2**63 - 1], [-1, 1, 6, 6, 6, 6], [2**63 - 2, 1, 7, 7, 7, 7]]
+    mem_leak_eval(space, timelines=timeline_json([
+        {"allocator_name": "GPU_0_pjrt_buffers", "pid": PID, "points": pts}]))
+
+
+def mem_hostile_stats(space):
+    """Events whose sizes, bytes in use and group ids are at the ends of
+    int64 (a hostile file): reported without overflow, group ids too far
+    apart for steps left for the steps' ranges."""
+    mem_leak_eval(space)
+    p = next(p for p in space.planes if p.name == "/host:CPU")
+    names = {v.id: v.name for v in p.stat_metadata.values()}
+    for k, e in enumerate(p.lines[0].events):
+        for st in e.stats:
+            if names[st.metadata_id] in ("allocation_bytes", "bytes_allocated"):
+                st.int64_value = 2**63 - 1 - k
+            elif names[st.metadata_id] == "group_id":
+                st.int64_value = 0 if k % 2 else 2**63 - 1
+
+
 CASES = {"mem_leak_eval": mem_leak_eval, "mem_steps_only": mem_steps_only,
-         "mem_bad_timeline": mem_bad_timeline}
+         "mem_bad_timeline": mem_bad_timeline, "mem_extreme_times": mem_extreme_times,
+         "mem_hostile_stats": mem_hostile_stats}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

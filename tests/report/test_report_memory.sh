@@ -62,6 +62,13 @@ check mem_steps_only "${common[@]}" "m['churn_steps'] == 9" \
 check mem_bad_timeline "${common[@]}" "m['timeline']['points'] == 0" \
 	"m['timeline']['growth_bytes_per_hour'] is None" \
 	"any('memory timelines stat is malformed' in l for l in d['losses'])"
+# Timeline times at the ends of int64: read, nothing overflows.
+check mem_extreme_times "m['timeline']['points'] == 3" "m['peak_bytes'] == $PEAK"
+# Sizes, bytes in use and group ids at the ends of int64: reported, nothing
+# overflows (make check-sanitize's build of acceltrace says so), group ids
+# too far apart for steps give way to the steps' ranges.
+check mem_hostile_stats "m['peak_bytes'] >= 2**63 - 3" "m['churn_steps'] == 9" \
+	"m['peak_unattributed_bytes'] == 0"
 # No memory in the capture: an empty list, as other lists are.
 check tpu_infeed_ops "m is None" "d['memory'] == {'devices': []}"
 

@@ -31,8 +31,11 @@ static int cmp_sample(const void *a, const void *b)
 /* zero + ns, false when it falls before the clock's 0 or past its end. */
 static bool at(uint64_t zero, int64_t ns, uint64_t *ts)
 {
+	/* -INT64_MIN has no int64_t: negate as unsigned. */
+	uint64_t back = 0 - (uint64_t)ns;
+
 	if (ns < 0)
-		return (uint64_t)-ns <= zero ? (*ts = zero - (uint64_t)-ns, true) : false;
+		return back <= zero ? (*ts = zero - back, true) : false;
 	return !__builtin_add_overflow(zero, (uint64_t)ns, ts);
 }
 

@@ -113,7 +113,12 @@ static void int_or_null(struct json_writer *jw, const char *name, int64_t v)
 /* A time in ns from the capture's first event, as steps.list's start_ms. */
 static void time_ns(struct json_writer *jw, const char *name, int64_t ps, int64_t origin_ps)
 {
-	jw_int_field(jw, name, (ps - origin_ps) / 1000);
+	int64_t d;
+
+	/* Saturated: a hostile file's times may be 2^63 apart. */
+	if (__builtin_sub_overflow(ps, origin_ps, &d))
+		d = ps < origin_ps ? INT64_MIN : INT64_MAX;
+	jw_int_field(jw, name, d / 1000);
 }
 
 static void mem_fit(struct json_writer *jw, const char *slope, const char *leak_rate,
@@ -183,11 +188,12 @@ static void memory(const struct report *r, struct json_writer *jw)
 		jw_string_field(jw, "layer", d->layer);
 		jw_bool_field(jw, "reserved_not_tensors", d->reserved_not_tensors);
 		int_or_null(jw, "peak_bytes", d->peak_bytes);
-		jw_name(jw, "peak_time_ns");
-		if (d->peak_bytes < 0)
+		if (d->peak_bytes < 0) {
+			jw_name(jw, "peak_time_ns");
 			jw_null(jw);
-		else
-			jw_int(jw, (d->peak_time_ps - origin) / 1000);
+		} else {
+			time_ns(jw, "peak_time_ns", d->peak_time_ps, origin);
+		}
 		int_or_null(jw, "peak_step", d->peak_step);
 		int_or_null(jw, "in_use_start_bytes", d->in_use_start_bytes);
 		int_or_null(jw, "in_use_end_bytes", d->in_use_end_bytes);

@@ -21,12 +21,29 @@
 /* Steps without a memory event a capture may hold, beyond one per event. */
 #define REPORT_MEM_MAX_EMPTY_STEPS 100000
 
+/* ns as ps, saturated: the timeline's times come from the file. */
+static int64_t ns_to_ps(int64_t ns)
+{
+	int64_t ps;
+
+	if (__builtin_mul_overflow(ns, 1000, &ps))
+		return ns < 0 ? INT64_MIN : INT64_MAX;
+	return ps;
+}
+
+/* A point's end in ns, saturated. */
+static int64_t point_end_ns(const struct xs_mem_point *p)
+{
+	int64_t end;
+
+	return __builtin_add_overflow(p->t_ns, p->span_ns, &end) ? INT64_MAX : end;
+}
+
 /* Least-squares line y = a + slope x, points weighted by w (NULL: 1 each). */
 static void fit_line(const double *x, const double *y, const double *w, size_t n,
 		     double peak, struct report_mem_fit *f)
 {
-	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, span;
-	double mx, my, vx, vy, cxy;
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, span, mx, my;
 
 	f->points = n;
 	f->slope = f->r2 = NAN;
@@ -50,12 +67,11 @@ static void fit_line(const double *x, const double *y, const double *w, size_t n
 		sxy += wi * dx * dy;
 		syy += wi * dy * dy;
 	}
-	vx = sxx, vy = syy, cxy = sxy;
-	if (vx <= 0)
+	if (sxx <= 0)
 		return;
-	f->slope = cxy / vx;
-	if (vy > 0)
-		f->r2 = cxy * cxy / (vx * vy);
+	f->slope = sxy / sxx;
+	if (syy > 0)
+		f->r2 = sxy * sxy / (sxx * syy);
 	span = x[n - 1] - x[0];
 	f->leak = n >= REPORT_MEM_LEAK_MIN_POINTS && f->slope > 0 && !isnan(f->r2) &&
 		  f->r2 >= REPORT_MEM_LEAK_MIN_R2 &&
@@ -89,11 +105,11 @@ static int64_t in_use_at_start(const struct xs_mem_allocator *a)
 		if (!e->is_free && e->size > 0 && e->in_use >= e->size)
 			return e->in_use - e->size;
 		if (e->is_free && !e->size_unknown && e->size > 0)
-			return e->in_use + e->size;
+			return __builtin_add_overflow(e->in_use, e->size, &v) ? -1 : v;
 		if (e->is_free && e->size_unknown)
 			return e->in_use;	/* counted, never sized: bytes unchanged */
 	}
-	for (size_t i = 0; i < a->n_points && a->points[i].t_ns + a->points[i].span_ns <= 0; i++)
+	for (size_t i = 0; i < a->n_points && point_end_ns(&a->points[i]) <= 0; i++)
 		v = a->points[i].in_use;
 	return v;
 }
@@ -131,7 +147,8 @@ static int largest_at_peak(const struct xs_mem_allocator *a, size_t peak,
 
 		if ((i < peak && v[i + 1]->addr == e->addr) || e->is_free || e->size <= 0)
 			continue;
-		known += e->size;
+		if (__builtin_add_overflow(known, e->size, &known))
+			known = INT64_MAX;	/* a hostile file's sizes */
 		/* Keep the REPORT_MEM_LARGEST largest, largest first. */
 		for (k = d->n_largest; k > 0 && d->largest[k - 1].bytes < e->size; k--)
 			if (k < REPORT_MEM_LARGEST)
@@ -177,11 +194,11 @@ static void window_peak(const struct report_ctx *c, const struct xs_mem_allocato
 		for (size_t i = 0; i < a->n_points; i++) {
 			const struct xs_mem_point *p = &a->points[i];
 
-			if (p->t_ns < 0 || p->t_ns * 1000 > end_ps)
+			if (p->t_ns < 0 || ns_to_ps(p->t_ns) > end_ps)
 				continue;
 			if (p->max > d->peak_bytes) {
 				d->peak_bytes = p->max;
-				d->peak_time_ps = p->t_ns * 1000;
+				d->peak_time_ps = ns_to_ps(p->t_ns);
 			}
 			d->in_use_end_bytes = p->in_use;
 		}
@@ -239,7 +256,10 @@ static int by_group(const struct xs_mem_allocator *a, struct step_range g, int64
 		if (a->events[i].group_id >= 0)
 			v[m++] = &a->events[i];
 	array_sort(v, m, sizeof(*v), cmp_group_time);
-	for (int64_t step = g.lo; step <= g.hi; step++) {
+	/* By offset: g.hi may be INT64_MAX, and step++ past it overflows. */
+	for (uint64_t off = 0; off <= (uint64_t)(g.hi - g.lo); off++) {
+		int64_t step = g.lo + (int64_t)off;
+
 		for (; k < m && v[k]->group_id == step; k++) {
 			count(s, v[k]);
 			cur = v[k]->in_use;
@@ -351,8 +371,8 @@ static int whole_timeline(const struct xs_mem_allocator *a, struct report_mem_de
 		free(w);
 		return -ENOMEM;
 	}
-	d->timeline_start_ps = a->points[0].t_ns * 1000;
-	d->timeline_end_ps = (a->points[n - 1].t_ns + a->points[n - 1].span_ns) * 1000;
+	d->timeline_start_ps = ns_to_ps(a->points[0].t_ns);
+	d->timeline_end_ps = ns_to_ps(point_end_ns(&a->points[n - 1]));
 	d->timeline_first_bytes = a->points[0].in_use;
 	d->timeline_last_bytes = a->points[n - 1].in_use;
 	d->timeline_finest_ns = INT64_MAX;

@@ -324,7 +324,7 @@ static void print_mem_largest(const struct report_mem_device *d, int64_t origin,
 
 		fprintf(out, "      %12s  0x%-14" PRIx64 " at %.3f ms  %s%s%s%s\n",
 			human_bytes((double)a->bytes, b, sizeof(b)), a->addr,
-			(double)(a->time_ps - origin) / 1e9, a->api[0] ? a->api : "-",
+			((double)a->time_ps - (double)origin) / 1e9, a->api[0] ? a->api : "-",
 			a->data_type[0] || a->shapes[0] ? " " : "", a->data_type, a->shapes);
 	}
 	if (d->peak_unattributed_bytes > 0)
@@ -352,7 +352,7 @@ static void print_mem_device(const struct report *r, const struct report_mem_dev
 	if (d->peak_bytes >= 0)
 		fprintf(out, "    %-20s %s (%" PRId64 " B) at %.3f ms%s\n", "peak in the window",
 			human_bytes((double)d->peak_bytes, b1, sizeof(b1)), d->peak_bytes,
-			(double)(d->peak_time_ps - origin) / 1e9, step);
+			((double)d->peak_time_ps - (double)origin) / 1e9, step);
 	fprintf(out, "    %-20s start %s, end %s\n", "in use",
 		d->in_use_start_bytes >= 0 ? human_bytes((double)d->in_use_start_bytes, b1, sizeof(b1)) :
 					     "unknown",
@@ -376,9 +376,12 @@ static void print_mem_device(const struct report *r, const struct report_mem_dev
 	print_mem_largest(d, origin, out);
 	if (!d->timeline_points)
 		return;
-	fprintf(out, "    timeline from %s before the window: %zu %s, %g s to %g s each\n",
-		human_duration(-(double)d->timeline_start_ps / 1e12, b3, sizeof(b3)),
-		d->timeline_points, plural(d->timeline_points, "point", "points"),
+	if (d->timeline_start_ps < 0)
+		fprintf(out, "    timeline from %s before the window:",
+			human_duration(-(double)d->timeline_start_ps / 1e12, b3, sizeof(b3)));
+	else
+		fprintf(out, "    timeline from the window's start:");
+	fprintf(out, " %zu %s, %g s to %g s each\n", d->timeline_points, plural(d->timeline_points, "point", "points"),
 		d->timeline_finest_ns / 1e9, d->timeline_coarsest_ns / 1e9);
 	fprintf(out, "    %-20s first %s, last %s, peak %s\n", "",
 		human_bytes((double)d->timeline_first_bytes, b1, sizeof(b1)),
