@@ -170,8 +170,10 @@ static int largest_at_peak(const struct xs_mem_allocator *a, size_t peak,
 static void window_peak(const struct report_ctx *c, const struct xs_mem_allocator *a,
 			struct report_mem_device *d, size_t *peak_idx)
 {
-	int64_t end_ps = c->r->window_ps >= 0 ? c->r->window_ps : c->span_start_ps + c->r->span_ps;
+	int64_t end_ps = c->r->window_ps;
 
+	if (end_ps < 0 && __builtin_add_overflow(c->span_start_ps, c->r->span_ps, &end_ps))
+		end_ps = INT64_MAX;
 	*peak_idx = SIZE_MAX;
 	d->in_use_start_bytes = in_use_at_start(a);
 	d->peak_bytes = d->peak_time_ps = d->peak_step = d->in_use_end_bytes = -1;
