@@ -63,11 +63,13 @@ class Mem:
             stats["acceltrace.size_unknown"] = 1
             stats["acceltrace.size_from"] = "live_table"
         if shape:
-            stats["data_type"], stats["tensor_shapes"] = shape
+            stats["acceltrace.element_type"], stats["tensor_shapes"] = shape
+            stats["data_type"] = {"f32": 1, "bf16": 14}.get(shape[0], 0)
         e = h.event(self.line, kind, t_ps, 0, **stats)
         st = e.stats.add()
         st.metadata_id = h.stat_id("addr")
-        st.uint64_value = addr
+        # As the writer does: XProf reads addr with IntValue() (int64 only).
+        st.int64_value = addr - (1 << 64) if addr >= 1 << 63 else addr
 
 
 def timeline_json(allocs):

@@ -110,7 +110,9 @@ static int add_event(struct xs_memory *m, size_t *cap, size_t *ev_caps, size_t n
 		.group_id = stat_int(e, "group_id", -1),
 		.api = stat_str(e, "acceltrace.api"),
 		.shapes = stat_str(e, "tensor_shapes"),
-		.data_type = stat_str(e, "data_type"),
+		/* Ours name it in acceltrace.element_type; data_type is
+		 * TensorFlow's DataType number, as XProf reads it. */
+		.data_type = stat_str(e, "acceltrace.element_type"),
 		.seq = a->n_events,
 	};
 	if (ev.size <= 0)
