@@ -98,18 +98,20 @@ $(SIM_CUDA_OUT)/%.o: tests/sim/%.c tests/sim/sim.mk | $(DEPS_STAMP) $(SIM_CUDA_O
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(SIM_CUDA_DRV): $(SIM_CUDA_OUT)/cuda_driver.o
+$(SIM_CUDA_DRV): $(SIM_CUDA_OUT)/cuda_driver.o $(SIM_CUDA_OUT)/cuda_memory.o
 	$(call msg,LIB,$@)
 	$(Q)$(CC) -shared -s -Wl,-soname,libsimdrv.so -o $@ $^ -ldl -lpthread
 
-$(SIM_CUDA_RT): $(SIM_CUDA_OUT)/cuda_runtime.o $(SIM_CUDA_DRV)
+$(SIM_CUDA_RT): $(SIM_CUDA_OUT)/cuda_runtime.o $(SIM_CUDA_OUT)/cuda_runtime_mem.o $(SIM_CUDA_DRV)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) -shared -s -Wl,-soname,libsimrt.so -o $@ $(SIM_CUDA_OUT)/cuda_runtime.o \
+		$(SIM_CUDA_OUT)/cuda_runtime_mem.o \
 		-L$(SIM_CUDA_OUT) -lsimdrv -Wl,-rpath,'$$ORIGIN' -lpthread
 
-$(SIM_CUDA_APP): $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_RT) $(SIM_CUDA_DRV) $(SIM_TRUTH_LIB)
+$(SIM_CUDA_APP): $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_OUT)/cuda_app_mem.o $(SIM_CUDA_RT) \
+		$(SIM_CUDA_DRV) $(SIM_TRUTH_LIB)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) -o $@ $(SIM_CUDA_OUT)/cuda_app.o -L$(SIM_CUDA_OUT) -lsimrt -lsimdrv \
+	$(Q)$(CC) -o $@ $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_OUT)/cuda_app_mem.o -L$(SIM_CUDA_OUT) -lsimrt -lsimdrv \
 		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' -lpthread
 
 # The simulated CUPTI: the real soname and exported names, nothing else
