@@ -118,7 +118,8 @@ struct PJRT_Buffer {
 	int refs;
 	size_t bytes;
 	PJRT_Buffer_Type type;
-	void *data;
+	void *data;			/* NULL: never written (reads give zeros) */
+	bool deleted;			/* Buffer_Delete: its memory is gone */
 	PJRT_Event *ready;		/* ready once the contents are defined */
 };
 
@@ -141,7 +142,9 @@ PJRT_Client *sim_client_get(void);
 void sim_client_put(PJRT_Client *c);
 /* The core of `dev` in `c`, or -1 if it is not one of c's devices. */
 int sim_device_core(PJRT_Client *c, const void *dev);
-PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes);
+/* A buffer of `bytes` on `core`; `backed` gives it host memory for its
+ * contents (an H2D copy's), else it reads as zeros. */
+PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes, bool backed);
 void sim_buffer_unref(PJRT_Buffer *b);
 void sim_executable_unref(PJRT_LoadedExecutable *exe);
 /* The device finished `core` of `e`; runs on the runtime thread. */

@@ -32,7 +32,7 @@ SIM_PLUGIN_SRCS := plugin_api plugin_error plugin_event plugin_client \
 	plugin_profiler \
 	devnode device devclock devtrace_writer sim_program sim_fs
 SIM_TRAINER_SRCS := trainer_main trainer_flags trainer_pjrt trainer_input \
-	trainer_feed trainer_loop trainer_threads trainer_queue devnode_setup sim_fs
+	trainer_feed trainer_loop trainer_mem trainer_threads trainer_queue devnode_setup sim_fs
 # Pieces the tests link directly.
 SIM_LIB_SRCS := devclock devtrace_writer devtrace_reader sim_program
 
