@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	enum mode mode = MODE_RUNTIME;
 	struct app_mem_config mem = { .allocs_per_step = 4, .devices = 1, .oom_step = -1,
 				      .device_memory = SIMDRV_DEFAULT_MEMORY };
-	uint64_t alloc_rate = 0;
+	uint64_t alloc_rate = 0, t_first;
 	const char *truth = NULL;
 	char num[32];
 	int err = 0;
@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "cuda-app: pid=%d running mode=%s\n", getpid(),
 		mode == MODE_RUNTIME ? "runtime" : mode == MODE_DRIVER ? "driver" : "mixed");
-	last_flush = truth_now();
+	last_flush = t_first = truth_now();
 	for (uint64_t s = 0; !stop && (!steps || s < steps); s++) {
 		uint64_t t0 = truth_now(), now;
 
@@ -271,7 +271,16 @@ int main(int argc, char **argv)
 			truth_flush();
 			last_flush = now;
 		}
-		if (now - t0 < step_ns) {
+		if (alloc_rate && mem.mode != ALLOC_NONE) {
+			/* A rate holds over the run: steps on a fixed schedule,
+			 * a late one followed at once by the next. */
+			uint64_t due = t_first + (s + 1) * step_ns;
+			struct timespec ts = { (time_t)(due / 1000000000ull),
+					       (long)(due % 1000000000ull) };
+
+			if (due > now)
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		} else if (now - t0 < step_ns) {
 			struct timespec ts = { 0, (long)(step_ns - (now - t0)) };
 
 			nanosleep(&ts, NULL);
