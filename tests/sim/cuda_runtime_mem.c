@@ -7,7 +7,9 @@
  * inside it on the same thread, and must count the allocation once.
  *
  * Like libcudart, a thread's first memory call without cudaSetDevice uses
- * device 0, making its primary context current.
+ * device 0, making its primary context current; cudaSetDevice and that
+ * first call run cuInit first. The memory calls are not bracketed for the
+ * simulated CUPTI (they have no callback ids).
  */
 #include <stdint.h>
 
@@ -36,7 +38,11 @@ static cudaError_t use_device(int device)
 	CUcontext ctx;
 	CUresult r;
 
-	r = cuDevicePrimaryCtxRetain(&ctx, device);
+	/* The runtime's first use initialises the driver (and so loads
+	 * CUDA_INJECTION64_PATH), whichever call it is. */
+	r = cuInit(0);
+	if (!r)
+		r = cuDevicePrimaryCtxRetain(&ctx, device);
 	if (!r)
 		r = cuCtxSetCurrent(ctx);
 	if (!r)
