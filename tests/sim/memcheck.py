@@ -4,10 +4,11 @@
 alone (docs/simulator.md, "Device memory" and "Device memory of the CUDA
 pair"). Each command prints what it measured and exits 1 on a failure.
 
-  memcheck.py pjrt truth=F [leak=B] [eval_mem=M] [output_bytes=O]
+  memcheck.py pjrt truth=F [leak=B] [eval_mem=M] [output_bytes=O] [capacity=C]
   memcheck.py cuda truth=F mode=direct|caching|vmm|pool steps=N
               [leak=B] [devices=D] [allocs=K] [capacity=C] [oom_step=S]
 """
+import bisect
 import json
 import sys
 
@@ -90,6 +91,48 @@ def peak(recs, layer, device):
     return best, when
 
 
+def check_capacity(recs, layer, capacity):
+    """Each allocation's outcome against the device's capacity. Calls of
+    several threads overlap, so the bytes in use when one ran are known
+    between two bounds: a success must fit with the least that may have
+    been in use, a failure must not fit with the most."""
+    for dev in sorted({r["device"] for r in recs if r.get("layer") == layer}):
+        mine = [r for r in recs if r.get("layer") == layer and r["device"] == dev]
+        ok = [r for r in mine if r["type"] == "mem_alloc" and not r.get("failed")]
+        frees = [r for r in mine if r["type"] == "mem_free"]
+
+        def summed(rs, key):
+            rs = sorted(rs, key=lambda r: r[key])
+            ts, acc, total = [], [0], 0
+            for r in rs:
+                ts.append(r[key])
+                total += r["bytes"]
+                acc.append(total)
+            return ts, acc
+
+        def upto(table, t, strict=True):
+            ts, acc = table
+            return acc[bisect.bisect_left(ts, t) if strict else bisect.bisect_right(ts, t)]
+
+        a_ret, a_call = summed(ok, "t_return"), summed(ok, "t_call")
+        f_call, f_ret = summed(frees, "t_call"), summed(frees, "t_return")
+        n_failed = 0
+        for r in mine:
+            if r["type"] != "mem_alloc":
+                continue
+            least = upto(a_ret, r["t_call"]) - upto(f_call, r["t_return"], False)
+            most = upto(a_call, r["t_return"]) - upto(f_ret, r["t_call"])
+            if not r.get("failed"):
+                most -= r["bytes"]
+                check(least + r["bytes"] <= capacity, "device %d: %d bytes allocated with at "
+                      "least %d of %d in use" % (dev, r["bytes"], least, capacity))
+            else:
+                n_failed += 1
+                check(most + r["bytes"] > capacity, "device %d: %d bytes failed with at most "
+                      "%d of %d in use" % (dev, r["bytes"], most, capacity))
+        print("device %d: %d allocations failed, each when it did not fit" % (dev, n_failed))
+
+
 def slope(ys):
     n = len(ys)
     mx = (n - 1) / 2
@@ -109,8 +152,11 @@ def cmd_pjrt(args):
     check(mem, "no memory truth")
     check(all(r["layer"] == "pjrt_buffers" for r in mem), "a layer other than pjrt_buffers")
     live, pairs = pair(recs, "pjrt_buffers")
-    print("%d allocations, %d freed, %d live at the end" % (len(pairs) + len(live),
-                                                           len(pairs), len(live)))
+    failed = [r for r in mem if r.get("failed")]
+    print("%d allocations, %d freed, %d live at the end, %d failed" %
+          (len(pairs) + len(live), len(pairs), len(live), len(failed)))
+    check(all(r["addr"] == 0 and r["result"] == 8 for r in failed),
+          "failed allocations not RESOURCE_EXHAUSTED: %s" % failed[:2])
     for r in mem:
         if r["type"] != "mem_alloc":
             continue
@@ -122,14 +168,19 @@ def cmd_pjrt(args):
     # Only the leak stays: one buffer of `leak` bytes on device 0 per step.
     check(all(a["device"] == 0 and a["bytes"] == leak for a in live),
           "live at the end: %s" % [(a["api"], a["device"], a["bytes"]) for a in live][:5])
-    check(len(live) == (len(steps) if leak else 0),
-          "%d buffers never freed, expected %d" % (len(live), len(steps) if leak else 0))
-    check(sorted(a["step"] for a in live) == ([s["step"] for s in steps] if leak else []),
-          "the leaked buffers' steps")
+    # The leak's buffers: one a step, or a failed allocation where it did
+    # not fit.
+    leak_steps = sorted([a["step"] for a in live] +
+                        [r["step"] for r in failed if leak and r["bytes"] == leak])
+    check(leak_steps == ([s["step"] for s in steps] if leak else []),
+          "%d buffers never freed and %d failed, expected one a step of %d" %
+          (len(live), len(failed), len(steps)))
+    if "capacity" in args:
+        check_capacity(recs, "pjrt_buffers", int(args["capacity"]))
     for dev in sorted({r["device"] for r in mem}):
         p, when = peak(recs, "pjrt_buffers", dev)
         print("device %d: peak %d bytes at %d" % (dev, p, when))
-    if leak and len(steps) >= 10:
+    if leak and len(steps) >= 10 and not failed:
         ys = [in_use_at(recs, "pjrt_buffers", 0, s["t_start"]) for s in steps]
         g = slope(ys)
         print("device 0 grows %.1f bytes/step (leak %d)" % (g, leak))

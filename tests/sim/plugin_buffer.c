@@ -8,13 +8,18 @@
  *
  * Buffers an execution or CreateUninitializedBuffer makes have no host
  * memory behind them (they read as zeros): a trainer can hold gigabytes of
- * "device memory" in them.
+ * "device memory" in them. Each core has sim_device_memory bytes: a buffer
+ * that does not fit fails RESOURCE_EXHAUSTED and changes nothing; its
+ * bytes count from its creation until Buffer_Delete or its last reference.
+ * The count is the process's (one client per process, and buffers may
+ * outlive it).
  *
  * H2D copies during the call (every host buffer semantic is treated as
  * "immutable only during call"), so its events are ready on return. D2H of
  * a buffer an execution has not produced yet is queued on the buffer's ready
  * event and copied on the runtime thread when the execution completes.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +27,60 @@
 #include "plugin.h"
 #include "simtruth.h"
 
+static uint64_t mem_capacity = 32ull << 30;
+static uint64_t mem_used[SIM_MAX_CORES];
+
+void sim_buffer_set_capacity(uint64_t bytes)
+{
+	__atomic_store_n(&mem_capacity, bytes, __ATOMIC_RELAXED);
+}
+
+static bool mem_charge(int core, size_t bytes)
+{
+	uint64_t cap = __atomic_load_n(&mem_capacity, __ATOMIC_RELAXED);
+	uint64_t used = __atomic_load_n(&mem_used[core], __ATOMIC_RELAXED);
+
+	do {
+		if (bytes > cap || used > cap - bytes)
+			return false;
+	} while (!__atomic_compare_exchange_n(&mem_used[core], &used, used + bytes, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Gives the buffer's bytes back, once. */
+static void mem_uncharge(PJRT_Buffer *b)
+{
+	if (__atomic_exchange_n(&b->charged, false, __ATOMIC_ACQ_REL))
+		__atomic_sub_fetch(&mem_used[b->core], b->bytes, __ATOMIC_RELAXED);
+}
+
+PJRT_Error *sim_buffer_error(int core, size_t bytes)
+{
+	if (errno != ENOSPC)
+		return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+	return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
+			 "Out of memory allocating %zu bytes on TPU core %d: %llu of %llu "
+			 "bytes in use", bytes, core,
+			 (unsigned long long)__atomic_load_n(&mem_used[core], __ATOMIC_RELAXED),
+			 (unsigned long long)__atomic_load_n(&mem_capacity, __ATOMIC_RELAXED));
+}
+
 PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes, bool backed)
 {
-	PJRT_Buffer *b = calloc(1, sizeof(*b));
+	PJRT_Buffer *b;
 
-	if (!b)
+	if (!mem_charge(core, bytes)) {
+		errno = ENOSPC;
 		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		__atomic_sub_fetch(&mem_used[core], bytes, __ATOMIC_RELAXED);
+		errno = ENOMEM;
+		return NULL;
+	}
+	b->charged = true;
 	b->client = c;
 	b->core = core;
 	b->refs = 1;
@@ -37,8 +90,10 @@ PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes, bool backed)
 	b->ready = sim_event_new();
 	if ((backed && !b->data) || !b->ready) {
 		sim_event_unref(b->ready);
+		mem_uncharge(b);
 		free(b->data);
 		free(b);
+		errno = ENOMEM;
 		return NULL;
 	}
 	return b;
@@ -48,6 +103,7 @@ void sim_buffer_unref(PJRT_Buffer *b)
 {
 	if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
 		return;
+	mem_uncharge(b);
 	sim_event_unref(b->ready);
 	free(b->data);
 	free(b);
@@ -149,10 +205,11 @@ PJRT_Error *sim_PJRT_Client_BufferFromHostBuffer(void *args)
 	if (err)
 		return err;
 	b = sim_buffer_new(a->client, core, bytes, true);
+	if (!b)
+		return sim_buffer_error(core, bytes);
 	done = sim_event_new();
-	if (!b || !done) {
+	if (!done) {
 		sim_buffer_unref(b);
-		sim_event_unref(done);
 		return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
 	}
 	b->type = a->type;
@@ -287,7 +344,7 @@ PJRT_Error *sim_PJRT_Client_CreateUninitializedBuffer(void *args)
 		return err;
 	b = sim_buffer_new(a->client, core, bytes, false);
 	if (!b)
-		return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+		return sim_buffer_error(core, bytes);
 	b->type = a->shape_element_type;
 	sim_event_set_ready(b->ready, NULL);
 	a->buffer = b;
@@ -308,6 +365,7 @@ PJRT_Error *sim_PJRT_Buffer_Delete(void *args)
 	if (b->deleted)
 		return NULL;
 	b->deleted = true;
+	mem_uncharge(b);
 	if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 1) {
 		free(b->data);
 		b->data = NULL;

@@ -120,6 +120,7 @@ PJRT_Error *sim_PJRT_Client_Create(void *args)
 	}
 	sim_client = c;		/* reserved; published complete below */
 	pthread_mutex_unlock(&sim_client_lock);
+	sim_buffer_set_capacity(c->opt.device_memory);
 
 	c->cores = c->opt.cores;
 	for (i = 0; i < c->cores; i++) {

@@ -252,11 +252,15 @@ PJRT_Error *sim_PJRT_LoadedExecutable_Execute(void *args)
 		PJRT_Event *ev = NULL;
 
 		if (!out || (a->device_complete_events && !(ev = sim_event_new()))) {
+			PJRT_Error *oom = out ? sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
+							  "out of memory") :
+				sim_buffer_error(core_of[d], exe->prog.output_bytes);
+
 			sim_buffer_unref(out);
 			e->ndev = d;
 			drop_caller_refs(a, e);
 			exec_free(e);
-			return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+			return oom;
 		}
 		e->core_of[d] = core_of[d];
 		e->dev.core_mask |= 1u << core_of[d];

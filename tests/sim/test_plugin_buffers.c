@@ -6,7 +6,9 @@
  * CreateUninitializedBuffer's checks (Args size, device, element type,
  * negative dims) and its contents reading as zeros; Buffer_Delete freeing
  * the memory and keeping the handle (IsDeleted, ToHostBuffer and Execute
- * refused), a second Delete a no-op, Buffer_Destroy after it.
+ * refused), a second Delete a no-op, Buffer_Destroy after it; a core's
+ * memory (32 GiB by default) refusing what does not fit with
+ * RESOURCE_EXHAUSTED, and taking it once Delete gave memory back.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -170,6 +172,32 @@ static void check_buffers(PJRT_Client *c)
 	destroy(b);
 }
 
+/* 20 GiB fits a 32 GiB core once: the second fails until the first is
+ * deleted (not destroyed); another core is not affected. */
+static void check_capacity(PJRT_Client *c)
+{
+	PJRT_Client_AddressableDevices_Args devs = { .struct_size = sizeof(devs), .client = c };
+	static const int64_t gib20[] = { 20ll << 30 }, gib32[] = { (32ll << 30) + 1 };
+	PJRT_Buffer_Delete_Args del = { .struct_size = sizeof(del) };
+	PJRT_Buffer *a, *b, *other;
+
+	if (!ASSERT_EQ(code_of(call(PJRT_SLOT_Client_AddressableDevices, &devs)), 0, "devices"))
+		return;
+	uninit(c, devs.devices[0], PJRT_Buffer_Type_U8, gib32, 1,
+	       PJRT_Error_Code_RESOURCE_EXHAUSTED);
+	a = uninit(c, devs.devices[0], PJRT_Buffer_Type_U8, gib20, 1, 0);
+	uninit(c, devs.devices[0], PJRT_Buffer_Type_U8, gib20, 1,
+	       PJRT_Error_Code_RESOURCE_EXHAUSTED);
+	other = uninit(c, devs.devices[1], PJRT_Buffer_Type_U8, gib20, 1, 0);
+	del.buffer = a;
+	ASSERT_EQ(code_of(call(PJRT_SLOT_Buffer_Delete, &del)), 0, "Delete 20 GiB");
+	b = uninit(c, devs.devices[0], PJRT_Buffer_Type_U8, gib20, 1, 0);
+	ASSERT_OK_PTR(b, "20 GiB after the first was deleted");
+	destroy(a);
+	destroy(b);
+	destroy(other);
+}
+
 /* An execution's outputs are the program's sim_output_bytes each. */
 static void check_outputs(PJRT_Client *c)
 {
@@ -225,6 +253,7 @@ int main(void)
 	if (cd.client) {
 		check_buffers(cd.client);
 		check_outputs(cd.client);
+		check_capacity(cd.client);
 		ASSERT_EQ(code_of(call(PJRT_SLOT_Client_Destroy, &cd)), 0, "Client_Destroy");
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -6,7 +6,9 @@
 # phase's working set is made before its first eval step and deleted after
 # its last, and holds device 0's peak; outputs are sized by the size query
 # (--output-bytes), the rest by their shapes. A default run has memory lines
-# too, and nothing left live.
+# too, and nothing left live. On a 40 MiB core the leak runs out of memory:
+# the allocations that fail (RESOURCE_EXHAUSTED, in the truth) are exactly
+# those that did not fit, and the run goes on to its last step.
 . tests/harness/test.sh
 
 trainer=$OUTPUT/sim/tpu-trainer
@@ -24,6 +26,16 @@ for minor in 94 26; do
 	contains "$out" "18 eval steps" "six eval phases of three at 0.$minor"
 	contains "$out" "60 live at the end" "one leaked buffer per step at 0.$minor"
 done
+
+d=$TEST_TMP/full
+expect_exit 0 "a leak filling a 40 MiB core" -- "$trainer" "${common[@]}" --steps 60 \
+	--mem-leak 1048576 --device-memory 41943040 --truth "$d/truth.jsonl" \
+	--device-dir "$d/dev"
+contains "$err" "done steps=60" "the run goes on after out of memory"
+out=$("$PYTHON" tests/sim/memcheck.py pjrt truth="$d/truth.jsonl" leak=1048576 \
+	capacity=41943040) || fail "memcheck on a full core: $out"
+contains "$out" "device 0: 2" "about twenty leaks failed"
+contains "$out" "device 1: 0 allocations failed" "device 1 did not fill"
 
 d=$TEST_TMP/default
 expect_exit 0 "a default run" -- "$trainer" "${common[@]}" --steps 20 \

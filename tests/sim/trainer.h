@@ -63,6 +63,7 @@ struct trainer_config {
 	uint64_t eval_mem;		/* bytes per device held during an eval phase */
 	uint64_t mem_leak;		/* bytes kept on device 0 each train step */
 	uint64_t output_bytes;		/* each execution output's size (default 1024) */
+	uint64_t device_memory;		/* sim_device_memory (0: the plugin's) */
 	uint64_t clock_rate_hz;		/* 0: the plugin's default */
 	int64_t clock_drift_ppb;
 	bool clock_drift_set;
@@ -145,7 +146,8 @@ int pjrt__h2d(struct pjrt *p, const void *data, size_t bytes, int device,
 /* Size query, ToHostBuffer, Event_Await: blocks until the bytes arrive. */
 int pjrt__d2h(struct pjrt *p, PJRT_Buffer *b, void *dst, size_t cap);
 /* A buffer of `bytes` with no contents yet: Client_CreateUninitializedBuffer
- * (BufferFromHostBuffer of zeros at minor 26, which lacks it). */
+ * (BufferFromHostBuffer of zeros at minor 26, which lacks it). -ENOMEM when
+ * the device's memory is full (said once on stderr, and in the truth). */
 int pjrt__create_buffer(struct pjrt *p, size_t bytes, int device, PJRT_Buffer **out);
 /* Buffer_Destroy of a buffer of `bytes` on `device` (for the truth). */
 void pjrt__buffer_free(struct pjrt *p, PJRT_Buffer *b, int device, size_t bytes);
@@ -171,6 +173,9 @@ int pjrt__outfeed(struct pjrt *p, int device, void *data, size_t bytes, bool raw
 
 /* The train step in progress for the memory truth (-1: none). */
 void trainer_mem_set_step(int64_t step);
+/* A failed "mem_alloc" line: result = the PJRT error code. */
+void trainer_mem_failed(const char *api, int device, size_t bytes, uint64_t t_call,
+			uint64_t t_return, const char *size_from, int code);
 /* A "mem_alloc" (size_from not NULL) or "mem_free" line, layer pjrt_buffers. */
 void trainer_mem_truth(const char *type, const char *api, int device, const PJRT_Buffer *b,
 		       size_t bytes, uint64_t t_call, uint64_t t_return, const char *size_from);

@@ -19,7 +19,7 @@ enum {
 	OPT_DEVICE_DIR,
 	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS, OPT_INIT_PROGRAMS,
 	OPT_EVAL_EVERY, OPT_EVAL_TIME, OPT_EVAL_STEPS, OPT_EVAL_MEM, OPT_MEM_LEAK,
-	OPT_OUTPUT_BYTES,
+	OPT_OUTPUT_BYTES, OPT_DEVICE_MEMORY,
 	OPT_CLOCK_RATE, OPT_CLOCK_DRIFT, OPT_CLOCK_OFFSET, OPT_KEEP_FILES,
 	OPT_MAIN_THREAD_NAME,
 };
@@ -72,6 +72,7 @@ static const struct flag flags[] = {
 	{ { "eval-mem", 1, 0, OPT_EVAL_MEM }, "BYTES", "each device holds an extra working set of BYTES during an eval phase (default 0)" },
 	{ { "mem-leak", 1, 0, OPT_MEM_LEAK }, "BYTES", "each train step keeps one more buffer of BYTES on device 0, never freed (default 0)" },
 	{ { "output-bytes", 1, 0, OPT_OUTPUT_BYTES }, "BYTES", "size of each execution output buffer (default 1024)" },
+	{ { "device-memory", 1, 0, OPT_DEVICE_MEMORY }, "BYTES", "each TPU core's memory (plugin option sim_device_memory; default 32 GiB)" },
 	{ { "clock-rate", 1, 0, OPT_CLOCK_RATE }, "HZ", "device clock rate (default 940000000)" },
 	{ { "clock-drift-ppb", 1, 0, OPT_CLOCK_DRIFT }, "N", "device clock drift against CLOCK_MONOTONIC (default 37000)" },
 	{ { "clock-offset", 1, 0, OPT_CLOCK_OFFSET }, "TICKS", "device clock reading at client creation (default 5e12)" },
@@ -312,6 +313,9 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 		case OPT_EVAL_STEPS: err = parse_u64(name, optarg, 1, 1000000, &cfg->eval_steps); break;
 		case OPT_EVAL_MEM: err = parse_u64(name, optarg, 0, 1ull << 40, &cfg->eval_mem); break;
 		case OPT_MEM_LEAK: err = parse_u64(name, optarg, 0, 1ull << 40, &cfg->mem_leak); break;
+		case OPT_DEVICE_MEMORY:
+			err = parse_u64(name, optarg, 1, 1ull << 50, &cfg->device_memory);
+			break;
 		case OPT_OUTPUT_BYTES:
 			err = parse_u64(name, optarg, 1, 1ull << 32, &cfg->output_bytes);
 			break;

@@ -367,8 +367,11 @@ static int run_eval(struct loop *l, PJRT_LoadedExecutable *evalx, uint64_t phase
 	struct step_slot *s;
 	uint64_t k;
 
-	for (d = 0; cfg->eval_mem && d < ndev && !err; d++)
+	/* A device too full for its working set evaluates without it. */
+	for (d = 0; cfg->eval_mem && d < ndev && (!err || err == -ENOMEM); d++)
 		err = pjrt__create_buffer(l->p, cfg->eval_mem, d, &work[d]);
+	if (err == -ENOMEM)
+		err = 0;
 	for (k = 0; k < cfg->eval_steps && !err; k++) {
 		if (!wait_inflight(l, l->launched, (uint64_t)cfg->max_inflight))
 			break;
@@ -498,10 +501,12 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		if (cfg->mem_leak) {
 			PJRT_Buffer *leaked;
 
-			/* Kept and never freed: the reference is dropped. */
+			/* Kept and never freed: the reference is dropped. A
+			 * full device fails it (in the truth) and the run goes on. */
 			err = pjrt__create_buffer(p, cfg->mem_leak, 0, &leaked);
-			if (err)
+			if (err && err != -ENOMEM)
 				break;
+			err = 0;
 		}
 		if (cfg->feed == FEED_BUFFER) {
 			err = feeder__next(f, s->inputs, &s->input_wait_ns);

@@ -54,6 +54,37 @@ static int report(struct pjrt *p, const char *what, PJRT_Error *err)
 	return -EIO;
 }
 
+static int error_code(struct pjrt *p, PJRT_Error *err)
+{
+	PJRT_Error_GetCode_Args a = {
+		.struct_size = PJRT_STRUCT_SIZE(PJRT_Error_GetCode_Args, code),
+		.error = err,
+	};
+
+	return fn(p, PJRT_SLOT_Error_GetCode)(&a) ? PJRT_Error_Code_UNKNOWN : a.code;
+}
+
+/*
+ * A buffer-making call's error: out of memory is recorded as a failed
+ * allocation and said once (a leak runs into it every step), -ENOMEM;
+ * anything else is reported, -EIO.
+ */
+static int buffer_error(struct pjrt *p, const char *api, PJRT_Error *err, int device,
+			size_t bytes, uint64_t t0)
+{
+	static bool said;
+	int code = error_code(p, err);
+
+	trainer_mem_failed(api, device, bytes, t0, truth_now(), "shape", code);
+	if (code != PJRT_Error_Code_RESOURCE_EXHAUSTED)
+		return report(p, api, err);
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		report(p, api, err);
+	else
+		pjrt__error_free(p, err);
+	return -ENOMEM;
+}
+
 void pjrt__error_free(struct pjrt *p, PJRT_Error *err)
 {
 	PJRT_Error_Destroy_Args a = {
@@ -391,6 +422,7 @@ int pjrt__create_buffer(struct pjrt *p, size_t bytes, int device, PJRT_Buffer **
 	};
 	PJRT_Fn create = fn(p, PJRT_SLOT_Client_CreateUninitializedBuffer);
 	unsigned char *host;
+	PJRT_Error *perr;
 	uint64_t t0;
 	int err;
 
@@ -406,9 +438,10 @@ int pjrt__create_buffer(struct pjrt *p, size_t bytes, int device, PJRT_Buffer **
 		return err;
 	}
 	t0 = truth_now();
-	err = report(p, "PJRT_Client_CreateUninitializedBuffer", create(&a));
-	if (err)
-		return err;
+	perr = create(&a);
+	if (perr)
+		return buffer_error(p, "PJRT_Client_CreateUninitializedBuffer", perr, device,
+				    bytes, t0);
 	trainer_mem_truth("mem_alloc", "PJRT_Client_CreateUninitializedBuffer", device,
 			  a.buffer, bytes, t0, truth_now(), "shape");
 	*out = a.buffer;
@@ -430,13 +463,13 @@ int pjrt__h2d(struct pjrt *p, const void *data, size_t bytes, int device,
 		.device = pjrt__device(p, device),
 	};
 	uint64_t t0 = truth_now(), t1;
-	int err;
+	PJRT_Error *perr;
 
-	err = report(p, "PJRT_Client_BufferFromHostBuffer",
-		     fn(p, PJRT_SLOT_Client_BufferFromHostBuffer)(&a));
+	perr = fn(p, PJRT_SLOT_Client_BufferFromHostBuffer)(&a);
 	t1 = truth_now();
-	if (err)
-		return err;
+	if (perr)
+		return buffer_error(p, "PJRT_Client_BufferFromHostBuffer", perr, device, bytes,
+				    t0);
 	trainer_mem_truth("mem_alloc", "PJRT_Client_BufferFromHostBuffer", device, a.buffer,
 			  bytes, t0, t1, "shape");
 	pjrt__event_free(p, a.done_with_host_buffer);
