@@ -35,26 +35,15 @@ struct mem_call {
 	__u32 pad;
 };
 
-/*
- * Element bytes of PJRT_Buffer_Type t (pjrt_c_api.h order), as nibble t of
- * two constants: 0 for sub-byte types or none (a shape of them is not
- * sized), else log2(bytes) + 1. Constants, not a table: a const array
- * becomes a .rodata.cst section this kernel's loader path mislinks. Kept
- * equal to user space's pjrt_buffer_type_size() (tests/probe/test_mem_accounting checks it).
- * Types 0-15: INVALID, PRED, S8-S64, U8-U64, F16, F32, F64, BF16, C64,
- * C128; 16-20 and 26-28 the 1-byte F8 kinds; 21-25, 29-31 sub-byte.
- */
-#define PJRT_ELEM_LOG2_LO 0x5424324321432110ull
-#define PJRT_ELEM_LOG2_HI 0x0000111000011111ull
-
+/* Element bytes of PJRT_Buffer_Type @type (AT_PJRT_ELEM_LOG2_*, events.h). */
 static __always_inline __u64 pjrt_elem_bytes(__u64 type)
 {
 	__u64 code;
 
 	if (type >= 32)
 		return 0;
-	code = (type < 16 ? PJRT_ELEM_LOG2_LO >> (type * 4) :
-			    PJRT_ELEM_LOG2_HI >> ((type - 16) * 4)) & 0xf;
+	code = (type < 16 ? AT_PJRT_ELEM_LOG2_LO >> (type * 4) :
+			    AT_PJRT_ELEM_LOG2_HI >> ((type - 16) * 4)) & 0xf;
 	return code ? 1ull << (code - 1) : 0;
 }
 
@@ -247,6 +236,7 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 	e = bpf_map_lookup_elem(&mem_live, &key);
 	if (!e) {
 		/* Made before the probes (or lost): counted, never sized. */
+		m->device = mem_device_of(d, m);
 		a = mem_agg_of(m->pid, d->layer, d->flags, m->device);
 		m->flags |= RT_F_MEM_UNKNOWN;
 		if (!a)
@@ -368,7 +358,10 @@ static __noinline void mem_account(const struct at_mem_desc *d, struct mem_call 
 	m->size = 0;
 	if (op == MEM_OP_ALLOC || op == MEM_OP_SIZE)
 		mem_size_of(d, m);
-	m->device = mem_device_of(d, m);
+	/* A free's device is its allocation's: asked only where that is
+	 * not known. */
+	if (op != MEM_OP_FREE)
+		m->device = mem_device_of(d, m);
 	switch (op) {
 	case MEM_OP_ALLOC:
 		mem_alloc(d, m);

@@ -196,6 +196,19 @@ enum at_mem_layer {
 #define AT_MEM_MAX_BYTES	(1ull << 48)
 
 /*
+ * Element bytes of PJRT_Buffer_Type t (pjrt_c_api.h order) for
+ * MEM_SIZE_SHAPE, as nibble t of two constants: 0 for sub-byte types or
+ * none (a shape of them is not sized), else log2(bytes) + 1. Constants, not
+ * a table: a BPF const array becomes a .rodata.cst32 section that the
+ * project's BPF linker (libbpf 1.1) mislinks. Types 0-15: INVALID, PRED,
+ * S8-S64, U8-U64, F16, F32, F64, BF16, C64, C128; 16-20 and 26-28 the
+ * 1-byte F8 kinds; 21-25 and 29-31 sub-byte or none. Kept equal to user
+ * space's pjrt_buffer_type_size() (tests/discover/test_mem_packs.c).
+ */
+#define AT_PJRT_ELEM_LOG2_LO	0x5424324321432110ull
+#define AT_PJRT_ELEM_LOG2_HI	0x0000111000011111ull
+
+/*
  * How the pack entries fit AT_MAX_FETCH_OPS: a shape takes 4 + 8 values
  * (type, dims, num_dims, device, dims[0..7]), the Args pointer and the out
  * buffer 2 more, the two written-back values the last 2: exactly 16. So
