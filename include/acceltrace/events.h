@@ -206,7 +206,7 @@ enum at_mem_layer {
  * space's pjrt_buffer_type_size() (tests/discover/test_mem_packs.c).
  */
 #define AT_PJRT_ELEM_LOG2_LO	0x5424324321432110ull
-#define AT_PJRT_ELEM_LOG2_HI	0x0000111000011111ull
+#define AT_PJRT_ELEM_LOG2_HI	0x0001110000011111ull
 
 /*
  * How the pack entries fit AT_MAX_FETCH_OPS: a shape takes 4 + 8 values
