@@ -15,6 +15,10 @@
 
 #include "devmem.bpf.h"
 
+#ifndef EEXIST
+#define EEXIST 17	/* errno.h's: bpf_map_update_elem()'s BPF_NOEXIST refusal */
+#endif
+
 /* One memory call's inputs and results; in per-CPU scratch (the record's
  * values are copied here: the record's own size is known only to the
  * caller, the verifier needs one here). */
@@ -172,6 +176,20 @@ static __noinline void mem_release(struct mem_call *m, __u64 bytes, __u64 device
 	m->bytes = bytes;
 }
 
+/* The address is live already: its free was missed (or its entry outlived
+ * a handle). It goes first, counted freed, so in_use stays true. */
+static __noinline void mem_drop_stale(struct mem_call *m, const struct at_mem_live_key *key)
+{
+	struct at_mem_live *old = bpf_map_lookup_elem(&mem_live, key), o;
+
+	if (!old)
+		return;
+	o = *old;
+	if (!bpf_map_delete_elem(&mem_live, key) && !(o.flags & AT_MEM_LIVE_DELETED))
+		mem_release(m, o.bytes, o.device, o.flags, o.layer);
+	m->bytes = 0;
+}
+
 /* A new live allocation: m->addr, m->size (m->sized), m->device. */
 static __noinline void mem_alloc(const struct at_mem_desc *d, struct mem_call *m)
 {
@@ -180,30 +198,26 @@ static __noinline void mem_alloc(const struct at_mem_desc *d, struct mem_call *m
 		.bytes = m->sized ? m->size : 0, .device = m->device, .ts_ns = m->ts_ns,
 		.flags = d->flags, .layer = d->layer,
 	};
-	struct at_mem_live *old;
 	struct at_mem_agg *a;
+	long err;
 
-	/* The address is live again: its free was missed (or its entry
-	 * outlived a handle); it goes first, so in_use stays true. */
-	old = bpf_map_lookup_elem(&mem_live, &key);
-	if (old) {
-		struct at_mem_live o = *old;
-
-		if (!bpf_map_delete_elem(&mem_live, &key) && !(o.flags & AT_MEM_LIVE_DELETED))
-			mem_release(m, o.bytes, o.device, o.flags, o.layer);
-		m->bytes = 0;
-	}
 	a = mem_agg_of(m->pid, d->layer, d->flags, m->device);
 	if (!a) {
 		m->flags |= RT_F_MEM_TABLE_FULL;
 		return;
+	}
+	/* Inserted only where absent: the common case costs no lookup. */
+	err = bpf_map_update_elem(&mem_live, &key, &entry, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		mem_drop_stale(m, &key);
+		err = bpf_map_update_elem(&mem_live, &key, &entry, BPF_NOEXIST);
 	}
 	__sync_fetch_and_add(&a->allocs, 1);
 	if (!m->sized) {
 		__sync_fetch_and_add(&a->allocs_unsized, 1);
 		m->flags |= RT_F_MEM_UNSIZED;
 	}
-	if (bpf_map_update_elem(&mem_live, &key, &entry, BPF_ANY)) {
+	if (err) {
 		/* Counted, not in in_use: its free will not find it. */
 		count_loss(LOSS_MEM_TABLE_FULL);
 		m->flags |= RT_F_MEM_TABLE_FULL;
