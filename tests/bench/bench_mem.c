@@ -14,12 +14,15 @@
  *
  * Each call is timed alone (the pacing between them is not), so a figure
  * is ns per call: the mean of the allocation and the free. Prints BENCH
- * lines (bench.h): mem.call.<config>. Environment: BENCH_REPS (default 5),
+ * lines (bench.h): mem.call.<config>, and from one pass with the kernel's
+ * run-time statistics on, mem.stats.<plain|mem>.return: rt_return's own
+ * ns per run, where the accounting is done. Environment: BENCH_REPS (default 5),
  * BENCH_MEM_PAIRS (pairs per configuration and repetition, default 20000:
  * 2 s at 10k/s), BENCH_MEM_RATE (allocations per second, default 10000),
  * BENCH_MEM_LIVE (the working set, default 1000).
  */
 #include <inttypes.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bench.h"
@@ -132,6 +135,54 @@ static double run_pairs(struct probe_session *ps, long pairs, long rate, long li
 	return (double)spent / (2.0 * pairs);
 }
 
+static void prog_stats(int fd, uint64_t *ns, uint64_t *cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	*ns = *cnt = 0;
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		*ns = info.run_time_ns;
+		*cnt = info.run_cnt;
+	}
+}
+
+/*
+ * The kernel's own run time per rt_return run (where a paired call's
+ * accounting is done), with and without the accounting: immune to the
+ * scheduling noise that the timed loop sees on a busy machine. One pass,
+ * statistics on (they add two clock reads per run to every program).
+ */
+static void stats_pass(struct probe_session *ps, long pairs, long rate, long live,
+		       uint64_t *ring)
+{
+	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME), fd, ids[2];
+	uint64_t ns0, cnt0, ns1, cnt1;
+
+	if (stats_fd < 0) {
+		printf("NOTE bench_mem: no BPF run-time statistics here (%s)\n", strerror(errno));
+		return;
+	}
+	fd = probe_session__runtime_prog_fd(ps, RT_SPEC_RETURN | RT_SPEC_ADOPT, true);
+	for (int c = C_PLAIN; c < C__N; c++) {
+		if (attach(ps, c, ids))
+			break;
+		prog_stats(fd, &ns0, &cnt0);
+		run_pairs(ps, pairs, rate, live, ring);
+		prog_stats(fd, &ns1, &cnt1);
+		if (cnt1 > cnt0)
+			printf("BENCH mem.stats.%s.return ns/run %.1f\n", config_names[c],
+			       (double)(ns1 - ns0) / (cnt1 - cnt0));
+		for (long i = 0; i < live; i++)
+			bench_cuMemFree_v2(ring[i]);
+		memset(ring, 0, live * sizeof(*ring));
+		probe_session__drain(ps);
+		probe_session__detach_runtime_many(ps, ids, 2);
+		probe_session__mem_forget_pid(ps, getpid());
+	}
+	close(stats_fd);
+}
+
 int main(void)
 {
 	struct probe_session_opts opts = { .sz = sizeof(opts) };
@@ -188,6 +239,7 @@ int main(void)
 	}
 	for (int c = 0; c < C__N; c++)
 		bench_print(&m[c]);
+	stats_pass(ps, pairs / 4 + 1, rate, live, ring);
 	probe_session__losses(ps, losses);
 	printf("BENCH mem.lost count %" PRIu64 "\n", losses[LOSS_RINGBUF_FULL] +
 	       losses[LOSS_MEM_TABLE_FULL]);

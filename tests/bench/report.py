@@ -243,6 +243,10 @@ def build(t):
     ratio = pairwise(lambda m, p, n: (m - n) / (p - n) if p > n else float("nan"),
                      "mem.call.mem", "mem.call.plain", "mem.call.none")
     t.row("… as a ratio: probe cost with accounting / without", ratio, "×", 2)
+    t.row("cross-check (bpf_stats, one pass): rt_return of cuMemAlloc_v2/cuMemFree_v2 without accounting",
+          get("mem.stats.plain.return"), "ns/run")
+    t.row("cross-check (bpf_stats, one pass): the same with accounting",
+          get("mem.stats.mem.return"), "ns/run")
 
     # ---- 2. trainer slowdown ------------------------------------------
     t.section("2. Trainer slowdown (% fewer steps/s than with nothing attached, same repetition)")
