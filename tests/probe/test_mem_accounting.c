@@ -6,7 +6,8 @@
  * a peak that never goes back, counts), a failed call changing nothing, a
  * free of an allocation made before the probes counted unknown and not
  * sized, a driver call inside a runtime call counted once, the thread's
- * current device, shapes sized and hostile ones not, PJRT's Delete then
+ * current device (set, or its context's), cuMemCreate's device from its
+ * properties, shapes sized and hostile ones not, PJRT's Delete then
  * Destroy counted once, the values and flags written into the records, a
  * full live table, and a dead process's entries forgotten.
  */
@@ -81,6 +82,49 @@ __attribute__((noinline, noipa)) int fake_cudaSetDevice(int dev)
 	asm volatile("" ::: "memory");
 	calls[5]++;
 	(void)dev;
+	return 0;
+}
+
+__attribute__((noinline, noipa)) int fake_cuDevicePrimaryCtxRetain(uint64_t *pctx, int dev)
+{
+	asm volatile("" ::: "memory");
+	calls[11]++;
+	*pctx = 0xc0c0000ull + dev;
+	return 0;
+}
+
+__attribute__((noinline, noipa)) int fake_cuCtxSetCurrent(uint64_t ctx)
+{
+	asm volatile("" ::: "memory");
+	calls[12]++;
+	(void)ctx;
+	return 0;
+}
+
+/* CUmemAllocationProp: type @0, handle types @4, location {type @8, id @12}. */
+struct fake_mem_prop {
+	uint32_t type, handle_types, loc_type, loc_id;
+	uint64_t win32, flags;
+};
+
+__attribute__((noinline, noipa)) int fake_cuMemCreate(uint64_t *handle, size_t size,
+						      const struct fake_mem_prop *prop,
+						      unsigned long long flags)
+{
+	asm volatile("" ::: "memory");
+	calls[13]++;
+	*handle = __atomic_fetch_add(&next_addr, 1ull << 21, __ATOMIC_RELAXED);
+	(void)size;
+	(void)prop;
+	(void)flags;
+	return 0;
+}
+
+__attribute__((noinline, noipa)) int fake_cuMemRelease(uint64_t handle)
+{
+	asm volatile("" ::: "memory");
+	calls[14]++;
+	(void)handle;
 	return 0;
 }
 
@@ -226,7 +270,10 @@ static int attach(struct probe_session *ps, const char *name, void *fn)
 	return id;
 }
 
-enum { P_ALLOC, P_FREE, P_PITCH, P_MALLOC, P_SETDEV, P_H2D, P_DELETE, P_DESTROY, P_SIZE, P__N };
+enum {
+	P_ALLOC, P_FREE, P_PITCH, P_MALLOC, P_SETDEV, P_H2D, P_DELETE, P_DESTROY, P_SIZE,
+	P_CTX_RETAIN, P_CTX_SET, P_CREATE, P_RELEASE, P__N
+};
 
 static int ids[P__N];
 
@@ -385,6 +432,45 @@ static void check_pjrt(struct probe_session *ps)
 	ASSERT_EQ(a.in_use, 0, "its Destroy frees it");
 }
 
+/* A context's device becomes the thread's; virtual memory's physical
+ * allocations on the device their properties name. */
+static void *ctx_thread(void *arg)
+{
+	uint64_t ctx, d;
+
+	(void)arg;
+	fake_cuDevicePrimaryCtxRetain(&ctx, 3);
+	fake_cuCtxSetCurrent(ctx);
+	fake_cuMemAlloc_v2(&d, 333);
+	return NULL;
+}
+
+static void check_contexts(struct probe_session *ps)
+{
+	struct fake_mem_prop prop = { .loc_id = 5 };
+	struct at_mem_agg a;
+	uint64_t handle;
+	pthread_t t;
+
+	ASSERT_OK(pthread_create(&t, NULL, ctx_thread, NULL), "thread");
+	pthread_join(t, NULL);
+	probe_session__drain(ps);
+	ASSERT_EQ(seen[ids[P_ALLOC]].flags & RT_F_MEM_DEVICE_GUESSED, 0, "the context's device");
+	a = agg_of(ps, MEM_LAYER_CUDA, 0, 3);
+	ASSERT_EQ(a.in_use, 333, "on device 3, the context's");
+
+	fake_cuMemCreate(&handle, 2 << 20, &prop, 0);
+	probe_session__drain(ps);
+	ASSERT_EQ(seen[ids[P_CREATE]].vals[V_MCREATE_BYTES], 2 << 20, "cuMemCreate's size");
+	a = agg_of(ps, MEM_LAYER_CUDA, 0, 5);
+	ASSERT_EQ(a.in_use, 2 << 20, "on prop->location.id");
+	ASSERT_EQ(a.reserved_in_use, 2 << 20, "reserved memory");
+	fake_cuMemRelease(handle);
+	a = agg_of(ps, MEM_LAYER_CUDA, 0, 5);
+	ASSERT_EQ(a.in_use, 0, "cuMemRelease frees it");
+	ASSERT_EQ(a.reserved_in_use, 0, "and its reservation");
+}
+
 /* The live table full: the next allocation is counted, not in in_use. */
 static void check_full_table(struct probe_session *ps)
 {
@@ -426,11 +512,14 @@ int main(void)
 		fake_cuMemAlloc_v2, fake_cuMemFree_v2, fake_cuMemAllocPitch_v2,
 		fake_cudaMalloc, fake_cudaSetDevice, fake_BufferFromHostBuffer,
 		fake_Buffer_Delete, fake_Buffer_Destroy, fake_Buffer_OnDeviceSizeInBytes,
+		fake_cuDevicePrimaryCtxRetain, fake_cuCtxSetCurrent, fake_cuMemCreate,
+		fake_cuMemRelease,
 	};
 	const char *names[P__N] = {
 		"cuMemAlloc_v2", "cuMemFree_v2", "cuMemAllocPitch_v2", "cudaMalloc",
 		"cudaSetDevice", "PJRT_Client_BufferFromHostBuffer (memory)",
 		"PJRT_Buffer_Delete", "PJRT_Buffer_Destroy", "PJRT_Buffer_OnDeviceSizeInBytes",
+		"cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuMemCreate", "cuMemRelease",
 	};
 
 	test_require_root("loads BPF programs");
@@ -454,6 +543,7 @@ int main(void)
 		goto out;
 	check_cuda(ps, before);
 	check_pjrt(ps);
+	check_contexts(ps);
 	check_full_table(ps);
 	ASSERT_TRUE(probe_session__mem_forget_pid(ps, getpid()) > 0, "forget the pid");
 	ASSERT_EQ(my_aggs(ps), 0, "no aggregate of it left");
