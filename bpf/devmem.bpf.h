@@ -43,12 +43,14 @@ struct {
 	__type(value, __u64);
 } mem_ctx_dev SEC(".maps") __weak;
 
-/* Threads inside an outer layer's memory call (MEM_F_OUTER), by tid. */
+/* Threads inside an outer layer's memory call (MEM_F_OUTER), by tid: the
+ * stack pointer at its entry (a mark whose return was missed is known
+ * stale by it: devmem_account.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, AT_MEM_THREAD_MAX);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } mem_outer SEC(".maps") __weak;
 
 #endif /* ACCELTRACE_DEVMEM_BPF_H */

@@ -29,6 +29,7 @@ struct mem_call {
 	__u32 tid;
 	__u32 flags;		/* out: enum rt_call_flags, RT_F_MEM_* */
 	__u64 ts_ns;
+	__u64 sp;		/* the stack pointer where it is accounted */
 	__u64 bytes;		/* out: allocated, freed or sized */
 	__u64 in_use;		/* out: in use on that device after */
 	/* The call's allocation, as the op found it. */
@@ -344,6 +345,45 @@ static __always_inline void mem_set_device(const struct at_mem_desc *d, struct m
 }
 
 /*
+ * Outer-layer calls (MEM_F_OUTER) mark their thread with their entry's
+ * stack pointer (it points at their return address). A call made inside
+ * one runs deeper: below it. A call at or above it is not inside: the
+ * outer one's return was missed (a uretprobe missed, a longjmp out), and
+ * the stale mark goes, so that it cannot silence the thread's own calls.
+ */
+static __always_inline bool mem_in_outer(struct mem_call *m)
+{
+	__u64 *outer_sp = bpf_map_lookup_elem(&mem_outer, &m->tid);
+
+	if (!outer_sp)
+		return false;
+	if (m->sp < *outer_sp)
+		return true;
+	bpf_map_delete_elem(&mem_outer, &m->tid);
+	return false;
+}
+
+/* Entered: the outermost live mark stays (an outer call inside another,
+ * or a stale mark above, is replaced only by one further up). */
+static __always_inline void mem_outer_enter(__u32 tid, __u64 sp)
+{
+	__u64 *outer_sp = bpf_map_lookup_elem(&mem_outer, &tid);
+
+	if (!outer_sp || *outer_sp <= sp)
+		bpf_map_update_elem(&mem_outer, &tid, &sp, BPF_ANY);
+}
+
+/* Returned (@sp: past the return address its entry's sp pointed at): its
+ * own mark goes (or a stale one below), not an outer one's above. */
+static __always_inline void mem_outer_leave(__u32 tid, __u64 sp)
+{
+	__u64 *outer_sp = bpf_map_lookup_elem(&mem_outer, &tid);
+
+	if (outer_sp && *outer_sp + 8 <= sp)
+		bpf_map_delete_elem(&mem_outer, &tid);
+}
+
+/*
  * A memory call completed (@ret: its return value; 0 for an entry-only
  * call): what it did, by its descriptor @d. Results in m->flags, m->bytes,
  * m->in_use.
@@ -363,7 +403,7 @@ static __noinline void mem_account(const struct at_mem_desc *d, struct mem_call 
 	}
 	/* Inside an outer layer's call (a driver call cudaMalloc made):
 	 * the outer one counts it. */
-	if (!(d->flags & MEM_F_OUTER) && bpf_map_lookup_elem(&mem_outer, &m->tid)) {
+	if (!(d->flags & MEM_F_OUTER) && mem_in_outer(m)) {
 		m->flags |= RT_F_MEM_NESTED;
 		return;
 	}
@@ -389,19 +429,6 @@ static __noinline void mem_account(const struct at_mem_desc *d, struct mem_call 
 	default:
 		break;
 	}
-}
-
-/* An outer-layer call (MEM_F_OUTER) entered: the thread is marked. */
-static __always_inline void mem_outer_enter(__u32 tid)
-{
-	__u32 one = 1;
-
-	bpf_map_update_elem(&mem_outer, &tid, &one, BPF_ANY);
-}
-
-static __always_inline void mem_outer_leave(__u32 tid)
-{
-	bpf_map_delete_elem(&mem_outer, &tid);
 }
 
 #endif /* ACCELTRACE_DEVMEM_ACCOUNT_BPF_H */

@@ -251,11 +251,12 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 /*
  * A memory call (spec->mem.op set) completed: accounted, and the bytes and
  * in-use it found written into @rec's values the pack reserved for them.
- * @max_ops: what @rec has room for (a constant). Returns RT_F_MEM_* flags.
+ * @sp: the stack pointer now (entry or return). @max_ops: what @rec has
+ * room for (a constant). Returns RT_F_MEM_* flags.
  */
 static __always_inline __u32 mem_complete(const struct rt_probe_spec *spec,
 					  struct ev_rt_call *rec, struct rt_scratch *s,
-					  __u64 pid_tgid, __u64 ret, const __u32 max_ops)
+					  __u64 pid_tgid, __u64 ret, __u64 sp, const __u32 max_ops)
 {
 	struct mem_call *m = &s->mem;
 	__u32 n = spec_vals(spec), i;
@@ -267,6 +268,7 @@ static __always_inline __u32 mem_complete(const struct rt_probe_spec *spec,
 	m->pid = pid_tgid >> 32;
 	m->tid = (__u32)pid_tgid;
 	m->ts_ns = rec->h.start_ns;
+	m->sp = sp;
 	m->flags = 0;
 	m->bytes = 0;
 	m->in_use = 0;
@@ -369,7 +371,8 @@ static __always_inline int entry_only(struct pt_regs *ctx, const struct rt_probe
 		start_record(rec, spec, pid_tgid, probe_id, false);
 		run_fetch(ctx, spec, rec, s, false, AT_RT_SMALL_VALS, false);
 		if (spec->mem.op)
-			mem_flags = mem_complete(spec, rec, s, pid_tgid, 0, AT_RT_SMALL_VALS);
+			mem_flags = mem_complete(spec, rec, s, pid_tgid, 0, PT_REGS_SP(ctx),
+						 AT_RT_SMALL_VALS);
 	} else {
 		rec = reserve_record(&ring, sizeof(*rec), EV_RT_CALL);
 		if (!rec)
@@ -377,7 +380,8 @@ static __always_inline int entry_only(struct pt_regs *ctx, const struct rt_probe
 		start_record(rec, spec, pid_tgid, probe_id, false);
 		run_fetch(ctx, spec, rec, s, false, AT_MAX_FETCH_OPS, true);
 		if (spec->mem.op)
-			mem_flags = mem_complete(spec, rec, s, pid_tgid, 0, AT_MAX_FETCH_OPS);
+			mem_flags = mem_complete(spec, rec, s, pid_tgid, 0, PT_REGS_SP(ctx),
+						 AT_MAX_FETCH_OPS);
 	}
 	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
@@ -439,7 +443,7 @@ static __always_inline int on_rt_entry(struct pt_regs *ctx)
 	rec->flags = 0;
 	/* An outer layer's memory call: the driver calls it makes are its. */
 	if (spec->mem.op && (spec->mem.flags & MEM_F_OUTER))
-		mem_outer_enter(key.tid);
+		mem_outer_enter(key.tid, PT_REGS_SP(ctx));
 	if (slot) {
 		__sync_fetch_and_add(&slot->seq, 1);
 		/* An older call of this (thread, probe) whose return was never
@@ -489,7 +493,7 @@ static __always_inline int on_rt_return(struct pt_regs *ctx, bool detail)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	/* Read ctx at a constant offset here: later, clang may fold it into
 	 * pointer arithmetic on ctx, which the verifier refuses. */
-	__u64 rc = PT_REGS_RC(ctx), now;
+	__u64 rc = PT_REGS_RC(ctx), sp = PT_REGS_SP(ctx), now;
 	struct rt_pending_key key = { .tid = (__u32)pid_tgid };
 	const struct rt_probe_spec *spec;
 	struct rt_slot *slot;
@@ -527,8 +531,8 @@ static __always_inline int on_rt_return(struct pt_regs *ctx, bool detail)
 	rec->flags = (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags();
 	if (spec->mem.op) {
 		if (spec->mem.flags & MEM_F_OUTER)
-			mem_outer_leave(key.tid);
-		rec->flags |= mem_complete(spec, rec, s, pid_tgid, rc, AT_MAX_FETCH_OPS);
+			mem_outer_leave(key.tid, sp);
+		rec->flags |= mem_complete(spec, rec, s, pid_tgid, rc, sp, AT_MAX_FETCH_OPS);
 	}
 	send_call(rec, spec->flags & RT_SPEC_URGENT);
 	forget_call(&key, slot);

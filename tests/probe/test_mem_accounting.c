@@ -12,6 +12,7 @@
  * full live table, and a dead process's entries forgotten.
  */
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -64,6 +65,9 @@ __attribute__((noinline, noipa)) int fake_cuMemAllocPitch_v2(uint64_t *dptr, siz
 	return 0;
 }
 
+static jmp_buf jump_back;
+static volatile int jump_out;	/* cudaMalloc leaves by longjmp: no return */
+
 /* The runtime calls the driver's exported function, as libcudart does. */
 __attribute__((noinline, noipa)) int fake_cudaMalloc(void **p, size_t size)
 {
@@ -74,6 +78,10 @@ __attribute__((noinline, noipa)) int fake_cudaMalloc(void **p, size_t size)
 	calls[4]++;
 	err = fake_cuMemAlloc_v2(&d, size);
 	*p = err ? NULL : (void *)d;
+	if (jump_out) {
+		jump_out = 0;
+		longjmp(jump_back, 1);
+	}
 	return err;
 }
 
@@ -356,6 +364,21 @@ static void check_cuda(struct probe_session *ps, uint64_t before_probes)
 	ASSERT_EQ(a.in_use, 0, "all freed");
 	ASSERT_EQ(a.frees, 4, "free(0) is no free");
 	ASSERT_EQ(a.peak, 2480, "the peak stays");
+
+	/* A runtime call whose return never comes (a longjmp out of it; a
+	 * missed uretprobe alike): its mark on the thread must not silence
+	 * the thread's driver calls after it. */
+	jump_out = 1;
+	if (!setjmp(jump_back))
+		fake_cudaMalloc(&p, 100);
+	fake_cuMemAlloc_v2(&d3, 900);
+	probe_session__drain(ps);
+	ASSERT_EQ(seen[ids[P_ALLOC]].flags & RT_F_MEM_NESTED, 0,
+		  "after a runtime call left by longjmp, a driver call counts");
+	a = agg_of(ps, MEM_LAYER_CUDA, 0, 1);
+	ASSERT_EQ(a.in_use, 900, "its 900 bytes (the lost call's 100: never seen)");
+	fake_cuMemFree_v2(d3);
+	fake_cuMemFree_v2((uint64_t)p);
 
 	/* A thread that never set its device: 0, guessed. */
 	ASSERT_OK(pthread_create(&t, NULL, alloc_on_new_thread, (void *)(uintptr_t)64), "thread");
