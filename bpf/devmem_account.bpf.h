@@ -402,8 +402,8 @@ static __noinline void mem_account(const struct at_mem_desc *d, struct mem_call 
 		return;
 	}
 	/* Inside an outer layer's call (a driver call cudaMalloc made):
-	 * the outer one counts it. */
-	if (!(d->flags & MEM_F_OUTER) && mem_in_outer(m)) {
+	 * the outer one counts it. Only CUDA has two layers of one memory. */
+	if (d->layer == MEM_LAYER_CUDA && !(d->flags & MEM_F_OUTER) && mem_in_outer(m)) {
 		m->flags |= RT_F_MEM_NESTED;
 		return;
 	}
