@@ -109,6 +109,15 @@ __attribute__((noinline, noipa)) int fake_cuCtxSetCurrent(uint64_t ctx)
 	return 0;
 }
 
+/* Probed entry-only: a free counted at its entry, in a small record. */
+__attribute__((noinline, noipa)) int fake_free_entry_only(uint64_t dptr)
+{
+	asm volatile("" ::: "memory");
+	calls[15]++;
+	(void)dptr;
+	return 0;
+}
+
 /* CUmemAllocationProp: type @0, handle types @4, location {type @8, id @12}. */
 struct fake_mem_prop {
 	uint32_t type, handle_types, loc_type, loc_id;
@@ -284,6 +293,7 @@ enum {
 };
 
 static int ids[P__N];
+static int entry_only_id;
 
 static void *alloc_on_new_thread(void *arg)
 {
@@ -377,7 +387,13 @@ static void check_cuda(struct probe_session *ps, uint64_t before_probes)
 		  "after a runtime call left by longjmp, a driver call counts");
 	a = agg_of(ps, MEM_LAYER_CUDA, 0, 1);
 	ASSERT_EQ(a.in_use, 900, "its 900 bytes (the lost call's 100: never seen)");
-	fake_cuMemFree_v2(d3);
+	/* An entry-only free: counted at its entry, its small record
+	 * carrying the bytes (probe_entry_only, attached below). */
+	fake_free_entry_only(d3);
+	probe_session__drain(ps);
+	ASSERT_TRUE(seen[entry_only_id].flags & RT_F_NO_RETURN, "an entry-only record");
+	ASSERT_EQ(seen[entry_only_id].vals[V_MFREE_BYTES], 900, "its bytes, at entry");
+	ASSERT_EQ(seen[entry_only_id].vals[V_MFREE_IN_USE], 0, "in use after it");
 	fake_cuMemFree_v2((uint64_t)p);
 
 	/* A thread that never set its device: 0, guessed. */
@@ -562,6 +578,15 @@ int main(void)
 	ASSERT_OK(probe_session__trace_pid(ps, getpid(), TRACED_TARGET), "trace self");
 	for (int i = 0; i < P__N; i++)
 		ids[i] = attach(ps, names[i], fns[i]);
+	{
+		struct rt_probe_spec spec;
+
+		rt_pack_entry__spec(entry_named("cuMemFree_v2"), &spec);
+		spec.flags &= ~RT_SPEC_RETURN;
+		entry_only_id = probe_session__attach_runtime(ps, &spec, "/proc/self/exe",
+							      self_file_offset(fake_free_entry_only), -1);
+		ASSERT_GE(entry_only_id, 0, "an entry-only free attached");
+	}
 	if (test_failures)
 		goto out;
 	check_cuda(ps, before);
