@@ -13,6 +13,10 @@
  * there in place, completed there at return and copied into the ring once;
  * one whose slot another holds is built in a per-CPU scratch value and
  * kept in rt_pending. An entry-only call is built in ring-buffer space.
+ *
+ * A device-memory call (its spec's mem.op set) is accounted where it
+ * completes, in devmem_account.bpf.h's subprograms; every other probe
+ * pays one branch for it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
