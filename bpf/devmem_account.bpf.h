@@ -271,6 +271,7 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 	}
 	if (e->flags & AT_MEM_LIVE_DELETED) {
 		/* Its memory was freed already: the handle goes silently. */
+		m->flags |= RT_F_MEM_HANDLE_ONLY;
 		if (!(d->flags & MEM_F_KEEP_HANDLE))
 			bpf_map_delete_elem(&mem_live, &key);
 		return;
@@ -278,10 +279,13 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 	copy = *e;
 	if (d->flags & MEM_F_KEEP_HANDLE) {
 		/* The first of racing frees marks it; the others find it so. */
-		if (__sync_fetch_and_or(&e->flags, AT_MEM_LIVE_DELETED) & AT_MEM_LIVE_DELETED)
+		if (__sync_fetch_and_or(&e->flags, AT_MEM_LIVE_DELETED) & AT_MEM_LIVE_DELETED) {
+			m->flags |= RT_F_MEM_HANDLE_ONLY;
 			return;
+		}
 		e->bytes = 0;
 	} else if (bpf_map_delete_elem(&mem_live, &key)) {
+		m->flags |= RT_F_MEM_HANDLE_ONLY;
 		return;		/* another free of it won */
 	}
 	mem_release(m, copy.bytes, copy.device, copy.flags, copy.layer);

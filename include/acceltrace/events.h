@@ -318,6 +318,9 @@ enum rt_call_flags {
 	RT_F_MEM_UNSIZED = 1 << 7,	/* an allocation of no known size yet */
 	RT_F_MEM_DEVICE_GUESSED = 1 << 8,	/* no current device known: 0 */
 	RT_F_MEM_TABLE_FULL = 1 << 9,	/* counted, but its free will not be sized */
+	/* A handle whose memory an earlier call freed (Buffer_Destroy after
+	 * Buffer_Delete), or a free another thread's won: nothing moved. */
+	RT_F_MEM_HANDLE_ONLY = 1 << 10,
 };
 
 /*

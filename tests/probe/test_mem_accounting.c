@@ -428,6 +428,8 @@ static void check_pjrt(struct probe_session *ps)
 	probe_session__drain(ps);
 	ASSERT_EQ(seen[ids[P_DELETE]].vals[V_MFREE_BYTES], 48, "Delete frees its bytes");
 	ASSERT_EQ(seen[ids[P_DESTROY]].flags & RT_F_MEM_UNKNOWN, 0, "Destroy after it: no unknown");
+	ASSERT_TRUE(seen[ids[P_DESTROY]].flags & RT_F_MEM_HANDLE_ONLY,
+		    "but said to move no memory (user space makes no free of it)");
 	a = agg_of(ps, MEM_LAYER_PJRT, MEM_F_DEVICE_HANDLE, 0xd0d0);
 	ASSERT_EQ(a.in_use, 0, "freed once");
 	ASSERT_EQ(a.frees, 1, "counted once");
