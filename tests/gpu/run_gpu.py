@@ -11,6 +11,8 @@ Runs the two training scripts beside it, each writing its own ground truth
                 execution of a repeated program, not in start-up)
   torch, --pid  record --pid on a running torch_train.py
   torch, launched
+  torch memory  record -- PYTHON torch_memory.py, with PyTorch's caching
+                allocator on cudaMalloc and on expandable segments
 
 and checks, for each: executions (JAX: PJRT_LoadedExecutable_Execute) or
 kernel launches (PyTorch: counted once whichever CUDA layer they went
@@ -31,7 +33,11 @@ agent loaded and dormant costs within noise of not loaded (a row each).
 The figures go to stdout as one JSON object and, when $OUT is set, to
 $OUT/gpu-figures.json.
 
-  sudo tests/gpu/run_gpu.py [--only jax|torch]
+For memory: torch.cuda.memory_reserved() at each step's end minus
+acceltrace's bytes in use of GPU_0_cuda_reserved is one constant (what
+was reserved before the probes), so the two agree on every change.
+
+  sudo tests/gpu/run_gpu.py [--only jax|torch|memory]
   env: PYTHON (the interpreter with jax/torch; default python3),
        OUTPUT (build dir, default build), OUT
 """
@@ -313,6 +319,57 @@ def torch_case(work, launched, per_step, ref):
     return step_ms(inside)
 
 
+def memory_case(work, expandable):
+    """torch.cuda.memory_reserved() over a loop against acceltrace's bytes
+    in use of GPU_0_cuda_reserved (what the process's allocator reserved
+    from CUDA): at each step's end inside the window, the two differ by
+    one constant (what was reserved before the probes, or not through the
+    probed calls), which must not drift; and the growth agrees exactly."""
+    label = "torch.memory" + (".expandable" if expandable else "")
+    tp = os.path.join(work, label + ".truth.jsonl")
+    env = dict(os.environ)
+    if expandable:
+        env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+    p = subprocess.run([ACCELTRACE, "record", "-j", "--duration", "5s", "--logdir",
+                        os.path.join(work, label), "--", PYTHON,
+                        os.path.join(HERE, "torch_memory.py"), "--truth", tp,
+                        "--duration", "15s"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    record_logs.append("$ record (%s)\n%s" % (label, p.stderr))
+    if not check(p.returncode == 0, "%s: record exit %d: %s" % (label, p.returncode,
+                                                              p.stderr[-2000:])):
+        return
+    s = xspace.record_summary(p.stdout)
+    cap = xspace.Capture(s["path"], s["window_start_ns"])
+    ev = sorted((e for e in cap.events
+                 if e.name in ("MemoryAllocation", "MemoryDeallocation") and
+                 e.stats.get("allocator_name") == "GPU_0_cuda_reserved"),
+                key=lambda e: e.start)
+    steps = [r for r in truth(tp) if s["window_start_ns"] <= r["t0"] and
+             r["t1"] < s["window_stop_ns"]]
+    if not check(ev and steps, "%s: %d memory events, %d truth steps in the window"
+                 % (label, len(ev), len(steps))):
+        return
+    offsets, i, cur = [], 0, None
+    for r in steps:
+        while i < len(ev) and ev[i].start <= r["t1"]:
+            cur = ev[i].stats.get("bytes_allocated")
+            i += 1
+        if cur is not None:
+            offsets.append(r["reserved"] - cur)
+    grew = steps[-1]["reserved"] - steps[0]["reserved"]
+    figures[label + ".steps"] = len(steps)
+    figures[label + ".events"] = len(ev)
+    figures[label + ".reserved_growth"] = grew
+    figures[label + ".offset_min"] = min(offsets) if offsets else None
+    figures[label + ".offset_max"] = max(offsets) if offsets else None
+    check(offsets and grew > 0 and max(offsets) == min(offsets),
+          "%s: memory_reserved() minus acceltrace's in use is one constant over %d "
+          "steps (min %s, max %s; reserved grew %d bytes)"
+          % (label, len(offsets), min(offsets) if offsets else None,
+             max(offsets) if offsets else None, grew))
+
+
 def baseline(script, work, name, extra=(), env=None):
     tp = os.path.join(work, name + ".truth.jsonl")
     job = Job([PYTHON, os.path.join(HERE, script), "--truth", tp, "--duration", "10s",
@@ -347,7 +404,7 @@ def overhead(label, off, on):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("jax", "torch"))
+    ap.add_argument("--only", choices=("jax", "torch", "memory"))
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("SKIP: needs root")
@@ -392,6 +449,9 @@ def main():
             on = torch_case(work, False, per_step, ref)
             overhead("torch", off, on)
             torch_case(work, True, per_step, ref)
+    if a.only in (None, "memory"):
+        memory_case(work, False)
+        memory_case(work, True)
     figures["failures"] = failures
     text = json.dumps(figures, indent=1, sort_keys=True)
     print(text)

@@ -3,7 +3,7 @@
 # The GPU scripts, on a machine without a GPU (CI): they compile; the
 # PyTorch loop runs on the CPU and writes ground truth of the shape the
 # runner reads (steps in order, CLOCK_MONOTONIC times that agree with the
-# test's own clock); JAX's loop says when JAX is missing; and the runner
+# test's own clock), torch_memory.py's too (memory 0 on the CPU); JAX's loop says when JAX is missing; and the runner
 # skips, saying why, where there is no GPU. On a GPU machine the runner is
 # run by hand (tests/gpu/README.md), never by make test.
 set -u
@@ -13,7 +13,7 @@ here=$(dirname "$0")
 py=$PYTHON		# Debian's, with torch (test.sh)
 work=$TEST_TMP
 
-for f in truth_loop.py jax_train.py torch_train.py run_gpu.py; do
+for f in truth_loop.py jax_train.py torch_train.py torch_memory.py run_gpu.py; do
 	"$py" -m py_compile "$here/$f" 2>"$work/err" || fail "$f does not compile: $(cat "$work/err")"
 done
 
@@ -35,6 +35,15 @@ assert [r["step"] for r in recs] == list(range(10)), "steps 0..9 in order"
 for a, b in zip(recs, recs[1:]):
     assert a["t1"] <= b["t0"], "steps do not overlap"
 assert all(lo <= r["t0"] < r["t1"] <= hi for r in recs), "CLOCK_MONOTONIC, in the run"
+PY
+	"$py" "$here/torch_memory.py" --device cpu --steps 5 --leak-mb 1 --step-ms 1 \
+		--truth "$work/mem.jsonl" 2>"$work/mem.err" ||
+		fail "torch_memory.py on the CPU: $(tail -3 "$work/mem.err")"
+	"$py" - "$work/mem.jsonl" <<'PY' || fail "torch_memory truth"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["step"] for r in recs] == list(range(5)), "steps 0..4 in order"
+assert all(r["reserved"] == 0 and r["allocated"] == 0 and r["t0"] < r["t1"] for r in recs)
 PY
 else
 	skip_part "python3-torch missing: torch_train.py not run on the CPU"
