@@ -74,18 +74,6 @@ static int drop_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
-static const struct rt_pack_entry *entry_named(const char *name)
-{
-	for (size_t i = 0; i < rt_pack_count(); i++) {
-		const struct rt_pack *p = rt_pack_get(i);
-
-		for (size_t j = 0; j < p->n_entries; j++)
-			if (!strcmp(p->entries[j].name, name))
-				return &p->entries[j];
-	}
-	return NULL;
-}
-
 /* Attaches the two entries (their memory effect cleared for C_PLAIN). */
 static int attach(struct probe_session *ps, enum config cfg, int ids[2])
 {
@@ -93,7 +81,7 @@ static int attach(struct probe_session *ps, enum config cfg, int ids[2])
 	void *fns[2] = { bench_cuMemAlloc_v2, bench_cuMemFree_v2 };
 
 	for (int i = 0; i < 2; i++) {
-		const struct rt_pack_entry *e = entry_named(names[i]);
+		const struct rt_pack_entry *e = rt_pack_entry_named(names[i]);
 		struct rt_probe_spec spec;
 
 		if (!e)

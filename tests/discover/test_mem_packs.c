@@ -8,18 +8,6 @@
 #include "test.h"
 #include "discover/probe_packs.h"
 
-static const struct rt_pack_entry *entry_named(const char *name)
-{
-	for (size_t i = 0; i < rt_pack_count(); i++) {
-		const struct rt_pack *p = rt_pack_get(i);
-
-		for (size_t j = 0; j < p->n_entries; j++)
-			if (!strcmp(p->entries[j].name, name))
-				return &p->entries[j];
-	}
-	return NULL;
-}
-
 static void check_entries(void)
 {
 	static const char *const expected[] = {
@@ -39,7 +27,7 @@ static void check_entries(void)
 	char why[256];
 
 	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
-		e = entry_named(expected[i]);
+		e = rt_pack_entry_named(expected[i]);
 		if (!ASSERT_OK_PTR((void *)e, expected[i]))
 			continue;
 		ASSERT_EQ(e->event, RT_EV_MEM, expected[i]);
@@ -50,7 +38,7 @@ static void check_entries(void)
 	ASSERT_FALSE(rt_event_kind_is_detail(RT_EV_MEM), "memory is always on, never detail");
 
 	/* The shape entry: every value a probe has, the written ones last. */
-	e = entry_named("PJRT_Client_BufferFromHostBuffer (memory)");
+	e = rt_pack_entry_named("PJRT_Client_BufferFromHostBuffer (memory)");
 	if (e) {
 		ASSERT_EQ(e->n_ops, AT_MAX_FETCH_OPS, "16 values");
 		ASSERT_EQ(e->mem.out_in_use_val, AT_MAX_FETCH_OPS - 1, "in use last");
@@ -59,21 +47,21 @@ static void check_entries(void)
 		ASSERT_EQ(e->ops[V_MSHAPE_BUFFER].offset, 112, "buffer @112, at return");
 		ASSERT_TRUE(e->ops[V_MSHAPE_BUFFER].flags & FETCH_AT_RETURN, "read at return");
 	}
-	e = entry_named("PJRT_Client_CreateUninitializedBuffer");
+	e = rt_pack_entry_named("PJRT_Client_CreateUninitializedBuffer");
 	if (e) {
 		ASSERT_EQ(e->ops[V_MSHAPE_TYPE].offset, 40, "shape_element_type @40");
 		ASSERT_EQ(e->ops[V_MSHAPE_BUFFER].offset, 72, "buffer @72");
 	}
-	e = entry_named("PJRT_Client_BufferFromHostBuffer");
+	e = rt_pack_entry_named("PJRT_Client_BufferFromHostBuffer");
 	if (e)
 		ASSERT_EQ(e->event, RT_EV_H2D, "the transfer entry is unchanged");
-	e = entry_named("PJRT_Buffer_Delete");
+	e = rt_pack_entry_named("PJRT_Buffer_Delete");
 	if (e)
 		ASSERT_TRUE(e->mem.flags & MEM_F_KEEP_HANDLE, "Delete keeps the handle");
-	e = entry_named("cudaMalloc");
+	e = rt_pack_entry_named("cudaMalloc");
 	if (e)
 		ASSERT_TRUE(e->mem.flags & MEM_F_OUTER, "the runtime is the outer layer");
-	e = entry_named("cuMemAlloc_v2");
+	e = rt_pack_entry_named("cuMemAlloc_v2");
 	if (e)
 		ASSERT_FALSE(e->mem.flags & MEM_F_OUTER, "the driver is not");
 }

@@ -288,22 +288,10 @@ static int my_aggs(struct probe_session *ps)
 	return f.mine;
 }
 
-static const struct rt_pack_entry *entry_named(const char *name)
-{
-	for (size_t i = 0; i < rt_pack_count(); i++) {
-		const struct rt_pack *p = rt_pack_get(i);
-
-		for (size_t j = 0; j < p->n_entries; j++)
-			if (!strcmp(p->entries[j].name, name))
-				return &p->entries[j];
-	}
-	return NULL;
-}
-
 /* Attaches the pack entry @name to @fn; the probe id. */
 static int attach(struct probe_session *ps, const char *name, void *fn)
 {
-	const struct rt_pack_entry *e = entry_named(name);
+	const struct rt_pack_entry *e = rt_pack_entry_named(name);
 	struct rt_probe_spec spec;
 	int id;
 
@@ -631,7 +619,7 @@ int main(void)
 	{
 		struct rt_probe_spec spec;
 
-		rt_pack_entry__spec(entry_named("cuMemFree_v2"), &spec);
+		rt_pack_entry__spec(rt_pack_entry_named("cuMemFree_v2"), &spec);
 		spec.flags &= ~RT_SPEC_RETURN;
 		entry_only_id = probe_session__attach_runtime(ps, &spec, "/proc/self/exe",
 							      self_file_offset(fake_free_entry_only), -1);

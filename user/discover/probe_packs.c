@@ -503,6 +503,18 @@ const struct rt_pack *rt_pack_match(const char *path)
 	return NULL;
 }
 
+const struct rt_pack_entry *rt_pack_entry_named(const char *name)
+{
+	for (size_t i = 0; i < rt_pack_count(); i++) {
+		const struct rt_pack *p = rt_pack_get(i);
+
+		for (size_t j = 0; j < p->n_entries; j++)
+			if (!strcmp(p->entries[j].name, name))
+				return &p->entries[j];
+	}
+	return NULL;
+}
+
 const struct rt_pack_entry *rt_pack_callback_entry(void)
 {
 	return &callback_entry;

@@ -231,6 +231,8 @@ const char *rt_platform_name(enum rt_platform platform);
  * only: runtime_kind.h recognises a library by what it exports.
  */
 const struct rt_pack *rt_pack_match(const char *path);
+/* The first entry of any pack with this name ("cuMemAlloc_v2"), or NULL. */
+const struct rt_pack_entry *rt_pack_entry_named(const char *name);
 /* The entry for OnReady callbacks (attached at run time). */
 const struct rt_pack_entry *rt_pack_callback_entry(void);
 /*
