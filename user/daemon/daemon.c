@@ -371,6 +371,7 @@ static void read_aggregates(struct daemon *d)
 		if (!procfs_io_reads(a.pid, &calls, &bytes))
 			metrics__set_reads(d->metrics, a.pid, calls, bytes);
 	}
+	metrics__set_device_memory(d->metrics, flight_recorder__mem_book(d->fr));
 }
 
 /* ---------------------------------------------------------------- metrics */
@@ -468,14 +469,16 @@ static void reload(struct daemon *d)
 	}
 	if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
 	    strcmp(c.cgroup, d->cfg.cgroup) || strcmp(c.profiler_listen, d->cfg.profiler_listen) ||
-	    strcmp(c.profiler_roots, d->cfg.profiler_roots))
-		log_warn("reload: listen, socket, cgroup and the profiler's settings change "
-			 "only at a restart");
+	    strcmp(c.profiler_roots, d->cfg.profiler_roots) ||
+	    memcmp(&c.mem_tiers, &d->cfg.mem_tiers, sizeof(c.mem_tiers)))
+		log_warn("reload: listen, socket, cgroup, the profiler's settings and "
+			 "memory-timeline-tiers change only at a restart");
 	snprintf(c.listen, sizeof(c.listen), "%s", d->cfg.listen);
 	snprintf(c.socket, sizeof(c.socket), "%s", d->cfg.socket);
 	snprintf(c.cgroup, sizeof(c.cgroup), "%s", d->cfg.cgroup);
 	snprintf(c.profiler_listen, sizeof(c.profiler_listen), "%s", d->cfg.profiler_listen);
 	snprintf(c.profiler_roots, sizeof(c.profiler_roots), "%s", d->cfg.profiler_roots);
+	c.mem_tiers = d->cfg.mem_tiers;
 	d->cfg = c;
 	flight_recorder__set_keep(d->fr, c.flight_recorder_ns);
 	rules__configure(d->rules, &c.rules);
@@ -602,6 +605,10 @@ static int start(struct daemon *d)
 	fo.grace_ns = d->cfg.grace_ns;
 	fo.observer = &d->observer;
 	fo.scope = d->scope;
+	if (d->cfg.mem_tiers.n) {
+		fo.mem_tiers = d->cfg.mem_tiers.t;
+		fo.n_mem_tiers = d->cfg.mem_tiers.n;
+	}
 	d->fr = flight_recorder__start(&fo);
 	if (!d->fr)
 		return -errno;
