@@ -27,6 +27,7 @@
 #include "daemon/privileges.h"
 #include "daemon/profile_sessions.h"
 #include "daemon/rules.h"
+#include "devmem/devmem_book.h"
 #include "discover/cgroup_scope.h"
 #include "discover/procfs.h"
 #include "output/xprof_logdir.h"
@@ -399,6 +400,10 @@ static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
 	g.detail_seconds = detail_seconds(d, now);
 	g.cpu_idle = d->cpu.idle;
 	g.cpu_starved = d->cpu.starved;
+	if (flight_recorder__mem_book(d->fr)) {
+		g.memory_timelines = devmem_book__count(flight_recorder__mem_book(d->fr));
+		g.memory_timeline_bytes = devmem_book__bytes(flight_recorder__mem_book(d->fr));
+	}
 	*text = NULL;
 	*len = 0;
 	f = open_memstream(text, len);

@@ -288,6 +288,13 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	       "Times the daemon, starved of CPU under SCHED_IDLE, took normal priority "
 	       "back.");
 	fprintf(out, "acceltrace_daemon_cpu_starved_total %" PRIu64 "\n", g->cpu_starved);
+	family(out, "acceltrace_memory_timelines", "gauge",
+	       "Device-memory timelines the daemon keeps (one per process, layer and "
+	       "device; exited processes' for a while).");
+	fprintf(out, "acceltrace_memory_timelines %" PRIu64 "\n", g->memory_timelines);
+	family(out, "acceltrace_memory_timeline_bytes", "gauge",
+	       "Memory those timelines hold (fixed per timeline, whatever its age).");
+	fprintf(out, "acceltrace_memory_timeline_bytes %" PRIu64 "\n", g->memory_timeline_bytes);
 }
 
 int metrics__render(const struct metrics *m, const struct metrics_globals *g,
