@@ -135,8 +135,10 @@ def check_timeline(a, summary, started_ns, leak, step_rate, tiers):
               s2 in dict(tiers)), "coarser further back: spans %s" % sorted(set(spans)))
     # The leak: a line, at LEAK times the trainer's step rate. Points at a
     # span's end (t + span) hold its last value.
-    xs = [(p[0] + p[1]) / 1e9 for p in pts]
-    ys = [p[2] for p in pts]
+    # From the first leaked buffers on: before them the runtime started.
+    leaking = [p for p in pts if p[2] >= pts[0][2] + 2 * leak] or pts
+    xs = [(p[0] + p[1]) / 1e9 for p in leaking]
+    ys = [p[2] for p in leaking]
     slope, r2 = fit_slope(xs, ys)
     want = leak * step_rate
     print("leak: %.0f bytes/s fitted (r^2 %.4f); the truth's steps say %.0f bytes/s"
