@@ -276,6 +276,8 @@ int devmem_book__to_capture(const struct devmem_book *b, struct capture *cap, ui
 			}
 		}
 		n = devmem_timeline__points(e->tl, since_ns, pts, max);
+		if (!n)
+			continue;
 		a.name = capture__intern(cap, e->name);
 		if (!a.name) {
 			err = -ENOMEM;
