@@ -22,6 +22,7 @@
 #include "test.h"
 #include "alloc_fail.h"
 #include "capture/capture.h"
+#include "capture/capture_memory.h"
 #include "lib/log.h"
 
 /* Freed chunks in glibc's per-thread cache count as in use: off with it. */
@@ -54,7 +55,7 @@ static void attempt(struct result *r, bool single)
 {
 	struct capture_opts o = { .sz = sizeof(o), .hostname = "h", .session = "s",
 				  .max_spans = MAX_SPANS, .window = 2 };
-	uint64_t accepted[SPAN_KIND__COUNT] = {}, kept = 0;
+	uint64_t accepted[SPAN_KIND__COUNT] = {}, kept = 0, mem_accepted = 0;
 	bool lost_seen = false;
 	int refused;		/* a call on thread 101 returned -ENOMEM */
 	int tracks[4], ntracks = 0, dev[2];
@@ -148,6 +149,25 @@ static void attempt(struct result *r, bool single)
 				accepted[s.kind]++;
 		}
 	}
+	/* Device memory: more events than the budget, out of time order, and
+	 * a timeline set twice. */
+	for (int i = 0; i < MAX_SPANS + 10; i++) {
+		struct capture_mem_event e = {
+			.ts_ns = 1000 + (i * 37) % 50 * 10, .tid = 100, .op = i % 2,
+			.alloc = { .pid = 100, .name = key ? key : 1, .layer = 1 },
+		};
+
+		err = capture__add_mem_event(c, &e);
+		CHECK(r, ok_or_nomem(err), "add_mem_event %d", err);
+		mem_accepted += !err;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct capture_mem_allocator a = { .pid = 100, .name = 1, .layer = 1 };
+		struct capture_mem_point p[3] = { { .ts_ns = 1 }, { .ts_ns = 2 }, { .ts_ns = 3 } };
+
+		err = capture__set_mem_timeline(c, &a, p, 3 - k);
+		CHECK(r, ok_or_nomem(err), "set_mem_timeline %d", err);
+	}
 	capture__warn(c, "warning %d", 1);
 	capture__warn(c, "warning %d", 1);
 	capture__warn(c, "warning %d", 2);
@@ -189,6 +209,14 @@ static void attempt(struct result *r, bool single)
 	CHECK(r, kept == capture__spans_kept(c), "kept %llu != %llu",
 	      (unsigned long long)kept, (unsigned long long)capture__spans_kept(c));
 	CHECK(r, kept <= MAX_SPANS, "over budget: %llu", (unsigned long long)kept);
+	CHECK(r, mem_accepted == capture__num_mem_events(c) + capture__mem_events_dropped(c),
+	      "memory: accepted %llu, kept %zu + dropped %llu", (unsigned long long)mem_accepted,
+	      capture__num_mem_events(c), (unsigned long long)capture__mem_events_dropped(c));
+	CHECK(r, capture__num_mem_events(c) <= MAX_SPANS, "memory over budget");
+	for (size_t i = 1; i < capture__num_mem_events(c); i++)
+		CHECK(r, capture__mem_event(c, i - 1)->ts_ns <= capture__mem_event(c, i)->ts_ns,
+		      "memory events unsorted at %zu", i);
+	CHECK(r, capture__num_mem_timelines(c) <= 1, "one allocator's timeline, at most");
 	for (size_t i = 0; i < capture__num_warnings(c); i++)
 		CHECK(r, capture__warning(c, i) != NULL, "warning %zu", i);
 	for (size_t i = 0; i < capture__num_losses(c); i++)

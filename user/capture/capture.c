@@ -156,6 +156,7 @@ void capture__free(struct capture *c)
 	free(c->warnings);
 	u64_map__free(&c->warning_set);
 	free(c->losses);
+	capture_mem_free(c);
 	strtab__free(c->strs);
 	free(c->hostname);
 	free(c->session);
@@ -531,6 +532,9 @@ int capture__finalize(struct capture *c)
 		if (err)
 			return err;
 	}
+	err = capture_mem_finalize(c);
+	if (err)
+		return err;
 	if (c->strings_lost) {
 		char msg[128];
 

@@ -32,7 +32,8 @@ struct capture_opts {
 	 * Event budget: at most this many spans are kept (0: 1,000,000, the
 	 * trace viewer's default cap). Over budget, finalize drops the least
 	 * useful kinds first (see span_kind_priority) and adds a warning saying
-	 * how many of which kind went.
+	 * how many of which kind went. Device memory events have a budget of
+	 * their own of the same size (capture_memory.c).
 	 */
 	uint64_t max_spans;
 	/*
@@ -298,16 +299,18 @@ int capture__stream_track(struct capture *c, uint32_t device, uint32_t stream);
  */
 int capture__add_span(struct capture *c, const struct capture_span *s);
 /*
- * Removes the spans that begin after @stop_ns, for a window whose stop was
- * placed before records already taken (`--steps` ends where step N + 1
- * began, seen in a batch with later work); returns how many went. Not a
+ * Removes the spans that begin after @stop_ns, and the device memory
+ * events after it (capture_memory.h), for a window whose stop was placed
+ * before records already taken (`--steps` ends where step N + 1 began,
+ * seen in a batch with later work); returns how many spans went. Not a
  * loss: they are outside the window.
  */
 uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns);
 /*
- * Removes the spans that ended before @start_ns, for a window whose start
- * moves forward (the daemon's flight recorder keeps its last N seconds);
- * returns how many went. Not a loss either: they are outside the window.
+ * Removes the spans that ended before @start_ns, and the memory events
+ * before it, for a window whose start moves forward (the daemon's flight
+ * recorder keeps its last N seconds); returns how many spans went. Not a
+ * loss either: they are outside the window.
  */
 uint64_t capture__drop_before(struct capture *c, uint64_t start_ns);
 /* Appends an arg (key interned by the caller); -E2BIG when full. */

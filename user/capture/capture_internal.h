@@ -3,7 +3,8 @@
  * The capture model's insides, shared by its files only: capture.c (the
  * model, its lifecycle and its readers), threads.c (processes, threads and
  * their names), spans.c (adding, dropping and sorting spans) and budget.c
- * (the event budget). Nothing outside
+ * (the event budget), capture_memory.c (device memory: allocations, frees
+ * and allocator timelines). Nothing outside
  * user/capture/ includes this.
  */
 #ifndef ACCELTRACE_CAPTURE_INTERNAL_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "capture/capture_memory.h"
 #include "lib/u64_map.h"
 
 struct strtab;
@@ -46,6 +48,13 @@ struct thread_names {
 struct loss {
 	uint32_t name;
 	uint64_t n;
+};
+
+/* One allocator's timeline (capture_memory.c). */
+struct mem_timeline {
+	struct capture_mem_allocator alloc;
+	struct capture_mem_point *points;
+	size_t n;
 };
 
 struct capture {
@@ -107,6 +116,14 @@ struct capture {
 	 * shortest the kind keeps: when a prune cuts no more of the kind than
 	 * these, its cut is known without reading the spans. */
 	uint64_t at_bar[SPAN_KIND__COUNT];
+
+	/* Device memory (capture_memory.c): the window's allocations and
+	 * frees, at most max_spans of them, and per-allocator timelines. */
+	struct capture_mem_event *mem_events;
+	size_t nmem_events, mem_events_cap;
+	uint64_t mem_dropped;
+	struct mem_timeline *mem_timelines;
+	size_t nmem_timelines, mem_timelines_cap;
 };
 
 static inline uint64_t span_dur(const struct capture_span *s)
@@ -121,6 +138,14 @@ int capture_sort_track(struct track_store *t);
 /* After spans were removed from @t: gives back what its array holds far
  * beyond them (all of it once empty). */
 void capture_track_shrink(struct track_store *t);
+/* capture_memory.c: sorts the memory events by time (finalize); frees
+ * what the memory model holds (capture__free). */
+int capture_mem_finalize(struct capture *c);
+/* The memory events after @stop_ns, or before @start_ns, go (capture__drop_
+ * after/before, which count spans only); how many. */
+uint64_t capture_mem_drop_after(struct capture *c, uint64_t stop_ns);
+uint64_t capture_mem_drop_before(struct capture *c, uint64_t start_ns);
+void capture_mem_free(struct capture *c);
 /* capture.c: keeps a warning once; out of memory, counts it suppressed. */
 void capture_add_warning(struct capture *c, const char *msg);
 

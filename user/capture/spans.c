@@ -170,11 +170,13 @@ static bool ended_before(const struct capture_span *s, uint64_t start_ns)
 
 uint64_t capture__drop_after(struct capture *c, uint64_t stop_ns)
 {
+	capture_mem_drop_after(c, stop_ns);
 	return drop_where(c, begins_after, stop_ns);
 }
 
 uint64_t capture__drop_before(struct capture *c, uint64_t start_ns)
 {
+	capture_mem_drop_before(c, start_ns);
 	return drop_where(c, ended_before, start_ns);
 }
 

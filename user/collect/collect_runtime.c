@@ -386,6 +386,9 @@ void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 		c->st.unknown_probes++;
 		return;
 	}
+	/* An allocation or free, and whatever else the call is. */
+	if (entry->mem.op != MEM_OP_NONE)
+		collect_devmem(c, r, entry);
 	ev = entry->event;
 	c->st.rt_calls[ev]++;
 	if (r->fault_mask)
@@ -683,4 +686,5 @@ void collect_runtime_process_exit(struct collector *c, uint32_t pid, uint64_t ts
 	hashmap__filter(c->executables, name_of_pid, &x);
 	hashmap__filter(c->compiling, name_of_pid, &x);
 	hashmap__filter(c->program_runs, of_pid, &x);
+	collect_devmem_process_exit(c, pid);
 }

@@ -113,6 +113,7 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	c->cap = capture;
 	c->window_open = c->closing = false;
 	c->prearm_len = 0;
+	collect_devmem_new_capture(c);
 	c->n_execs = 0;
 	/* Devices keep their last completion; their index is the capture's. */
 	c->cap_gen++;
@@ -203,6 +204,7 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	}
 	c->prearm_len = 0;
 	c->prearm_head = 0;
+	collect_devmem_window_opened(c, start_ns);
 	err = capture__set_window(c->cap, start_ns, start_ns);
 	/* What the last window read past its stop is this one's. */
 	collect_replay_carried(c);

@@ -403,6 +403,7 @@ void collector__free(struct collector *c)
 	if (!c)
 		return;
 	collect_devtrace_free(c);
+	collect_devmem_free(c);
 	collect_programs_free(c);
 	/* user_args point at the same owners: free them once, via owners. */
 	hashmap__free(c->user_args, NULL);

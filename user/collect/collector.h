@@ -100,6 +100,14 @@ struct collector_stats {
 	 * for a completion when a detail slice ended, forgotten. */
 	uint64_t executions_without_detail;
 	uint64_t completions_without_detail;
+	/* Device memory (collect_devmem.c): allocations and frees kept in
+	 * windows, those outside them, those held before a window opened
+	 * that its buffer could not keep, and PJRT_Device handles past the
+	 * per-process bound (their calls filed under device 0, guessed). */
+	uint64_t mem_events;
+	uint64_t mem_outside;
+	uint64_t mem_prearm_dropped;
+	uint64_t mem_handles_unnamed;
 };
 
 struct collector *collector__new(const struct collector_opts *opts);

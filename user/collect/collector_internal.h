@@ -10,6 +10,7 @@
  *   collect_programs.c  Compile programs named after the drain, in a budget
  *   collect_devtrace.c  the device's own timeline from its devtrace buffers
  *   collect_devtrace_match.c  its executions joined to the host's Executes
+ *   collect_devmem.c    device-memory calls into allocation and free events
  */
 #ifndef ACCELTRACE_COLLECTOR_INTERNAL_H
 #define ACCELTRACE_COLLECTOR_INTERNAL_H
@@ -235,6 +236,8 @@ struct collector {
 
 	/* device trace buffers (collect_devtrace.c); NULL until one is added */
 	struct collect_devtrace *devtrace;
+	/* device memory (collect_devmem.c); NULL until a memory call comes */
+	struct collect_devmem *devmem;
 
 	struct static_name_slot static_names[STATIC_NAME_SLOTS];
 	struct host_track_slot host_tracks[HOST_TRACK_SLOTS];
@@ -304,6 +307,22 @@ void collect_programs_flush(struct collector *c);
 void collect_programs_free(struct collector *c);
 /* A record as it came from the ring: held, carried or handled now. */
 void collect_record_in(struct collector *c, const void *data, size_t size);
+
+/* ---- collect_devmem.c ------------------------------------------------- */
+
+struct rt_pack_entry;
+/* A runtime call whose probe has a memory effect (entry->mem.op): its
+ * allocation or free, kept when in the window. */
+void collect_devmem(struct collector *c, const struct ev_rt_call *r,
+		    const struct rt_pack_entry *entry);
+/* The window opened at @start_ns: events held before it that fall in it
+ * are kept. */
+void collect_devmem_window_opened(struct collector *c, uint64_t start_ns);
+/* A new capture: events held for a window are in the old one's strings. */
+void collect_devmem_new_capture(struct collector *c);
+/* @pid exited: its device handles, peaks and threads' devices go. */
+void collect_devmem_process_exit(struct collector *c, uint32_t pid);
+void collect_devmem_free(struct collector *c);
 
 /* ---- collect_devtrace.c ----------------------------------------------- */
 

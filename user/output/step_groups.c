@@ -7,7 +7,8 @@
 #include "output/step_groups.h"
 
 struct first_start {
-	uint64_t key, start_ns;
+	uint64_t key, start_ns, end_ns;
+	uint32_t pid;
 };
 
 /* Launch ids are a process's own: a step is (pid, correlation id), kept
@@ -32,6 +33,17 @@ static int cmp_start(const void *a, const void *b)
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct step_range *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
 }
 
 int step_groups__build(struct step_groups *g, const struct capture *c,
@@ -59,9 +71,12 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 			key = step_key(capture__track(c, t)->pid, sp[i].correlation_id);
 			at = u64_map__get(&seen, key);
 			if (at != U64_MAP_NONE) {
-				/* The same step on another core: its earliest start. */
+				/* The same step on another core: its earliest
+				 * start, its latest end. */
 				if (sp[i].start_ns < v[at].start_ns)
 					v[at].start_ns = sp[i].start_ns;
+				if (sp[i].end_ns > v[at].end_ns)
+					v[at].end_ns = sp[i].end_ns;
 				continue;
 			}
 			if (n == cap) {
@@ -75,7 +90,8 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 				}
 				v = grown;
 			}
-			v[n] = (struct first_start){ key, sp[i].start_ns };
+			v[n] = (struct first_start){ key, sp[i].start_ns, sp[i].end_ns,
+						     capture__track(c, t)->pid };
 			ret = u64_map__put(&seen, key, n);
 			n++;
 		}
@@ -85,6 +101,14 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 		for (size_t i = 0; i < n && !ret; i++)
 			ret = u64_map__put(&g->by_corr, v[i].key, i);
 		g->n = n;
+		g->ranges = ret ? NULL : malloc(n * sizeof(*g->ranges));
+		if (!ret && !g->ranges)
+			ret = -ENOMEM;
+		for (size_t i = 0; i < n && !ret; i++)
+			g->ranges[i] = (struct step_range){ v[i].pid, (uint32_t)i, v[i].start_ns,
+							    v[i].end_ns };
+		if (!ret)
+			qsort(g->ranges, n, sizeof(*g->ranges), cmp_range);
 	}
 	free(v);
 	u64_map__free(&seen);
@@ -104,8 +128,30 @@ bool step_groups__find(const struct step_groups *g, uint32_t pid, uint64_t corr,
 	return true;
 }
 
+bool step_groups__at(const struct step_groups *g, uint32_t pid, uint64_t t, int64_t *step)
+{
+	size_t lo = 0, hi = g->ranges ? g->n : 0;
+
+	/* The last of @pid's steps that began at or before @t. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct step_range *r = &g->ranges[mid];
+
+		if (r->pid < pid || (r->pid == pid && r->start_ns <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || g->ranges[lo - 1].pid != pid || g->ranges[lo - 1].end_ns < t)
+		return false;
+	*step = g->ranges[lo - 1].step;
+	return true;
+}
+
 void step_groups__free(struct step_groups *g)
 {
 	u64_map__free(&g->by_corr);
+	free(g->ranges);
+	g->ranges = NULL;
 	g->n = 0;
 }

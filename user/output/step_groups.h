@@ -18,9 +18,16 @@
 
 struct capture;
 
+/* A step's extent: its earliest start and latest end over its cores. */
+struct step_range {
+	uint32_t pid, step;
+	uint64_t start_ns, end_ns;
+};
+
 struct step_groups {
 	struct u64_map by_corr;	/* (pid, correlation id) -> step number */
 	uint32_t n;
+	struct step_range *ranges;	/* n of them, by (pid, start) */
 };
 
 /* Numbers the capture's device steps overlapping [ws, we]. 0 or -ENOMEM. */
@@ -30,6 +37,9 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
  * (launch ids are per process: two processes' steps never share one). */
 bool step_groups__find(const struct step_groups *g, uint32_t pid, uint64_t corr,
 		       int64_t *step);
+/* The step of @pid whose extent holds time @t (the latest begun, when
+ * steps overlap); false between steps, or for a process without any. */
+bool step_groups__at(const struct step_groups *g, uint32_t pid, uint64_t t, int64_t *step);
 void step_groups__free(struct step_groups *g);
 
 #endif /* ACCELTRACE_STEP_GROUPS_H */

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "capture/capture_memory.h"
 #include "lib/array.h"
 #include "lib/u64_map.h"
 #include "output/pb_wire.h"
@@ -30,29 +31,18 @@
 #include "output/step_groups.h"
 #include "output/xspace_stats.h"
 #include "output/xspace_writer.h"
+#include "output/xspace_memory.h"
 #include "output/xspace_writer_internal.h"
 #include "xplane.pb-c.h"
 
 #define LOG_CONTEXT "xspace"
 #include "lib/log.h"
 
-/* XSpace and XPlane field numbers (user/output/xplane.proto). */
-#define XSPACE_PLANES 1
-#define XSPACE_WARNINGS 3
-#define XSPACE_HOSTNAMES 4
-#define XPLANE_ID 1
-#define XPLANE_NAME 2
-#define XPLANE_LINES 3
-#define XPLANE_EVENT_METADATA 4
-#define XPLANE_STAT_METADATA 5
-#define XPLANE_STATS 6
-
 /* Line ids of device lines; extra lines for overlaps add k << 32. */
 #define LINE_ID_STEPS 1
 #define LINE_ID_MODULES 2
 #define LINE_ID_OPS 3
 #define LINE_ID_FIXED_MAX LINE_ID_OPS
-#define EXTRA_LINE_SHIFT 32
 /*
  * A stream's line id is its stream id (< 2^32), as on XProf's own GPU
  * planes; a stream id that is a fixed line's (1..3) gets this bit, above
@@ -176,6 +166,7 @@ static void xw_free(struct xw *w)
 	free(w->dev_tracks);
 	free(w->streams);
 	step_groups__free(&w->groups);
+	xw_memory_free(w);
 }
 
 static void plane_reset(struct xw *w, bool device_plane)
@@ -208,6 +199,7 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 	const uint32_t *order, *slot;
 	int err;
 
+	w->last_rows = 0;
 	err = track_layout__run(w->layout, sp, n, w->ws, w->we);
 	if (err)
 		return err;
@@ -269,6 +261,7 @@ static int write_track(struct xw *w, const struct capture_span *sp, size_t n,
 		pb_message_field(&w->o, XPLANE_LINES, &line.base);
 	}
 	w->events_written += norder;
+	w->last_rows = nrows;
 	if (!w->o.err && w->stats.oom)
 		w->o.err = -ENOMEM;
 	return w->o.err;
@@ -431,14 +424,30 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 						    more, display, sizeof(display));
 		before = w->events_written;
 		err = write_track(w, sp, n, &li);
+		if (!err)
+			err = xw_memory_thread_line(w, tr->pid, tr->tid, w->last_rows, li.name,
+						    li.display_name);
 		if (!err && h && w->events_written > before)
 			err = name_histories__add(&hist, c, w->ws, tr, h, nh, more);
 	}
+	if (!err)
+		err = xw_memory_other_threads(w);
+	if (!err)
+		err = xw_memory_counter_lines(w);
 	err2 = name_histories__finish(&hist, &json);
 	err = err ? err : err2;
 	if (!err && json)
 		plane_stat_str(w, STAT_THREAD_NAMES, json);
 	free(json);
+	json = NULL;
+	if (!err)
+		err = xw_memory_timelines_json(w, &json);
+	if (!err && json)
+		plane_stat_str(w, "acceltrace.memory_timelines", json);
+	free(json);
+	if (!err && capture__mem_events_dropped(c))
+		plane_stat_i64(w, "acceltrace.memory_events_dropped",
+			       (int64_t)capture__mem_events_dropped(c));
 	return err ? err : end_plane(w, at);
 }
 
@@ -628,6 +637,8 @@ int xspace_write_stream(const struct capture *c, FILE *out,
 	}
 	memset(w.dev_tracks, 0xff, (ndev ? ndev : 1) * sizeof(*w.dev_tracks));
 	err = step_groups__build(&w.groups, c, w.ws, w.we);
+	if (!err)
+		err = xw_memory_prepare(&w);
 	if (err)
 		goto cleanup;
 	for (size_t t = 0; t < capture__num_tracks(c); t++) {

@@ -26,6 +26,20 @@ typedef Tensorflow__Profiler__XLine XLine;
 typedef Tensorflow__Profiler__XEventMetadata XEventMetadata;
 typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
 
+/* Field numbers of XSpace and XPlane (xplane.proto). */
+#define XSPACE_PLANES 1
+#define XSPACE_WARNINGS 3
+#define XSPACE_HOSTNAMES 4
+#define XPLANE_ID 1
+#define XPLANE_NAME 2
+#define XPLANE_LINES 3
+#define XPLANE_EVENT_METADATA 4
+#define XPLANE_STAT_METADATA 5
+#define XPLANE_STATS 6
+
+/* A track's extra lines (for overlaps) add k << 32 to its line id. */
+#define EXTRA_LINE_SHIFT 32
+
 #define STAT_TRUE_START "acceltrace.true_start_ns"
 #define STAT_TRUE_END "acceltrace.true_end_ns"
 #define STAT_CLIPPED "acceltrace.clipped"
@@ -40,6 +54,13 @@ struct event_md {
 	const char *name;
 	uint32_t nargs;		/* constant stats (device planes) */
 	struct capture_arg args[CAPTURE_MAX_ARGS];
+};
+
+/* One thread's memory events (xspace_memory.c): mem_order[first, first + n). */
+struct mem_group {
+	uint32_t pid, tid;
+	size_t first, n;
+	bool written;		/* on its thread's row already */
 };
 
 struct xw {
@@ -75,6 +96,14 @@ struct xw {
 	/* Stream tracks by (device, stream id); the next one to write. */
 	uint32_t *streams;
 	size_t nstreams, nstreams_cap, next_stream;
+
+	/* Rows the last write_track() wrote (0: none). */
+	size_t last_rows;
+
+	/* Device memory: events by (pid, tid, time), grouped by thread. */
+	size_t *mem_order;
+	struct mem_group *mem_groups;
+	size_t nmem_groups;
 
 	/* Totals. */
 	uint64_t outside;	/* spans wholly outside the window */
