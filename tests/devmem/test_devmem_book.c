@@ -8,11 +8,6 @@
 #include "capture/capture.h"
 #include "devmem/devmem_book.h"
 
-/* On another branch until issue 24's parts are merged: the part that
- * needs them is skipped (said) without them. */
-#pragma weak capture__num_mem_timelines
-#pragma weak capture__mem_timeline
-
 #define SEC 1000000000ull
 #define HANDLE 0xdead0000ull
 
@@ -172,11 +167,6 @@ static void test_to_capture(void)
 
 		ASSERT_OK(devmem_book__sample(b, s * SEC, &k1, &a1, resolve, &r), "sample 1");
 		ASSERT_OK(devmem_book__sample(b, s * SEC, &k2, &a2, resolve, &r), "sample 2");
-	}
-	if (!capture__num_mem_timelines) {
-		ASSERT_EQ(devmem_book__to_capture(b, cap, 1, 0), -ENOSYS, "said missing");
-		test_skip_part("capture_memory.c is not in this build (issue 24, merged later)");
-		goto out;
 	}
 	ASSERT_EQ(devmem_book__to_capture(b, cap, 1, 0), 1, "pid 1's");
 	ASSERT_EQ(capture__num_mem_timelines(cap), 1, "one timeline");

@@ -27,9 +27,6 @@
 #include "session/recorder.h"
 #include "acceltrace.skel.h"
 
-/* On another branch until issue 24's parts are merged (said, skipped). */
-#pragma weak capture__num_mem_timelines
-
 #define MS 1000000ull
 
 static uint64_t mono_ns(void)
@@ -119,10 +116,6 @@ static void test_sampled(pid_t child)
 
 	if (!ASSERT_OK(recorder__close(r, mono_ns()), "close"))
 		goto out;
-	if (!capture__num_mem_timelines) {
-		test_skip_part("capture_memory.c is not in this build (issue 24, merged later)");
-		goto out;
-	}
 	ASSERT_EQ(capture__num_mem_timelines(recorder__capture(r)), 1,
 		  "the capture carries the timeline");
 out:

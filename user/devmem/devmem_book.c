@@ -6,33 +6,22 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define LOG_CONTEXT "devmem"
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "devmem/devmem_book.h"
-
-/*
- * capture_memory.c (the capture model's part of issue 24) is built on
- * another branch: until it is merged the book links without it and says
- * so when asked to write. Remove this once capture_memory.c is on main
- * (capture.c then pulls it into every binary).
- */
-#pragma weak capture__set_mem_timeline
+#include "devmem/devmem_names.h"
 
 #define DEFAULT_MAX_ALLOCATORS 1024u
 #define DEFAULT_KEEP_AFTER_EXIT_NS (600ull * 1000000000ull)
-/* "DEVICE_4294967295_cuda_reserved" and its NUL. */
-#define NAME_MAX_LEN 40
 
 struct book_entry {
 	struct at_mem_agg_key key;
 	uint32_t ordinal;
-	char name[NAME_MAX_LEN];
+	char name[DEVMEM_ALLOCATOR_NAME_MAX];
 	struct devmem_timeline *tl;
 	struct at_mem_agg last;		/* the latest sample */
 	uint64_t exited_ns;		/* 0: alive */
@@ -45,40 +34,6 @@ struct devmem_book {
 	size_t n, cap;
 	uint64_t refused;		/* samples past max_allocators */
 };
-
-/*
- * XProf's allocator name, "<PLATFORM>_<ordinal>_<layer>". The same rule as
- * devmem/devmem_names.c (written on the capture model's branch): use
- * devmem_allocator_name() once both are merged.
- */
-static const char *layer_name(uint32_t layer)
-{
-	switch (layer) {
-	case MEM_LAYER_PJRT:
-		return "pjrt_buffers";
-	case MEM_LAYER_CUDA:
-		return "cuda_reserved";
-	default:
-		return NULL;
-	}
-}
-
-static int allocator_name(char *buf, size_t len, const char *platform, uint32_t ordinal,
-			  uint32_t layer)
-{
-	const char *l = layer_name(layer);
-	const char *p = "DEVICE";
-	int n;
-
-	if (!l)
-		return -EINVAL;
-	if (platform && !strcasecmp(platform, "GPU"))
-		p = "GPU";
-	else if (platform && !strcasecmp(platform, "TPU"))
-		p = "TPU";
-	n = snprintf(buf, len, "%s_%" PRIu32 "_%s", p, ordinal, l);
-	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
-}
 
 struct devmem_book *devmem_book__new(const struct devmem_book_opts *opts)
 {
@@ -174,7 +129,7 @@ static int insert(struct devmem_book *b, size_t at, const struct at_mem_agg_key 
 	}
 	if (!resolve || !resolve(ctx, key, &e.ordinal, &platform))
 		return -EAGAIN;
-	err = allocator_name(e.name, sizeof(e.name), platform, e.ordinal, key->layer);
+	err = devmem_allocator_name(e.name, sizeof(e.name), platform, e.ordinal, key->layer);
 	if (err < 0)
 		return err;
 	if (b->n == b->cap) {
@@ -253,10 +208,6 @@ int devmem_book__to_capture(const struct devmem_book *b, struct capture *cap, ui
 	size_t max = 0;
 	int err = 0, written = 0;
 
-	if (!capture__set_mem_timeline) {
-		log_warn("this build has no memory timelines in captures (capture_memory.c)");
-		return -ENOSYS;
-	}
 	for (size_t i = 0; i < b->n; i++) {
 		const struct book_entry *e = &b->e[i];
 		struct capture_mem_allocator a = {
