@@ -19,36 +19,6 @@
 
 #define DEFAULT_SAMPLE_NS (100 * 1000000ull)
 
-/*
- * collector__mem_device (a PJRT_Device handle named by its ordinal) is
- * written on the collector's branch of issue 24: until it is merged the
- * recorder names what needs no handle itself. Remove this, and
- * name_without_collector, once collector.c defines it.
- */
-#pragma weak collector__mem_device
-
-/* An ordinal in the key is the device; the CUDA layer is a GPU's. A PJRT
- * handle needs the collector: not named (the sample waits). */
-static bool name_without_collector(const struct at_mem_agg_key *key, uint32_t *ordinal,
-				   const char **platform)
-{
-	if ((key->flags & MEM_F_DEVICE_HANDLE) || key->device > UINT32_MAX)
-		return false;
-	*ordinal = (uint32_t)key->device;
-	*platform = key->layer == MEM_LAYER_CUDA ? "GPU" : NULL;
-	return true;
-}
-
-static bool resolve(void *ctx, const struct at_mem_agg_key *key, uint32_t *ordinal,
-		    const char **platform)
-{
-	struct recorder *r = ctx;
-
-	if (collector__mem_device)
-		return collector__mem_device(r->col, key, ordinal, platform);
-	return name_without_collector(key, ordinal, platform);
-}
-
 struct sample_walk {
 	struct recorder *r;
 	uint64_t now;
@@ -62,7 +32,9 @@ static int sample_one(void *ctx, const struct at_mem_agg_key *key, const struct 
 	if (w->only_pid && key->pid != w->only_pid)
 		return 0;
 	/* Refusals are the book's to count (-ENOSPC) or wait (-EAGAIN). */
-	devmem_book__sample(w->r->mem_book, w->now, key, agg, resolve, w->r);
+	/* The collector names the device (a PJRT_Device handle is the
+	 * process's own). */
+	devmem_book__sample(w->r->mem_book, w->now, key, agg, collector__mem_device, w->r->col);
 	return 0;
 }
 
