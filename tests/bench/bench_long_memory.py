@@ -16,8 +16,8 @@ must:
 - have the tiers' resolution at each age (the newest points the finest);
 - agree with acceltrace_device_memory_bytes, scraped just before.
 
-Bounded: the bytes per timeline do not change between the report times,
-and the daemon's RSS at the end is within 10% or 24 MiB of the first
+Bounded: the timelines' bytes stay within 40 a point and 1 KiB a timeline
+at every report (fixed at creation, whatever the age), and the daemon's RSS at the end is within 10% or 24 MiB of the first
 report's. `make bench-long` runs it for 30 minutes with the default tiers
 (reports at minutes 1, 10, 30); tests/e2e/test_daemon_memory_timeline.py
 for 60 s with short tiers (--memory-timeline-tiers).
@@ -43,6 +43,7 @@ from daemon import Daemon, free_port  # noqa: E402
 import xspace  # noqa: E402
 
 PROMTOOL = "/usr/bin/promtool"
+DEFAULT_TIERS = "1s:600,10s:1080,1m:1440,10m:4320"
 
 
 def rss_mib(pid):
@@ -204,11 +205,14 @@ def run(secs, report_at, tiers=None, leak=4096, step_time="20ms"):
     check(rc_d == 0, "the daemon exits cleanly (exit %s)" % rc_d)
     check(all(r["in_use"] for r in reports),
           "acceltrace_device_memory_bytes reports the trainer's memory at every report")
-    per = [r["bytes"] / r["timelines"] for r in reports if r["timelines"]]
-    # A timeline's bytes are fixed; the book's own array grows with their
-    # count (other processes on the host may have some), a little.
-    check(len(per) == len(reports) and max(per) <= 1.02 * min(per),
-          "each timeline's bytes stay the same: %s" % per)
+    # A timeline's bytes are fixed at its creation: 40 a point, and less
+    # than 1 KiB of its own and of the book's entry; whatever the age.
+    points = sum(n for _, n in parse_tiers(tiers or DEFAULT_TIERS))
+    bound = [r["timelines"] * (40 * points + 1024) + 4096 for r in reports if r["timelines"]]
+    check(len(bound) == len(reports) and
+          all(r["bytes"] <= b for r, b in zip(reports, bound)),
+          "the timelines' bytes stay within 40 a point and 1 KiB a timeline: %s"
+          % [(r["timelines"], r["bytes"]) for r in reports])
     rss = [r["rss_mib"] for r in reports if r["rss_mib"]]
     if check(len(rss) == len(reports), "RSS read at every report"):
         check(rss[-1] - rss[0] < max(0.10 * rss[0], 24),
@@ -227,7 +231,7 @@ def run(secs, report_at, tiers=None, leak=4096, step_time="20ms"):
     if not a or not check(rate, "the truth has the trainer's steps"):
         return
     check_timeline(a, s, started_ns, leak, rate,
-                   parse_tiers(tiers or "1s:600,10s:1080,1m:1440,10m:4320"))
+                   parse_tiers(tiers or DEFAULT_TIERS))
     last_metric = reports[-1]["in_use"] if reports else None
     if last_metric:
         # The metric was read before the trigger; the timeline goes on to
