@@ -17,8 +17,10 @@ must:
 - agree with acceltrace_device_memory_bytes, scraped just before.
 
 Bounded: the timelines' bytes stay within 40 a point and 1 KiB a timeline
-at every report (fixed at creation, whatever the age), and the daemon's RSS at the end is within 10% or 24 MiB of the first
-report's. `make bench-long` runs it for 30 minutes with the default tiers
+at every report (fixed at creation, whatever the age); with three reports
+or more, the daemon's RSS at the end is within 10% or 24 MiB of the
+second's (the first comes while the flight recorder still fills; the
+short run only reports it). `make bench-long` runs it for 30 minutes with the default tiers
 (reports at minutes 1, 10, 30); tests/e2e/test_daemon_memory_timeline.py
 for 60 s with short tiers (--memory-timeline-tiers).
 
@@ -213,10 +215,12 @@ def run(secs, report_at, tiers=None, leak=4096, step_time="20ms"):
           all(r["bytes"] <= b for r, b in zip(reports, bound)),
           "the timelines' bytes stay within 40 a point and 1 KiB a timeline: %s"
           % [(r["timelines"], r["bytes"]) for r in reports])
+    # RSS: from the second report on (the first comes while the flight
+    # recorder and the detail slices still grow to their size).
     rss = [r["rss_mib"] for r in reports if r["rss_mib"]]
-    if check(len(rss) == len(reports), "RSS read at every report"):
-        check(rss[-1] - rss[0] < max(0.10 * rss[0], 24),
-              "the daemon's RSS stays flat: %.1f -> %.1f MiB" % (rss[0], rss[-1]))
+    if check(len(rss) == len(reports), "RSS read at every report") and len(rss) >= 3:
+        check(rss[-1] - rss[1] < max(0.10 * rss[1], 24),
+              "the daemon's RSS stays flat: %.1f -> %.1f MiB" % (rss[1], rss[-1]))
     if os.path.exists(PROMTOOL):
         p = subprocess.run([PROMTOOL, "check", "metrics"], input=last_text, text=True,
                            capture_output=True)

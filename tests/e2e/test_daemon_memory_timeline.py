@@ -8,7 +8,8 @@ so that after a minute the capture's timeline holds both resolutions),
 reports at 20 s and 60 s, a trainer leaking 16 KiB every 20 ms step. The
 capture triggered at the end carries the timeline back to the trainer's
 start, its slope the leak's; acceltrace_device_memory_bytes reports it;
-the timelines' bytes stay the same.
+the timelines' bytes stay within their bound. (The daemon's RSS over time
+is test_daemon_memory.py's; here it is only reported.)
 """
 import os
 import sys
