@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 import xspace  # noqa: E402
 
 MONOTONIC, REALTIME = 3, 1
+MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 failures = []
 
 
@@ -71,7 +72,11 @@ def xspace_spans(path):
         smeta = {k: v.name for k, v in p.stat_metadata.items()}
         for l in p.lines:
             label = (p.name if device else "host", l.display_name or l.name)
+            if l.name.startswith("Device memory: "):
+                continue  # a counter (export_memory_check.py), not slices
             for e in l.events:
+                if p.event_metadata[e.metadata_id].name in MEMORY_EVENTS:
+                    continue  # not slices: XProf hides them too; counters
                 st = {smeta.get(s.metadata_id): s for s in e.stats}
                 start = zero + (l.timestamp_ns * 1000 + e.offset_ps) // 1000
                 end = start + e.duration_ps // 1000

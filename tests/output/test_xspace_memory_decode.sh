@@ -72,17 +72,22 @@ if mem101:
         "peak_bytes_in_use": ("int64_value", 131072),
         "requested_bytes": ("int64_value", 131072),
         "allocation_bytes": ("int64_value", 131072),
-        "addr": ("uint64_value", 0xb0),
+        "addr": ("int64_value", 0xb0),
         "device_ordinal": ("int64_value", 0),
         "group_id": ("int64_value", 0),
         "region_type": ("ref_value", "pjrt_buffer"),
-        "data_type": ("ref_value", "f32"),
+        "data_type": ("int64_value", 1),
+        "acceltrace.element_type": ("ref_value", "f32"),
         "tensor_shapes": ("ref_value", "[128,256]"),
         "process_id": ("int64_value", 100),
         "acceltrace.api": ("ref_value", "PJRT_Client_BufferFromHostBuffer"),
         "acceltrace.size_from": ("ref_value", "shape"),
     }
     check(a == want, f"allocation stats {a}")
+    # XProf's memory id is whichever of the two comes last: the allocator.
+    order = [st_names[st.metadata_id] for st in mem101.events[0].stats]
+    check(order.index("device_ordinal") < order.index("allocator_name"),
+          f"device_ordinal before allocator_name: {order}")
     b = stats(mem101.events[1])
     check("group_id" not in b, f"no step after the last: {b.get('group_id')}")
     check(b.get("acceltrace.size_from") == ("ref_value", "call"), "size from the call")
@@ -101,7 +106,7 @@ if l102:
     check(f.get("acceltrace.size_unknown") == ("int64_value", 1), "said unknown")
     check(f.get("acceltrace.device_guessed") == ("int64_value", 1), "said guessed")
     check("acceltrace.size_from" not in f, "no size_from for an unknown size")
-    check(f.get("addr") == ("uint64_value", 0xffffffffffff0000), "a full 64-bit address")
+    check(f.get("addr") == ("int64_value", -0x10000), "a full 64-bit address, as int64 (XProf reads IntValue)")
     check(f.get("bytes_allocated") == ("int64_value", 4096), "in use after")
     check(f.get("peak_bytes_in_use") == ("int64_value", 8192), "peak")
 

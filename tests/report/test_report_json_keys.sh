@@ -11,7 +11,8 @@ cd "$(dirname "$0")/../.."
 "$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
 command -v protoc >/dev/null || test_skip "protoc is not installed"
 "$PYTHON" tests/report/synth_xspace.py "$TEST_TMP" || { fail "writing the synthetic XSpaces"; test_done; }
-for c in tpu_infeed_ops gpu_kernels host_only; do
+"$PYTHON" tests/report/synth_memory.py "$TEST_TMP" || { fail "writing the memory XSpaces"; test_done; }
+for c in tpu_infeed_ops gpu_kernels host_only mem_leak_eval; do
 	"$ACCELTRACE" report -j "$TEST_TMP/$c.xplane.pb" >"$TEST_TMP/$c.json" ||
 		fail "report -j $c"
 done
@@ -39,7 +40,8 @@ for path in sys.argv[2:]:
 required = {"steps.count", "steps.avg_ms", "steps.stddev_ms", "input_bound_pct",
             "device_idle_pct", "host_idle_pct", "top_ops", "top_ops[].name",
             "top_ops[].category", "top_ops[].self_time_pct", "top_ops[].flops_per_s",
-            "losses"}
+            "losses", "memory.devices[].peak_bytes", "memory.devices[].peak_time_ns",
+            "memory.devices[].growth_bytes_per_step"}
 ok = True
 for what, s in (("printed, not documented", printed - documented),
                 ("documented, not printed", documented - printed),

@@ -22,6 +22,10 @@
  * injected tool starts, before any other CUDA call. While a tool (the
  * simulated CUPTI) watches, the device work gets "cuda_device" truth
  * records of its own (cupti_sim.c).
+ *
+ * With --alloc-mode, each step also allocates its tensors when it begins
+ * and frees them when it ends, through one of four allocators
+ * (cuda_app_mem.c), with mem_alloc/mem_free/mem_tensor truth.
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda_app_mem.h"
 #include "cuda_sim.h"
 #include "simtruth.h"
 
@@ -150,7 +155,9 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: cuda-app [--mode runtime|driver|mixed] [--steps N (0: no limit)]\n"
 		"                [--duration SECONDS] [--launches K] [--step-time US]\n"
-		"                [--truth PATH]\n");
+		"                [--truth PATH] [--alloc-mode none|direct|caching|vmm|pool]\n"
+		"                [--allocs-per-step N] [--mem-leak BYTES] [--devices N]\n"
+		"                [--alloc-rate N] [--device-memory BYTES] [--oom-step S]\n");
 }
 
 int main(int argc, char **argv)
@@ -158,7 +165,11 @@ int main(int argc, char **argv)
 	unsigned int k_launches = 4;
 	uint64_t steps = 100, step_ns = 1000000, deadline = 0, last_flush;
 	enum mode mode = MODE_RUNTIME;
+	struct app_mem_config mem = { .allocs_per_step = 4, .devices = 1, .oom_step = -1,
+				      .device_memory = SIMDRV_DEFAULT_MEMORY };
+	uint64_t alloc_rate = 0, t_first;
 	const char *truth = NULL;
+	char num[32];
 	int err = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -189,12 +200,44 @@ int main(int argc, char **argv)
 			step_ns = strtoull(v, NULL, 0) * 1000;
 		} else if (!strcmp(argv[i], "--truth")) {
 			truth = v;
+		} else if (!strcmp(argv[i], "--alloc-mode")) {
+			int m = app_mem__parse_mode(v);
+
+			if (m < 0) {
+				usage();
+				return 2;
+			}
+			mem.mode = (enum alloc_mode)m;
+		} else if (!strcmp(argv[i], "--allocs-per-step")) {
+			mem.allocs_per_step = (unsigned int)strtoul(v, NULL, 0);
+		} else if (!strcmp(argv[i], "--mem-leak")) {
+			mem.leak_bytes = strtoull(v, NULL, 0);
+		} else if (!strcmp(argv[i], "--devices")) {
+			mem.devices = (int)strtol(v, NULL, 0);
+		} else if (!strcmp(argv[i], "--alloc-rate")) {
+			alloc_rate = strtoull(v, NULL, 0);
+		} else if (!strcmp(argv[i], "--device-memory")) {
+			mem.device_memory = strtoull(v, NULL, 0);
+		} else if (!strcmp(argv[i], "--oom-step")) {
+			mem.oom_step = strtoll(v, NULL, 0);
 		} else {
 			usage();
 			return 2;
 		}
 		i++;
 	}
+	mem.driver = mode == MODE_DRIVER;
+	if (!mem.device_memory || (err = app_mem__init(&mem))) {
+		fprintf(stderr, "cuda-app: --allocs-per-step is at most 256, --devices 1 to %d, "
+			"--device-memory more than 0\n", SIMDRV_DEVICES);
+		return 2;
+	}
+	/* --alloc-rate paces steps by their allocations (all devices'). */
+	if (alloc_rate && mem.mode != ALLOC_NONE)
+		step_ns = 1000000000ull * (mem.allocs_per_step * (uint64_t)mem.devices +
+					   (mem.leak_bytes ? 1 : 0)) / alloc_rate;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)mem.device_memory);
+	setenv("SIMDRV_DEVICE_MEMORY", num, 1);
 	if (truth && (err = truth_open(truth))) {
 		fprintf(stderr, "cuda-app: %s: %s\n", truth, strerror(-err));
 		return 1;
@@ -207,17 +250,20 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "cuda-app: pid=%d running mode=%s\n", getpid(),
 		mode == MODE_RUNTIME ? "runtime" : mode == MODE_DRIVER ? "driver" : "mixed");
-	last_flush = truth_now();
+	last_flush = t_first = truth_now();
 	for (uint64_t s = 0; !stop && (!steps || s < steps); s++) {
 		uint64_t t0 = truth_now(), now;
 
 		if (deadline && t0 >= deadline)
 			break;
-		if (mode != MODE_DRIVER)
+		err = app_mem__step_begin(s);
+		if (!err && mode != MODE_DRIVER)
 			err = runtime_step(s, k_launches);
 		if (!err && mode != MODE_RUNTIME)
 			err = driver_step(s, k_launches, mode == MODE_MIXED ? k_launches : 0,
 					  mode == MODE_MIXED);
+		if (!err)
+			err = app_mem__step_end(s);
 		if (err)
 			break;
 		now = truth_now();
@@ -225,12 +271,23 @@ int main(int argc, char **argv)
 			truth_flush();
 			last_flush = now;
 		}
-		if (now - t0 < step_ns) {
+		if (alloc_rate && mem.mode != ALLOC_NONE) {
+			/* A rate holds over the run: steps on a fixed schedule,
+			 * a late one followed at once by the next. */
+			uint64_t due = t_first + (s + 1) * step_ns;
+			struct timespec ts = { (time_t)(due / 1000000000ull),
+					       (long)(due % 1000000000ull) };
+
+			if (due > now)
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		} else if (now - t0 < step_ns) {
 			struct timespec ts = { 0, (long)(step_ns - (now - t0)) };
 
 			nanosleep(&ts, NULL);
 		}
 	}
+	if (!err)
+		err = app_mem__finish();
 	if (truth && truth_close())
 		err = err ? err : -EIO;
 	return err ? 1 : 0;

@@ -25,6 +25,44 @@ typedef void *CUfunction;
 typedef void *CUstream;
 typedef void *CUgraphExec;
 typedef uint64_t CUdeviceptr;
+typedef int CUdevice;
+typedef struct sim_cu_ctx *CUcontext;
+typedef void *CUmemoryPool;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+/* CUresult values the memory API returns (cudaError_t's are the same
+ * numbers for these two: cudaErrorInvalidValue, cudaErrorMemoryAllocation). */
+#define CUDA_ERROR_INVALID_VALUE	1
+#define CUDA_ERROR_OUT_OF_MEMORY	2
+#define CUDA_ERROR_INVALID_DEVICE	101
+#define CUDA_ERROR_INVALID_CONTEXT	201
+
+/* The simulated GPUs: this many, each with SIMDRV_DEVICE_MEMORY bytes
+ * (environment, read at the first memory call; default 16 GiB). */
+#define SIMDRV_DEVICES		8
+#define SIMDRV_DEFAULT_MEMORY	(16ull << 30)
+/* cuMemCreate sizes are multiples of this (cuMemGetAllocationGranularity's
+ * minimum on real GPUs). */
+#define SIMDRV_VMM_GRANULARITY	(2ull << 20)
+
+/* CUmemAllocationProp, the fields the driver reads: the device is
+ * location.id when location.type is CU_MEM_LOCATION_TYPE_DEVICE (1). */
+typedef struct {
+	int type;			/* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+	int requestedHandleTypes;
+	struct {
+		int type;
+		int id;
+	} location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+_Static_assert(sizeof(CUmemAllocationProp) == 32, "CUmemAllocationProp");
 
 typedef int cudaError_t;
 typedef void *cudaStream_t;
@@ -205,6 +243,33 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream);
 CUresult cuEventRecord(void *event, CUstream stream);
 CUresult cuEventSynchronize(void *event);
 CUresult cuCtxSynchronize(void);
+/* Device memory (cuda_memory.c). Allocations use the calling thread's
+ * current context's device (CUDA_ERROR_INVALID_CONTEXT without one). */
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width_bytes,
+			    size_t height, unsigned int element_size_bytes);
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream stream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+				 CUstream stream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+				      CUmemoryPool pool, CUstream stream);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags);
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+			     CUdeviceptr addr, unsigned long long flags);
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle, unsigned long long flags);
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
 
 /* Runtime API (libsimrt.so). */
 cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
@@ -222,6 +287,17 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+/* Device memory (cuda_runtime_mem.c), each through the driver's exported
+ * function, so a tracer sees the driver call nested in the runtime's. */
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaMalloc(void **ptr, size_t size);
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream);
+cudaError_t cudaMallocAsync_ptsz(void **ptr, size_t size, cudaStream_t stream);
+cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags);
+cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height);
+cudaError_t cudaFree(void *ptr);
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream);
+cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream);
 
 /*
  * Kernel names as the simulated CUPTI hands them out (mangled, as CUPTI

@@ -391,7 +391,28 @@ typedef struct {
 	size_t struct_size;
 	PJRT_Extension_Base *extension_start;
 	PJRT_Buffer *buffer;
-} PJRT_Buffer_Destroy_Args;
+} PJRT_Buffer_Destroy_Args, PJRT_Buffer_Delete_Args;
+
+typedef struct {
+	size_t struct_size;
+	PJRT_Extension_Base *extension_start;
+	PJRT_Buffer *buffer;
+	bool is_deleted;		/* out */
+} PJRT_Buffer_IsDeleted_Args;
+
+/* Minor 94 only (slot 112): a buffer of a shape, contents undefined. */
+typedef struct {
+	size_t struct_size;
+	PJRT_Extension_Base *extension_start;
+	PJRT_Client *client;
+	const int64_t *shape_dims;
+	size_t shape_num_dims;
+	PJRT_Buffer_Type shape_element_type;
+	void *shape_layout;		/* PJRT_Buffer_MemoryLayout *, may be NULL */
+	PJRT_Device *device;
+	PJRT_Memory *memory;
+	PJRT_Buffer *buffer;		/* out */
+} PJRT_Client_CreateUninitializedBuffer_Args;
 
 typedef struct {
 	size_t struct_size;
@@ -570,6 +591,13 @@ _Static_assert(offsetof(PJRT_Client_BufferFromHostBuffer_Args, dims) == 40, "");
 _Static_assert(offsetof(PJRT_Client_BufferFromHostBuffer_Args, device) == 80, "");
 _Static_assert(offsetof(PJRT_Client_BufferFromHostBuffer_Args, done_with_host_buffer) == 104, "");
 _Static_assert(offsetof(PJRT_Client_BufferFromHostBuffer_Args, buffer) == 112, "");
+_Static_assert(sizeof(PJRT_Client_CreateUninitializedBuffer_Args) == 80, "uninit");
+_Static_assert(offsetof(PJRT_Client_CreateUninitializedBuffer_Args, shape_dims) == 24, "");
+_Static_assert(offsetof(PJRT_Client_CreateUninitializedBuffer_Args, shape_num_dims) == 32, "");
+_Static_assert(offsetof(PJRT_Client_CreateUninitializedBuffer_Args, shape_element_type) == 40, "");
+_Static_assert(offsetof(PJRT_Client_CreateUninitializedBuffer_Args, device) == 56, "");
+_Static_assert(offsetof(PJRT_Client_CreateUninitializedBuffer_Args, buffer) == 72, "");
+_Static_assert(sizeof(PJRT_Buffer_IsDeleted_Args) == 32, "IsDeleted");
 _Static_assert(sizeof(PJRT_Buffer_ToHostBuffer_Args) == 56, "D2H");
 _Static_assert(offsetof(PJRT_Buffer_ToHostBuffer_Args, dst) == 32, "");
 _Static_assert(offsetof(PJRT_Buffer_ToHostBuffer_Args, event) == 48, "");

@@ -38,6 +38,7 @@ struct sim_options {
 	int64_t clock_drift_ppb;
 	uint64_t clock_offset;
 	uint64_t compile_ns;
+	uint64_t device_memory;		/* bytes of each core's memory */
 };
 
 /* Defaults, then ACCELTRACE_SIM_* environment, then create_options. */
@@ -118,7 +119,9 @@ struct PJRT_Buffer {
 	int refs;
 	size_t bytes;
 	PJRT_Buffer_Type type;
-	void *data;
+	void *data;			/* NULL: never written (reads give zeros) */
+	bool deleted;			/* Buffer_Delete: its memory is gone */
+	bool charged;			/* its bytes count against its core */
 	PJRT_Event *ready;		/* ready once the contents are defined */
 };
 
@@ -141,7 +144,14 @@ PJRT_Client *sim_client_get(void);
 void sim_client_put(PJRT_Client *c);
 /* The core of `dev` in `c`, or -1 if it is not one of c's devices. */
 int sim_device_core(PJRT_Client *c, const void *dev);
-PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes);
+/* A buffer of `bytes` on `core`; `backed` gives it host memory for its
+ * contents (an H2D copy's), else it reads as zeros. NULL with errno ENOSPC
+ * when the core's memory (sim_device_memory) cannot hold it, else ENOMEM. */
+PJRT_Buffer *sim_buffer_new(PJRT_Client *c, int core, size_t bytes, bool backed);
+/* RESOURCE_EXHAUSTED for a failed sim_buffer_new, saying which memory. */
+PJRT_Error *sim_buffer_error(int core, size_t bytes);
+/* Each core's memory from now on (Client_Create sets it). */
+void sim_buffer_set_capacity(uint64_t bytes);
 void sim_buffer_unref(PJRT_Buffer *b);
 void sim_executable_unref(PJRT_LoadedExecutable *exe);
 /* The device finished `core` of `e`; runs on the runtime thread. */

@@ -58,6 +58,17 @@ static void truth_client(PJRT_Client *c, uint64_t t0, uint64_t t1)
 	tl_bool(&l, "submit_ioctl", c->opt.submit_ioctl);
 	tl_str(&l, "trace_dir", c->opt.trace_dir);
 	tl_u64(&l, "trace_records", c->opt.trace_records);
+	/* The PJRT_Device handles, by core: how a tracer keying memory by
+	 * handle is checked against the truth's device numbers. */
+	tl_key(&l, "devices");
+	tl_raw(&l, "[", 1);
+	for (int i = 0; i < c->cores; i++) {
+		if (i)
+			tl_raw(&l, ",", 1);
+		tl_put_u64(&l, (uint64_t)(uintptr_t)c->device_ptrs[i]);
+	}
+	tl_raw(&l, "]", 1);
+	tl_u64(&l, "device_memory", c->opt.device_memory);
 	truth_commit(&l);
 
 	tl_begin_dev(&l, "device_clock");
@@ -120,6 +131,7 @@ PJRT_Error *sim_PJRT_Client_Create(void *args)
 	}
 	sim_client = c;		/* reserved; published complete below */
 	pthread_mutex_unlock(&sim_client_lock);
+	sim_buffer_set_capacity(c->opt.device_memory);
 
 	c->cores = c->opt.cores;
 	for (i = 0; i < c->cores; i++) {

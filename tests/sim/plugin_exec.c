@@ -201,6 +201,10 @@ static PJRT_Error *check_execute(PJRT_LoadedExecutable_Execute_Args *a, int *cor
 				return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
 						 "argument %zu of device %zu is not a "
 						 "buffer of this client", i, d);
+			if (b->deleted)
+				return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
+						 "argument %zu of device %zu has been deleted",
+						 i, d);
 			if (b->core != core_of[d])
 				return sim_error(PJRT_Error_Code_INVALID_ARGUMENT,
 						 "argument %zu of device %zu is on device %d",
@@ -244,15 +248,19 @@ PJRT_Error *sim_PJRT_LoadedExecutable_Execute(void *args)
 	e->dev.correlation_id = launch_id ? launch_id :
 		(1ull << 63) | __atomic_add_fetch(&c->exec_seq, 1, __ATOMIC_RELAXED);
 	for (d = 0; d < ndev; d++) {
-		PJRT_Buffer *out = sim_buffer_new(c, core_of[d], exe->prog.output_bytes);
+		PJRT_Buffer *out = sim_buffer_new(c, core_of[d], exe->prog.output_bytes, false);
 		PJRT_Event *ev = NULL;
 
 		if (!out || (a->device_complete_events && !(ev = sim_event_new()))) {
+			PJRT_Error *oom = out ? sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
+							  "out of memory") :
+				sim_buffer_error(core_of[d], exe->prog.output_bytes);
+
 			sim_buffer_unref(out);
 			e->ndev = d;
 			drop_caller_refs(a, e);
 			exec_free(e);
-			return sim_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+			return oom;
 		}
 		e->core_of[d] = core_of[d];
 		e->dev.core_mask |= 1u << core_of[d];

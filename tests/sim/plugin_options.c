@@ -38,6 +38,7 @@ static const struct opt_desc descs[] = {
 	{ "sim_clock_drift_ppb", OPT_INT, OFF(clock_drift_ppb), -1000000, 1000000 },
 	{ "sim_clock_offset", OPT_INT, OFF(clock_offset), 0, 1ll << 62 },
 	{ "sim_compile_ns", OPT_INT, OFF(compile_ns), 0, 600000000000ll },
+	{ "sim_device_memory", OPT_INT, OFF(device_memory), 1, 1ll << 50 },
 };
 
 static int set_int(const struct opt_desc *d, struct sim_options *o, int64_t v,
@@ -123,6 +124,7 @@ int sim_options_parse(struct sim_options *o, const PJRT_NamedValue *v, size_t n,
 	o->clock_drift_ppb = 37000;
 	o->clock_offset = 5000000000000ull;
 	o->compile_ns = 20000000;
+	o->device_memory = 32ull << 30;		/* a TPU v4 core's HBM */
 
 	for (j = 0; j < sizeof(descs) / sizeof(descs[0]); j++) {
 		const char *s;

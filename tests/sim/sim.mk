@@ -32,7 +32,7 @@ SIM_PLUGIN_SRCS := plugin_api plugin_error plugin_event plugin_client \
 	plugin_profiler \
 	devnode device devclock devtrace_writer sim_program sim_fs
 SIM_TRAINER_SRCS := trainer_main trainer_flags trainer_pjrt trainer_input \
-	trainer_feed trainer_loop trainer_threads trainer_queue devnode_setup sim_fs
+	trainer_feed trainer_loop trainer_mem trainer_threads trainer_queue devnode_setup sim_fs
 # Pieces the tests link directly.
 SIM_LIB_SRCS := devclock devtrace_writer devtrace_reader sim_program
 
@@ -98,18 +98,20 @@ $(SIM_CUDA_OUT)/%.o: tests/sim/%.c tests/sim/sim.mk | $(DEPS_STAMP) $(SIM_CUDA_O
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(SIM_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(SIM_CUDA_DRV): $(SIM_CUDA_OUT)/cuda_driver.o
+$(SIM_CUDA_DRV): $(SIM_CUDA_OUT)/cuda_driver.o $(SIM_CUDA_OUT)/cuda_memory.o
 	$(call msg,LIB,$@)
 	$(Q)$(CC) -shared -s -Wl,-soname,libsimdrv.so -o $@ $^ -ldl -lpthread
 
-$(SIM_CUDA_RT): $(SIM_CUDA_OUT)/cuda_runtime.o $(SIM_CUDA_DRV)
+$(SIM_CUDA_RT): $(SIM_CUDA_OUT)/cuda_runtime.o $(SIM_CUDA_OUT)/cuda_runtime_mem.o $(SIM_CUDA_DRV)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) -shared -s -Wl,-soname,libsimrt.so -o $@ $(SIM_CUDA_OUT)/cuda_runtime.o \
+		$(SIM_CUDA_OUT)/cuda_runtime_mem.o \
 		-L$(SIM_CUDA_OUT) -lsimdrv -Wl,-rpath,'$$ORIGIN' -lpthread
 
-$(SIM_CUDA_APP): $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_RT) $(SIM_CUDA_DRV) $(SIM_TRUTH_LIB)
+$(SIM_CUDA_APP): $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_OUT)/cuda_app_mem.o $(SIM_CUDA_RT) \
+		$(SIM_CUDA_DRV) $(SIM_TRUTH_LIB)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) -o $@ $(SIM_CUDA_OUT)/cuda_app.o -L$(SIM_CUDA_OUT) -lsimrt -lsimdrv \
+	$(Q)$(CC) -o $@ $(SIM_CUDA_OUT)/cuda_app.o $(SIM_CUDA_OUT)/cuda_app_mem.o -L$(SIM_CUDA_OUT) -lsimrt -lsimdrv \
 		-L$(SIM_OUT) -lsimtruth -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' -lpthread
 
 # The simulated CUPTI: the real soname and exported names, nothing else

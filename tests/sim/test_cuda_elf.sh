@@ -23,7 +23,10 @@ prologue() {
 }
 
 drv_api="cuCtxSynchronize cuEventRecord cuEventSynchronize cuGraphLaunch cuInit cuLaunchKernel cuMemcpyDtoHAsync_v2 cuMemcpyHtoDAsync_v2 cuMemsetD8Async cuStreamSynchronize"
+# Device memory (cuda_memory.c): every one is probed.
+drv_mem="cuCtxPushCurrent_v2 cuCtxSetCurrent cuDevicePrimaryCtxRetain cuMemAddressFree cuMemAddressReserve cuMemAlloc_v2 cuMemAllocAsync cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemAllocManaged cuMemAllocPitch_v2 cuMemCreate cuMemFree_v2 cuMemFreeAsync cuMemFreeAsync_ptsz cuMemMap cuMemRelease cuMemUnmap"
 rt_api="cudaDeviceSynchronize cudaEventRecord cudaEventSynchronize cudaGraphLaunch cudaLaunchKernel cudaLaunchKernelExC cudaLaunchKernel_ptsz cudaMemcpy cudaMemcpyAsync cudaMemsetAsync cudaStreamSynchronize"
+rt_mem="cudaFree cudaFreeAsync cudaFreeAsync_ptsz cudaMalloc cudaMallocAsync cudaMallocAsync_ptsz cudaMallocManaged cudaMallocPitch cudaSetDevice"
 cupti_api="cuptiActivityDisable cuptiActivityEnable cuptiActivityFlushAll cuptiActivityGetNextRecord cuptiActivityGetNumDroppedRecords cuptiActivityRegisterCallbacks cuptiActivityRegisterTimestampCallback cuptiGetCallbackName cuptiGetResultString cuptiGetTimestamp cuptiGetVersion cuptiSetThreadIdType"
 
 for f in libsimdrv.so libsimrt.so libcupti.so.13; do
@@ -31,18 +34,19 @@ for f in libsimdrv.so libsimrt.so libcupti.so.13; do
 done
 
 got=$(exports "$cuda/libsimdrv.so")
-want=$(tr ' ' '\n' <<<"$drv_api cuGetExportTable" | sort | tr '\n' ' ')
+want=$(tr ' ' '\n' <<<"$drv_api $drv_mem cuGetExportTable" | sort | tr '\n' ' ')
 [[ $got == "$want" ]] || fail "libsimdrv.so exports '$got', expected '$want'"
 got=$(exports "$cuda/libsimrt.so")
-[[ ${got% } == "$rt_api" ]] || fail "libsimrt.so exports '$got', expected '$rt_api'"
+want=$(tr ' ' '\n' <<<"$rt_api $rt_mem" | sort | tr '\n' ' ')
+[[ $got == "$want" ]] || fail "libsimrt.so exports '$got', expected '$want'"
 got=$(exports "$cuda/libcupti.so.13")
 [[ ${got% } == "$cupti_api" ]] || fail "libcupti.so.13 exports '$got', expected '$cupti_api'"
 
-for sym in $drv_api; do
+for sym in $drv_api $drv_mem; do
 	b=$(prologue "$cuda/libsimdrv.so" "$sym")
 	[[ $b == f30f1efa55 ]] || fail "libsimdrv.so $sym begins '$b'"
 done
-for sym in $rt_api; do
+for sym in $rt_api $rt_mem; do
 	b=$(prologue "$cuda/libsimrt.so" "$sym")
 	[[ $b == f30f1efa55 ]] || fail "libsimrt.so $sym begins '$b'"
 done

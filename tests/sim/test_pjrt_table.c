@@ -123,7 +123,8 @@ static const char *const implemented[] = {
 	"Client_Devices", "Client_AddressableDevices", "Client_Compile",
 	"Client_BufferFromHostBuffer", "LoadedExecutable_Destroy",
 	"LoadedExecutable_Execute", "Buffer_Destroy", "Buffer_OnDeviceSizeInBytes",
-	"Buffer_ToHostBuffer", "Buffer_ReadyEvent",
+	"Buffer_ToHostBuffer", "Buffer_ReadyEvent", "Buffer_Delete", "Buffer_IsDeleted",
+	"Client_CreateUninitializedBuffer",
 };
 
 struct plugin {

@@ -59,6 +59,11 @@ struct trainer_config {
 	int init_programs;		/* one-off programs run before the first step */
 	uint64_t eval_every;		/* an eval program after every N train steps (0 = never) */
 	uint64_t eval_ns;		/* its device time (0 = the step time) */
+	uint64_t eval_steps;		/* eval executions per eval phase (default 1) */
+	uint64_t eval_mem;		/* bytes per device held during an eval phase */
+	uint64_t mem_leak;		/* bytes kept on device 0 each train step */
+	uint64_t output_bytes;		/* each execution output's size (default 1024) */
+	uint64_t device_memory;		/* sim_device_memory (0: the plugin's) */
 	uint64_t clock_rate_hz;		/* 0: the plugin's default */
 	int64_t clock_drift_ppb;
 	bool clock_drift_set;
@@ -129,16 +134,25 @@ int pjrt__compile(struct pjrt *p, const char *code, PJRT_LoadedExecutable **exe)
 void pjrt__executable_free(struct pjrt *p, PJRT_LoadedExecutable *exe);
 
 typedef void (*pjrt_ready_fn)(void *ctx, PJRT_Error *err);
+/* Asks each output's size (Buffer_OnDeviceSizeInBytes) into out_bytes. */
 int pjrt__execute(struct pjrt *p, PJRT_LoadedExecutable *exe, int launch_id,
 		  int ndev, PJRT_Buffer *const *args /* [ndev] or NULL */,
-		  PJRT_Buffer **outs /* [ndev] */, PJRT_Event **events /* [ndev] */);
+		  PJRT_Buffer **outs /* [ndev] */, PJRT_Event **events /* [ndev] */,
+		  size_t *out_bytes /* [ndev] */);
 /* Event_OnReady with the one static callback; fn(ctx, err) runs once. */
 int pjrt__on_ready(struct pjrt *p, PJRT_Event *ev, pjrt_ready_fn fn, void *ctx);
 int pjrt__h2d(struct pjrt *p, const void *data, size_t bytes, int device,
 	      PJRT_Buffer **out);
 /* Size query, ToHostBuffer, Event_Await: blocks until the bytes arrive. */
 int pjrt__d2h(struct pjrt *p, PJRT_Buffer *b, void *dst, size_t cap);
-void pjrt__buffer_free(struct pjrt *p, PJRT_Buffer *b);
+/* A buffer of `bytes` with no contents yet: Client_CreateUninitializedBuffer
+ * (BufferFromHostBuffer of zeros at minor 26, which lacks it). -ENOMEM when
+ * the device's memory is full (said once on stderr, and in the truth). */
+int pjrt__create_buffer(struct pjrt *p, size_t bytes, int device, PJRT_Buffer **out);
+/* Buffer_Destroy of a buffer of `bytes` on `device` (for the truth). */
+void pjrt__buffer_free(struct pjrt *p, PJRT_Buffer *b, int device, size_t bytes);
+/* Buffer_Delete (the memory goes), then Buffer_Destroy (the handle). */
+void pjrt__buffer_delete(struct pjrt *p, PJRT_Buffer *b, int device, size_t bytes);
 void pjrt__event_free(struct pjrt *p, PJRT_Event *ev);
 void pjrt__error_free(struct pjrt *p, PJRT_Error *err);
 /* The plugin's PJRT profiler extension, as XLA's PluginTracer uses it:
@@ -154,6 +168,17 @@ int pjrt__profiler_finish(struct pjrt *p, struct pjrt_profiler *pr, const char *
 /* The TPU C API feed functions, looked up with dlsym. */
 int pjrt__infeed(struct pjrt *p, int device, const void *data, size_t bytes, bool raw);
 int pjrt__outfeed(struct pjrt *p, int device, void *data, size_t bytes, bool raw);
+
+/* ---------------------------------------------------------------- memory */
+
+/* The train step in progress for the memory truth (-1: none). */
+void trainer_mem_set_step(int64_t step);
+/* A failed "mem_alloc" line: result = the PJRT error code. */
+void trainer_mem_failed(const char *api, int device, size_t bytes, uint64_t t_call,
+			uint64_t t_return, const char *size_from, int code);
+/* A "mem_alloc" (size_from not NULL) or "mem_free" line, layer pjrt_buffers. */
+void trainer_mem_truth(const char *type, const char *api, int device, const PJRT_Buffer *b,
+		       size_t bytes, uint64_t t_call, uint64_t t_return, const char *size_from);
 
 /* ---------------------------------------------------------------- input */
 

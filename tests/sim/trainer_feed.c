@@ -47,7 +47,7 @@ static void free_dev_batch(struct feeder *f, struct dev_batch *db)
 	int d;
 
 	for (d = 0; d < f->ndev; d++)
-		pjrt__buffer_free(f->p, db->bufs[d]);
+		pjrt__buffer_free(f->p, db->bufs[d], d, slice_bytes(f));
 	free(db);
 }
 

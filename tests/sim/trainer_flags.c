@@ -18,7 +18,8 @@ enum {
 	OPT_SUBMIT_IOCTL, OPT_TRACE_RECORDS, OPT_TRACE_DIR, OPT_NO_DEVTRACE, OPT_PROFILE,
 	OPT_DEVICE_DIR,
 	OPT_NO_NODE, OPT_TRUTH, OPT_NO_TRUTH_OPS, OPT_TRAINERS, OPT_COMPILE_MS, OPT_INIT_PROGRAMS,
-	OPT_EVAL_EVERY, OPT_EVAL_TIME,
+	OPT_EVAL_EVERY, OPT_EVAL_TIME, OPT_EVAL_STEPS, OPT_EVAL_MEM, OPT_MEM_LEAK,
+	OPT_OUTPUT_BYTES, OPT_DEVICE_MEMORY,
 	OPT_CLOCK_RATE, OPT_CLOCK_DRIFT, OPT_CLOCK_OFFSET, OPT_KEEP_FILES,
 	OPT_MAIN_THREAD_NAME,
 };
@@ -67,6 +68,11 @@ static const struct flag flags[] = {
 	{ { "init-programs", 1, 0, OPT_INIT_PROGRAMS }, "N", "start-up: N one-off programs (jit_init_<i>), each compiled and run once before the training step is compiled (default 0)" },
 	{ { "eval-every", 1, 0, OPT_EVAL_EVERY }, "N", "train/eval alternation: after every N train steps run the eval program (eval_step) once (default 0 = never)" },
 	{ { "eval-time", 1, 0, OPT_EVAL_TIME }, "DUR", "device time of one eval execution (default: the step time)" },
+	{ { "eval-steps", 1, 0, OPT_EVAL_STEPS }, "K", "eval executions per eval phase (default 1)" },
+	{ { "eval-mem", 1, 0, OPT_EVAL_MEM }, "BYTES", "each device holds an extra working set of BYTES during an eval phase (default 0)" },
+	{ { "mem-leak", 1, 0, OPT_MEM_LEAK }, "BYTES", "each train step keeps one more buffer of BYTES on device 0, never freed (default 0)" },
+	{ { "output-bytes", 1, 0, OPT_OUTPUT_BYTES }, "BYTES", "size of each execution output buffer (default 1024)" },
+	{ { "device-memory", 1, 0, OPT_DEVICE_MEMORY }, "BYTES", "each TPU core's memory (plugin option sim_device_memory; default 32 GiB)" },
 	{ { "clock-rate", 1, 0, OPT_CLOCK_RATE }, "HZ", "device clock rate (default 940000000)" },
 	{ { "clock-drift-ppb", 1, 0, OPT_CLOCK_DRIFT }, "N", "device clock drift against CLOCK_MONOTONIC (default 37000)" },
 	{ { "clock-offset", 1, 0, OPT_CLOCK_OFFSET }, "TICKS", "device clock reading at client creation (default 5e12)" },
@@ -203,6 +209,8 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 	cfg->truth_ops = true;
 	cfg->trainers = 1;
 	cfg->compile_ms = -1;
+	cfg->eval_steps = 1;
+	cfg->output_bytes = 1024;
 
 	for (i = 0; i < NFLAGS; i++)
 		opts[i] = flags[i].opt;
@@ -302,6 +310,15 @@ int trainer_flags_parse(int argc, char **argv, struct trainer_config *cfg)
 			break;
 		case OPT_EVAL_EVERY: err = parse_u64(name, optarg, 0, 1000000000, &cfg->eval_every); break;
 		case OPT_EVAL_TIME: err = parse_dur(name, optarg, &cfg->eval_ns); break;
+		case OPT_EVAL_STEPS: err = parse_u64(name, optarg, 1, 1000000, &cfg->eval_steps); break;
+		case OPT_EVAL_MEM: err = parse_u64(name, optarg, 0, 1ull << 40, &cfg->eval_mem); break;
+		case OPT_MEM_LEAK: err = parse_u64(name, optarg, 0, 1ull << 40, &cfg->mem_leak); break;
+		case OPT_DEVICE_MEMORY:
+			err = parse_u64(name, optarg, 1, 1ull << 50, &cfg->device_memory);
+			break;
+		case OPT_OUTPUT_BYTES:
+			err = parse_u64(name, optarg, 1, 1ull << 32, &cfg->output_bytes);
+			break;
 		case OPT_CLOCK_RATE: err = parse_u64(name, optarg, 1000, 10000000000ull, &cfg->clock_rate_hz); break;
 		case OPT_CLOCK_DRIFT: {
 			char *end;

@@ -27,6 +27,7 @@ struct step_slot {
 	int ndev;
 	PJRT_Buffer *inputs[SIM_MAX_CORES];
 	PJRT_Buffer *outputs[SIM_MAX_CORES];
+	size_t output_bytes[SIM_MAX_CORES];
 	PJRT_Event *events[SIM_MAX_CORES];
 	struct loop *loop;
 	struct dev_ctx {
@@ -78,10 +79,11 @@ char *trainer_program_text(const struct trainer_config *cfg, bool long_op)
 			 "ENTRY %%long_step (batch: u8[%zu]) -> f32[256] {\n"
 			 "  %%convolution.77 = f32[4096,4096]{1,0} convolution(%%batch, %%w), "
 			 "window={size=7x7}, sim_ns=%llu, sim_flops=%llu, sim_bytes=%llu\n"
-			 "  ROOT %%reduce.78 = f32[256]{0} reduce(%%convolution.77), sim_output_bytes=1024\n"
+			 "  ROOT %%reduce.78 = f32[256]{0} reduce(%%convolution.77), sim_output_bytes=%llu\n"
 			 "}\n", slice, slice, (unsigned long long)d,
 			 (unsigned long long)(d / 1000 * 275000),
-			 (unsigned long long)(d / 1000 * 1200));
+			 (unsigned long long)(d / 1000 * 1200),
+			 (unsigned long long)cfg->output_bytes);
 		return s;
 	}
 	if (feed) {
@@ -117,7 +119,8 @@ char *trainer_program_text(const struct trainer_config *cfg, bool long_op)
 				"sim_bytes=%d\n", (unsigned long long)out_ns,
 				TRAINER_OUTFEED_BYTES);
 	snprintf(s + len, n - (size_t)len,
-		 "  ROOT %%tuple.5 = (f32[256]{0}) tuple(%%all-reduce.3), sim_output_bytes=1024\n}\n");
+		 "  ROOT %%tuple.5 = (f32[256]{0}) tuple(%%all-reduce.3), sim_output_bytes=%llu\n}\n",
+		 (unsigned long long)cfg->output_bytes);
 	return s;
 }
 
@@ -134,9 +137,9 @@ char *trainer_eval_program_text(const struct trainer_config *cfg)
 		 "ENTRY %%eval_step (batch: u8[%zu]) -> f32[256] {\n"
 		 "  %%convolution.11 = f32[128,56,56,64]{3,2,1,0} convolution(%%batch, %%w), "
 		 "window={size=3x3 pad=1_1x1_1}, sim_ns=%llu, sim_flops=%llu, sim_bytes=%llu\n"
-		 "  ROOT %%tuple.12 = (f32[256]{0}) tuple(%%convolution.11), sim_output_bytes=1024\n"
+		 "  ROOT %%tuple.12 = (f32[256]{0}) tuple(%%convolution.11), sim_output_bytes=%llu\n"
 		 "}\n", slice, slice, (unsigned long long)t, (unsigned long long)(t * 275),
-		 (unsigned long long)(t * 1200 / 1000));
+		 (unsigned long long)(t * 1200 / 1000), (unsigned long long)cfg->output_bytes);
 	return s;
 }
 
@@ -223,8 +226,9 @@ static void reap(struct loop *l)
 		pthread_mutex_unlock(&l->lock);
 		write_step(s);
 		for (d = 0; d < s->ndev; d++) {
-			pjrt__buffer_free(l->p, s->inputs[d]);
-			pjrt__buffer_free(l->p, s->outputs[d]);
+			pjrt__buffer_free(l->p, s->inputs[d], d,
+					  l->cfg->batch_bytes / (size_t)s->ndev);
+			pjrt__buffer_free(l->p, s->outputs[d], d, s->output_bytes[d]);
 		}
 		memset(s, 0, sizeof(*s));
 		l->reaped++;
@@ -323,7 +327,8 @@ static int launch(struct loop *l, struct step_slot *s, PJRT_LoadedExecutable *ex
 	s->used = true;
 	l->launched++;
 	err = pjrt__execute(l->p, exe, (int)s->step, s->ndev,
-			    with_args ? s->inputs : NULL, s->outputs, s->events);
+			    with_args ? s->inputs : NULL, s->outputs, s->events,
+			    s->output_bytes);
 	if (err) {
 		s->remaining = 0;
 		s->failed = true;
@@ -345,23 +350,44 @@ static int launch(struct loop *l, struct step_slot *s, PJRT_LoadedExecutable *ex
 #define EVAL_LAUNCH_BASE 1500000000ull
 
 /*
- * Train/eval alternation: the eval program runs once, without input (its
- * batch is the train step's, as a held-out set would be), in a slot of its
- * own; its truth records are steps of module eval_step with launch id
- * EVAL_LAUNCH_BASE + k, so the train steps stay 1, 2, ...
+ * Train/eval alternation: an eval phase runs the eval program K times
+ * (--eval-steps), without input (its batch is the train step's, as a
+ * held-out set would be), each in a slot of its own; its truth records are
+ * steps of module eval_step with launch ids EVAL_LAUNCH_BASE + 1, + 2, ...
+ * across phases, so the train steps stay 1, 2, ... With --eval-mem each
+ * device holds a working set of that many bytes from before the phase's
+ * first execution until its last has completed, then deletes it
+ * (Buffer_Delete, then Buffer_Destroy, as JAX's Array.delete()).
  */
-static int run_eval(struct loop *l, PJRT_LoadedExecutable *evalx, uint64_t k)
+static int run_eval(struct loop *l, PJRT_LoadedExecutable *evalx, uint64_t phase)
 {
+	const struct trainer_config *cfg = l->cfg;
+	PJRT_Buffer *work[SIM_MAX_CORES] = { 0 };
+	int ndev = pjrt__num_devices(l->p), d, err = 0;
 	struct step_slot *s;
+	uint64_t k;
 
-	if (!wait_inflight(l, l->launched, (uint64_t)l->cfg->max_inflight))
-		return 0;
-	s = &l->slots[l->launched % (uint64_t)l->nslots];
-	memset(s, 0, sizeof(*s));
-	s->step = EVAL_LAUNCH_BASE + k;
-	s->module = "eval_step";
-	s->t_start = truth_now();
-	return launch(l, s, evalx, false);
+	/* A device too full for its working set evaluates without it. */
+	for (d = 0; cfg->eval_mem && d < ndev && (!err || err == -ENOMEM); d++)
+		err = pjrt__create_buffer(l->p, cfg->eval_mem, d, &work[d]);
+	if (err == -ENOMEM)
+		err = 0;
+	for (k = 0; k < cfg->eval_steps && !err; k++) {
+		if (!wait_inflight(l, l->launched, (uint64_t)cfg->max_inflight))
+			break;
+		s = &l->slots[l->launched % (uint64_t)l->nslots];
+		memset(s, 0, sizeof(*s));
+		s->step = EVAL_LAUNCH_BASE + (phase - 1) * cfg->eval_steps + k + 1;
+		s->module = "eval_step";
+		s->t_start = truth_now();
+		err = launch(l, s, evalx, false);
+	}
+	if (cfg->eval_mem) {
+		wait_inflight(l, l->launched, 1);
+		for (d = 0; d < ndev; d++)
+			pjrt__buffer_delete(l->p, work[d], d, cfg->eval_mem);
+	}
+	return err;
 }
 
 /*
@@ -404,7 +430,8 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 	PJRT_LoadedExecutable *train = NULL, *longx = NULL, *evalx = NULL;
 	struct loop l = { .cfg = cfg, .p = p, .f = f, .last_flush = truth_now() };
 	uint64_t t_begin = truth_now(), step;
-	unsigned char loss[4096];
+	size_t loss_size = cfg->output_bytes > 4096 ? cfg->output_bytes : 4096;
+	unsigned char *loss = NULL;
 	char *text;
 	int err;
 
@@ -412,9 +439,10 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 	pthread_cond_init(&l.cond, NULL);
 	l.nslots = cfg->max_inflight + 1;
 	l.slots = calloc((size_t)l.nslots, sizeof(*l.slots));
+	loss = malloc(loss_size);
 	res->steps = 0;
 	res->reason = "error";
-	if (!l.slots) {
+	if (!l.slots || !loss) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -469,6 +497,17 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		s->step = step;
 		s->module = is_long ? "long_step" : "train_step";
 		s->t_start = truth_now();
+		trainer_mem_set_step((int64_t)step);
+		if (cfg->mem_leak) {
+			PJRT_Buffer *leaked;
+
+			/* Kept and never freed: the reference is dropped. A
+			 * full device fails it (in the truth) and the run goes on. */
+			err = pjrt__create_buffer(p, cfg->mem_leak, 0, &leaked);
+			if (err && err != -ENOMEM)
+				break;
+			err = 0;
+		}
 		if (cfg->feed == FEED_BUFFER) {
 			err = feeder__next(f, s->inputs, &s->input_wait_ns);
 			if (err) {
@@ -487,7 +526,7 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 		if (cfg->fetch_every && step % cfg->fetch_every == 0 &&
 		    !(longx && step >= cfg->long_device_op_step &&
 		      step < cfg->long_device_op_step + (uint64_t)cfg->max_inflight)) {
-			err = pjrt__d2h(p, s->outputs[0], loss, sizeof(loss));
+			err = pjrt__d2h(p, s->outputs[0], loss, loss_size);
 			if (err && !stopping())
 				break;
 			err = 0;
@@ -502,6 +541,7 @@ int trainer_loop(const struct trainer_config *cfg, struct pjrt *p,
 	/* Let what is in flight finish (a signal cancels it instead). */
 	wait_inflight(&l, l.launched, 1);
 out:
+	trainer_mem_set_step(-1);
 	if (err)
 		res->reason = "error";
 	if (l.slots && l.reaped < l.launched) {
@@ -516,6 +556,7 @@ out:
 	pjrt__executable_free(p, longx);
 	pjrt__executable_free(p, evalx);
 	free(l.slots);
+	free(loss);
 	pthread_cond_destroy(&l.cond);
 	pthread_mutex_destroy(&l.lock);
 	return err;

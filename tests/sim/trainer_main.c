@@ -194,6 +194,8 @@ static size_t client_options(const struct trainer_config *cfg, const struct path
 		OPT_INT("sim_clock_drift_ppb", cfg->clock_drift_ppb);
 	if (cfg->clock_offset)
 		OPT_INT("sim_clock_offset", cfg->clock_offset);
+	if (cfg->device_memory)
+		OPT_INT("sim_device_memory", cfg->device_memory);
 	return n;
 }
 

@@ -54,6 +54,37 @@ static int report(struct pjrt *p, const char *what, PJRT_Error *err)
 	return -EIO;
 }
 
+static int error_code(struct pjrt *p, PJRT_Error *err)
+{
+	PJRT_Error_GetCode_Args a = {
+		.struct_size = PJRT_STRUCT_SIZE(PJRT_Error_GetCode_Args, code),
+		.error = err,
+	};
+
+	return fn(p, PJRT_SLOT_Error_GetCode)(&a) ? PJRT_Error_Code_UNKNOWN : a.code;
+}
+
+/*
+ * A buffer-making call's error: out of memory is recorded as a failed
+ * allocation and said once (a leak runs into it every step), -ENOMEM;
+ * anything else is reported, -EIO.
+ */
+static int buffer_error(struct pjrt *p, const char *api, PJRT_Error *err, int device,
+			size_t bytes, uint64_t t0)
+{
+	static bool said;
+	int code = error_code(p, err);
+
+	trainer_mem_failed(api, device, bytes, t0, truth_now(), "shape", code);
+	if (code != PJRT_Error_Code_RESOURCE_EXHAUSTED)
+		return report(p, api, err);
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		report(p, api, err);
+	else
+		pjrt__error_free(p, err);
+	return -ENOMEM;
+}
+
 void pjrt__error_free(struct pjrt *p, PJRT_Error *err)
 {
 	PJRT_Error_Destroy_Args a = {
@@ -238,7 +269,7 @@ void pjrt__executable_free(struct pjrt *p, PJRT_LoadedExecutable *exe)
 
 int pjrt__execute(struct pjrt *p, PJRT_LoadedExecutable *exe, int launch_id,
 		  int ndev, PJRT_Buffer *const *args, PJRT_Buffer **outs,
-		  PJRT_Event **events)
+		  PJRT_Event **events, size_t *out_bytes)
 {
 	PJRT_Buffer *const *arg_lists[SIM_MAX_CORES];
 	PJRT_Buffer **out_lists[SIM_MAX_CORES];
@@ -257,14 +288,35 @@ int pjrt__execute(struct pjrt *p, PJRT_LoadedExecutable *exe, int launch_id,
 		.output_lists = out_lists,
 		.device_complete_events = events,
 	};
-	int d;
+
+	uint64_t t0, t1;
+	int d, err;
 
 	for (d = 0; d < ndev; d++) {
 		arg_lists[d] = args ? &args[d] : NULL;
 		out_lists[d] = &outs[d];
 	}
-	return report(p, "PJRT_LoadedExecutable_Execute",
-		      fn(p, PJRT_SLOT_LoadedExecutable_Execute)(&a));
+	t0 = truth_now();
+	err = report(p, "PJRT_LoadedExecutable_Execute",
+		     fn(p, PJRT_SLOT_LoadedExecutable_Execute)(&a));
+	t1 = truth_now();
+	if (err)
+		return err;
+	/* A framework asks each output's size once: the call gives none. */
+	for (d = 0; d < ndev; d++) {
+		PJRT_Buffer_OnDeviceSizeInBytes_Args sz = {
+			.struct_size = PJRT_STRUCT_SIZE(PJRT_Buffer_OnDeviceSizeInBytes_Args,
+							on_device_size_in_bytes),
+			.buffer = outs[d],
+		};
+
+		err = report(p, "PJRT_Buffer_OnDeviceSizeInBytes",
+			     fn(p, PJRT_SLOT_Buffer_OnDeviceSizeInBytes)(&sz));
+		out_bytes[d] = err ? 0 : sz.on_device_size_in_bytes;
+		trainer_mem_truth("mem_alloc", "PJRT_LoadedExecutable_Execute", d, outs[d],
+				  out_bytes[d], t0, t1, "size_query");
+	}
+	return 0;
 }
 
 /* What the one callback runs: the caller's function and context. */
@@ -316,15 +368,84 @@ void pjrt__event_free(struct pjrt *p, PJRT_Event *ev)
 		report(p, "PJRT_Event_Destroy", fn(p, PJRT_SLOT_Event_Destroy)(&a));
 }
 
-void pjrt__buffer_free(struct pjrt *p, PJRT_Buffer *b)
+static void buffer_destroy(struct pjrt *p, PJRT_Buffer *b, int device, size_t bytes,
+			   bool freed)
 {
 	PJRT_Buffer_Destroy_Args a = {
 		.struct_size = PJRT_STRUCT_SIZE(PJRT_Buffer_Destroy_Args, buffer),
 		.buffer = b,
 	};
+	uint64_t t0 = truth_now();
 
-	if (b)
-		report(p, "PJRT_Buffer_Destroy", fn(p, PJRT_SLOT_Buffer_Destroy)(&a));
+	if (b && !report(p, "PJRT_Buffer_Destroy", fn(p, PJRT_SLOT_Buffer_Destroy)(&a)) &&
+	    !freed)
+		trainer_mem_truth("mem_free", "PJRT_Buffer_Destroy", device, b, bytes, t0,
+				  truth_now(), NULL);
+}
+
+void pjrt__buffer_free(struct pjrt *p, PJRT_Buffer *b, int device, size_t bytes)
+{
+	buffer_destroy(p, b, device, bytes, false);
+}
+
+void pjrt__buffer_delete(struct pjrt *p, PJRT_Buffer *b, int device, size_t bytes)
+{
+	PJRT_Buffer_Delete_Args a = {
+		.struct_size = PJRT_STRUCT_SIZE(PJRT_Buffer_Delete_Args, buffer),
+		.buffer = b,
+	};
+	uint64_t t0 = truth_now();
+	bool deleted;
+
+	if (!b)
+		return;
+	deleted = !report(p, "PJRT_Buffer_Delete", fn(p, PJRT_SLOT_Buffer_Delete)(&a));
+	if (deleted)
+		trainer_mem_truth("mem_free", "PJRT_Buffer_Delete", device, b, bytes, t0,
+				  truth_now(), NULL);
+	/* Destroying a deleted buffer frees the handle only. */
+	buffer_destroy(p, b, device, bytes, deleted);
+}
+
+int pjrt__create_buffer(struct pjrt *p, size_t bytes, int device, PJRT_Buffer **out)
+{
+	static const unsigned char zeros[65536];
+	int64_t dims[1] = { (int64_t)bytes };
+	PJRT_Client_CreateUninitializedBuffer_Args a = {
+		.struct_size = PJRT_STRUCT_SIZE(PJRT_Client_CreateUninitializedBuffer_Args,
+						buffer),
+		.client = p->client,
+		.shape_dims = dims,
+		.shape_num_dims = 1,
+		.shape_element_type = PJRT_Buffer_Type_U8,
+		.device = pjrt__device(p, device),
+	};
+	PJRT_Fn create = fn(p, PJRT_SLOT_Client_CreateUninitializedBuffer);
+	unsigned char *host;
+	PJRT_Error *perr;
+	uint64_t t0;
+	int err;
+
+	if (!create) {
+		/* Minor 26: a copy of zeros, from a host buffer as big. */
+		if (bytes <= sizeof(zeros))
+			return pjrt__h2d(p, zeros, bytes, device, out);
+		host = calloc(1, bytes);
+		if (!host)
+			return -ENOMEM;
+		err = pjrt__h2d(p, host, bytes, device, out);
+		free(host);
+		return err;
+	}
+	t0 = truth_now();
+	perr = create(&a);
+	if (perr)
+		return buffer_error(p, "PJRT_Client_CreateUninitializedBuffer", perr, device,
+				    bytes, t0);
+	trainer_mem_truth("mem_alloc", "PJRT_Client_CreateUninitializedBuffer", device,
+			  a.buffer, bytes, t0, truth_now(), "shape");
+	*out = a.buffer;
+	return 0;
 }
 
 int pjrt__h2d(struct pjrt *p, const void *data, size_t bytes, int device,
@@ -341,12 +462,16 @@ int pjrt__h2d(struct pjrt *p, const void *data, size_t bytes, int device,
 		.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
 		.device = pjrt__device(p, device),
 	};
-	int err;
+	uint64_t t0 = truth_now(), t1;
+	PJRT_Error *perr;
 
-	err = report(p, "PJRT_Client_BufferFromHostBuffer",
-		     fn(p, PJRT_SLOT_Client_BufferFromHostBuffer)(&a));
-	if (err)
-		return err;
+	perr = fn(p, PJRT_SLOT_Client_BufferFromHostBuffer)(&a);
+	t1 = truth_now();
+	if (perr)
+		return buffer_error(p, "PJRT_Client_BufferFromHostBuffer", perr, device, bytes,
+				    t0);
+	trainer_mem_truth("mem_alloc", "PJRT_Client_BufferFromHostBuffer", device, a.buffer,
+			  bytes, t0, t1, "shape");
 	pjrt__event_free(p, a.done_with_host_buffer);
 	*out = a.buffer;
 	return 0;

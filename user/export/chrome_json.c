@@ -4,7 +4,8 @@
  * TensorBoard's old viewer read), gzipped: process and thread names as
  * metadata events, a complete event ("X") per slice with its stats as
  * args, an instant ("i") for zero length, and flow events ("s" at the
- * launch, "f" at the device work) for each launch. Times are microseconds
+ * launch, "f" at the device work) for each launch; counters ("C") for
+ * device memory in use. Times are microseconds
  * with three exact decimals from the earliest slice's start (otherData's
  * zero_ns on the named clock): absolute clock readings in microseconds
  * would need more digits than readers' doubles hold.
@@ -64,6 +65,8 @@ static void track_names(struct json_writer *jw, const struct timeline *t)
 		case TRACK_DEVICE:
 			name_event(jw, tr, "process_name", tr->name);
 			break;
+		case TRACK_COUNTER:
+			break;	/* a counter is named by its events */
 		default:
 			name_event(jw, tr, "thread_name", tr->name);
 			break;
@@ -127,6 +130,26 @@ static void slice_event(struct json_writer *jw, const struct timeline *t,
 		flow_event(jw, tr, s->start_ns, s->flow_in, false, zero_ns);
 }
 
+/* A counter's values: "C" events named as the track, under its process. */
+static void counter_events(struct json_writer *jw, const struct timeline *t,
+			   const struct timeline_counter *c, uint64_t zero_ns)
+{
+	const struct timeline_track *tr = &t->tracks[c->track];
+
+	for (size_t i = 0; i < c->n; i++) {
+		jw_start_object(jw);
+		jw_string_field(jw, "ph", "C");
+		jw_string_field(jw, "name", tr->name);
+		jw_uint_field(jw, "pid", tr->json_pid);
+		ts_field(jw, "ts", c->ts_ns[i] - zero_ns);
+		jw_name(jw, "args");
+		jw_start_object(jw);
+		jw_int_field(jw, "bytes", c->bytes[i]);
+		jw_end_object(jw);
+		jw_end_object(jw);
+	}
+}
+
 int chrome_json_write_stream(const struct timeline *t, FILE *out, uint64_t *bytes)
 {
 	struct json_writer *jw;
@@ -135,10 +158,16 @@ int chrome_json_write_stream(const struct timeline *t, FILE *out, uint64_t *byte
 	FILE *in;
 
 	*bytes = 0;
-	zero_ns = t->n_slices ? UINT64_MAX : t->clock_at_zero;
+	zero_ns = UINT64_MAX;
 	for (size_t i = 0; i < t->n_slices; i++)
 		if (t->slices[i].start_ns < zero_ns)
 			zero_ns = t->slices[i].start_ns;
+	/* Memory timelines reach back hours before the first slice. */
+	for (size_t i = 0; i < t->n_counters; i++)
+		if (t->counters[i].n && t->counters[i].ts_ns[0] < zero_ns)
+			zero_ns = t->counters[i].ts_ns[0];
+	if (zero_ns == UINT64_MAX)
+		zero_ns = t->clock_at_zero;
 	g = gzip_stream__open(out, &in);
 	if (!g)
 		return -errno;
@@ -159,6 +188,8 @@ int chrome_json_write_stream(const struct timeline *t, FILE *out, uint64_t *byte
 		track_names(jw, t);
 		for (size_t i = 0; i < t->n_slices; i++)
 			slice_event(jw, t, &t->slices[i], zero_ns);
+		for (size_t i = 0; i < t->n_counters; i++)
+			counter_events(jw, t, &t->counters[i], zero_ns);
 		jw_end_array(jw);
 		jw_end_object(jw);
 		jw_free(jw);

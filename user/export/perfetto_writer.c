@@ -6,7 +6,8 @@
  * (it clears the incremental state), a TrackDescriptor per track, then
  * each track's slices as SLICE_BEGIN/SLICE_END (INSTANT for zero length)
  * with event names and annotation names interned (InternedData, sent with
- * the packet that first uses a name) and stats as debug annotations.
+ * the packet that first uses a name) and stats as debug annotations; then
+ * each counter's values (device memory in use, unit bytes).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ static void write_track(struct pw *w, const struct timeline_track *tr)
 	Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	Packet p;
 
 	packet_init(&p);
@@ -112,6 +114,11 @@ static void write_track(struct pw *w, const struct timeline_track *tr)
 		td.thread_name = (char *)tr->name;
 		d.thread = &td;
 		break;
+	case TRACK_COUNTER:
+		cd.has_unit = true;
+		cd.unit = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES;
+		d.counter = &cd;
+		__attribute__((fallthrough));	/* named like the other tracks */
 	default:
 		d.static_or_dynamic_name_case =
 			PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
@@ -246,6 +253,30 @@ static void write_event(struct pw *w, const struct timeline_slice *s, bool begin
 	pb_message_field(&w->o, TRACE_PACKET, &p.base);
 }
 
+/* A counter's values, one TYPE_COUNTER event each. */
+static void write_counter(struct pw *w, const struct timeline_counter *c)
+{
+	for (size_t i = 0; i < c->n && !w->o.err; i++) {
+		TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+		Packet p;
+
+		packet_init(&p);
+		p.has_timestamp = p.has_timestamp_clock_id = p.has_sequence_flags = true;
+		p.timestamp = c->ts_ns[i];
+		p.timestamp_clock_id = w->t->clock;
+		p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE;
+		te.has_track_uuid = te.has_type = true;
+		te.track_uuid = w->t->tracks[c->track].uuid;
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+		te.counter_value_field_case =
+			PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE;
+		te.counter_value = c->bytes[i];
+		p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+		p.track_event = &te;
+		pb_message_field(&w->o, TRACE_PACKET, &p.base);
+	}
+}
+
 /*
  * One track's slices (sorted outer to inner): each begin after the ends
  * of the open slices that finished by then, so equal times nest right.
@@ -311,6 +342,8 @@ int perfetto_write_stream(const struct timeline *t, FILE *out, uint64_t *bytes)
 			w.o.err = err;
 		i = j;
 	}
+	for (size_t k = 0; k < t->n_counters && !w.o.err; k++)
+		write_counter(&w, &t->counters[k]);
 	err = w.o.err;
 	if (!err && fflush(out))
 		err = -errno;

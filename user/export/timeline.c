@@ -7,6 +7,7 @@
 
 #include "export/timeline.h"
 #include "lib/hashmap.h"
+#include "reader/xspace_memory.h"
 
 /* Ids no Linux process has (above PID_MAX_LIMIT), for remapped ones. */
 #define REMAP_ID_BASE 0x10000000
@@ -158,6 +159,43 @@ static uint32_t small_id(int64_t v, uint32_t fallback)
 	return v > 0 && v < (int64_t)JSON_SYNTHETIC_TID_BASE ? (uint32_t)v : fallback;
 }
 
+/* The track of process pid (added when new) as its index + 1 in *proc. */
+static int process_track(struct timeline *t, size_t *cap, struct hashmap *procs, int64_t pid,
+			 const struct host_ctx *h, uintptr_t *proc)
+{
+	int ret;
+
+	*proc = (uintptr_t)hashmap__get(procs, (uint64_t)pid, 0);
+	if (*proc)
+		return 0;
+	ret = add_track(t, cap, (struct timeline_track){
+		.kind = TRACK_PROCESS, .pid = pid, .name = h->prefix ?: "",
+		.json_pid = small_id(pid, JSON_SYNTHETIC_TID_BASE + t->n_tracks),
+		.host = h->host,
+	});
+	if (ret || hashmap__put(procs, (uint64_t)pid, 0, (void *)(uintptr_t)t->n_tracks, NULL))
+		return -ENOMEM;
+	*proc = t->n_tracks;
+	return 0;
+}
+
+/* A slice per event, but for device memory: its allocations and frees
+ * (XProf hides them too) and its counter lines become counters. */
+static bool event_is_slice(const struct xs_event *e)
+{
+	return !xs_event_is_memory(e);
+}
+
+static bool line_has_slices(const struct xs_line *l)
+{
+	if (xs_line_is_memory_counter(l))
+		return false;
+	for (size_t k = 0; k < l->n_events; k++)
+		if (event_is_slice(&l->events[k]))
+			return true;
+	return false;
+}
+
 static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p,
 		       struct hashmap *procs, struct hashmap *threads, int64_t only,
 		       struct host_ctx *h)
@@ -171,20 +209,13 @@ static int host_tracks(struct timeline *t, size_t *cap, const struct xs_plane *p
 					     .host = h->host };
 		int ret;
 
-		if (!l->n_events)
+		if (!line_has_slices(l))
 			continue;
 		if (pid == -1)
 			return -ENOMEM;
-		if (!proc) {
-			ret = add_track(t, cap, (struct timeline_track){
-				.kind = TRACK_PROCESS, .pid = pid, .name = h->prefix ?: "",
-				.json_pid = small_id(pid, JSON_SYNTHETIC_TID_BASE + t->n_tracks),
-				.host = h->host,
-			});
-			if (ret || hashmap__put(procs, (uint64_t)pid, 0, (void *)(uintptr_t)t->n_tracks, NULL))
-				return -ENOMEM;
-			proc = t->n_tracks;
-		}
+		ret = process_track(t, cap, procs, pid, h, &proc);
+		if (ret)
+			return ret;
 		tr.json_pid = t->tracks[proc - 1].json_pid;
 		if (first) {
 			/* A further row of a thread: its own track under the thread's. */
@@ -384,8 +415,11 @@ static int build_slices(struct timeline *t, size_t *cap)
 		size_t first = t->n_slices;
 
 		for (size_t k = 0; l && k < l->n_events; k++) {
-			struct timeline_slice *s = &t->slices[t->n_slices++];
+			struct timeline_slice *s;
 
+			if (!event_is_slice(&l->events[k]))
+				continue;
+			s = &t->slices[t->n_slices++];
 			s->track = i;
 			s->ev = &l->events[k];
 			slice_times(t, t->tracks[i].host, s->ev, s);
@@ -494,6 +528,53 @@ out:
 	return ret;
 }
 
+/* A counter track per device memory allocator, under its process. */
+static int memory_tracks(struct timeline *t, size_t *cap, const struct xs_space *xs,
+			 struct hashmap *procs, int64_t only, struct host_ctx *h)
+{
+	uint64_t zero = t->host_zero ? t->host_zero[h->host] : t->clock_at_zero;
+	struct xs_memory m;
+	int ret = xs_memory_read(xs, &m);
+	struct timeline_counter *v;
+
+	if (ret == -E2BIG)
+		return 0;	/* a hostile file: its memory left out, the rest kept */
+	if (ret)
+		return ret;
+	v = realloc(t->counters, (t->n_counters + m.n_allocs + 1) * sizeof(*v));
+	ret = v ? 0 : -ENOMEM;
+	if (v)
+		t->counters = v;
+	for (size_t i = 0; i < m.n_allocs && !ret; i++) {
+		const struct xs_mem_allocator *a = &m.allocs[i];
+		int64_t pid = host_id(h, a->pid >= 0 ? a->pid : only);
+		const char *name = own_name(t, "Device memory in use: ", "", a->name);
+		struct timeline_counter *c = &t->counters[t->n_counters];
+		uintptr_t proc;
+
+		if (!name || pid == -1) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = process_track(t, cap, procs, pid, h, &proc);
+		if (!ret)
+			ret = add_track(t, cap, (struct timeline_track){
+				.kind = TRACK_COUNTER, .pid = pid, .name = name, .host = h->host,
+				.parent_uuid = t->tracks[proc - 1].uuid,
+				.json_pid = t->tracks[proc - 1].json_pid,
+				.json_tid = JSON_SYNTHETIC_TID_BASE + t->n_tracks,
+			});
+		if (!ret)
+			ret = timeline_counter_points(a, zero, c);
+		if (!ret) {
+			c->track = (uint32_t)(t->n_tracks - 1);
+			t->n_counters++;
+		}
+	}
+	xs_memory_free(&m);
+	return ret;
+}
+
 /* One host's planes as tracks. */
 static int space_tracks(struct timeline *t, size_t *cap, const struct xs_space *xs,
 			size_t dev_base, struct host_ctx *h)
@@ -510,6 +591,8 @@ static int space_tracks(struct timeline *t, size_t *cap, const struct xs_space *
 		ret = xs_is_device_plane(p) ? device_tracks(t, cap, p, dev_base + i, h) :
 					       host_tracks(t, cap, p, procs, threads, only, h);
 	}
+	if (!ret)
+		ret = memory_tracks(t, cap, xs, procs, only, h);
 	hashmap__free(procs, NULL);
 	hashmap__free(threads, NULL);
 	return ret;
@@ -611,6 +694,11 @@ void timeline_free(struct timeline *t)
 	free(t->tracks);
 	free(t->slices);
 	free(t->flow_store);
+	for (size_t i = 0; i < t->n_counters; i++) {
+		free(t->counters[i].ts_ns);
+		free(t->counters[i].bytes);
+	}
+	free(t->counters);
 	free(t->host_zero);
 	free(t->host_known);
 	for (size_t i = 0; i < t->n_names; i++)

@@ -3,8 +3,10 @@
  * One timeline for every exported format: an XSpace (reader/) as tracks
  * (a thread per host line, a device per device plane with a child track
  * per line) and slices with absolute times, clipped spans at their true
- * times, and flows from each launch to the device work it started (same
- * correlation id). The Perfetto and Chrome JSON writers both walk this, so
+ * times, flows from each launch to the device work it started (same
+ * correlation id), and a counter per device memory allocator under its
+ * process (its allocation and free events are not slices: XProf hides
+ * them too). The Perfetto and Chrome JSON writers both walk this, so
  * they hold the same spans at the same times.
  */
 #ifndef ACCELTRACE_TIMELINE_H
@@ -28,6 +30,7 @@ enum timeline_track_kind {
 	TRACK_ROW,		/* a further line of a thread (overlapping spans) */
 	TRACK_DEVICE,		/* a device plane (no slices of its own) */
 	TRACK_DEVICE_LINE,	/* a line of a device plane */
+	TRACK_COUNTER,		/* device memory in use, under its process */
 };
 
 struct timeline_track {
@@ -49,6 +52,18 @@ struct timeline_slice {
 	uint64_t flow_in;	/* flow id ended here, 0 if none */
 };
 
+/*
+ * An allocator's bytes in use (docs/capture-format.md, "Device memory"):
+ * its timeline since the process started, then every allocation and free
+ * in the window; absolute times, non-decreasing.
+ */
+struct timeline_counter {
+	uint32_t track;		/* index into tracks */
+	uint64_t *ts_ns;
+	int64_t *bytes;
+	size_t n;
+};
+
 struct timeline {
 	enum timeline_clock clock;
 	bool clock_known;	/* false: times are the XSpace's, from 0 */
@@ -60,6 +75,8 @@ struct timeline {
 	size_t n_slices;
 	size_t n_flows;
 	uint64_t *flow_store;
+	struct timeline_counter *counters;	/* by track */
+	size_t n_counters;
 	/* Several hosts: each one's clock reading at its XSpace's time 0. */
 	size_t n_hosts;
 	uint64_t *host_zero;	/* NULL for one host: clock_at_zero */
@@ -81,5 +98,10 @@ int timeline_build(const struct xs_space *xs, struct timeline *t);
 int timeline_build_hosts(const struct xs_space *const *xs, const char *const *hosts,
 			 size_t n, struct timeline *t);
 void timeline_free(struct timeline *t);
+
+/* The counter's points for allocator a, times from zero_ns (timeline_memory.c). */
+struct xs_mem_allocator;
+int timeline_counter_points(const struct xs_mem_allocator *a, uint64_t zero_ns,
+			    struct timeline_counter *c);
 
 #endif /* ACCELTRACE_TIMELINE_H */

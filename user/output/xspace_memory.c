@@ -126,14 +126,6 @@ static void stat_i64(XStat *st, uint32_t id, int64_t v)
 	st->int64_value = v;
 }
 
-static void stat_u64(XStat *st, uint32_t id, uint64_t v)
-{
-	tensorflow__profiler__xstat__init(st);
-	st->metadata_id = id;
-	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
-	st->uint64_value = v;
-}
-
 static void stat_ref(XStat *st, uint32_t id, uint32_t ref)
 {
 	tensorflow__profiler__xstat__init(st);
@@ -197,7 +189,29 @@ static const char *size_from(const struct capture_mem_event *e)
 	return e->op == CAPTURE_MEM_FREE ? "live_table" : "call";
 }
 
-/* "f32[128,256]" as data_type "f32" and tensor_shapes "[128,256]". */
+/* TensorFlow's DataType number (tensorflow/core/framework/types.proto) for
+ * an XLA element type name ("f32": 1); 0 (DT_INVALID) if none. */
+static int64_t tf_data_type(const char *xla_type)
+{
+	static const struct { const char *xla; int tf; } map[] = {
+		{ "f32", 1 }, { "f64", 2 }, { "s32", 3 }, { "u8", 4 }, { "s16", 5 },
+		{ "s8", 6 }, { "c64", 8 }, { "s64", 9 }, { "pred", 10 }, { "bf16", 14 },
+		{ "u16", 17 }, { "c128", 18 }, { "f16", 19 }, { "u32", 22 }, { "u64", 23 },
+		{ "f8e5m2", 24 }, { "f8e4m3fn", 25 }, { "f8e4m3fnuz", 26 },
+		{ "f8e4m3b11fnuz", 27 }, { "f8e5m2fnuz", 28 }, { "s4", 29 }, { "u4", 30 },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].xla, xla_type))
+			return map[i].tf;
+	return 0;
+}
+
+/*
+ * "f32[128,256]" as tensor_shapes "[128,256]" and data_type TensorFlow's
+ * number for f32 (XProf reads it as one: a string would show "invalid"),
+ * with the XLA name beside it for people.
+ */
 static void shape_stats(struct stat_list *l, const char *shape)
 {
 	const char *bracket = shape ? strchr(shape, '[') : NULL;
@@ -210,7 +224,8 @@ static void shape_stats(struct stat_list *l, const char *shape)
 	if (len && len < sizeof(type)) {
 		memcpy(type, shape, len);
 		type[len] = '\0';
-		add_ref(l, "data_type", type);
+		add_i64(l, "data_type", tf_data_type(type));
+		add_ref(l, "acceltrace.element_type", type);
 	}
 	add_ref(l, "tensor_shapes", bracket);
 }
@@ -220,22 +235,18 @@ static void mem_event_stats(struct stat_list *l, const struct capture_mem_event 
 	const struct capture *c = l->w->c;
 	int64_t step;
 
+	/* XProf reads every one of these with IntValue() (int64 only: a
+	 * uint64 stat reads 0) and takes the memory id from whichever of
+	 * device_ordinal and allocator_name comes last: the allocator's name,
+	 * since one device has two layers. */
+	add_i64(l, "device_ordinal", e->alloc.device);
 	add_ref(l, "allocator_name", capture__string(c, e->alloc.name));
 	add_i64(l, "bytes_allocated", bytes64(e->in_use_after));
 	add_i64(l, "bytes_reserved", 0);
 	add_i64(l, "peak_bytes_in_use", bytes64(e->peak_in_use));
 	add_i64(l, "requested_bytes", bytes64(e->requested_bytes));
 	add_i64(l, "allocation_bytes", bytes64(e->bytes));
-	if (!l->oom) {
-		uint32_t id = sid(l, "addr");
-
-		if (id) {
-			stat_u64(&l->st[l->n], id, e->addr);
-			l->sp[l->n] = &l->st[l->n];
-			l->n++;
-		}
-	}
-	add_i64(l, "device_ordinal", e->alloc.device);
+	add_i64(l, "addr", (int64_t)e->addr);
 	if (step_groups__at(&l->w->groups, e->alloc.pid, e->ts_ns, &step))
 		add_i64(l, "group_id", step);
 	add_ref(l, "region_type", e->alloc.layer == MEM_LAYER_PJRT ? "pjrt_buffer" :

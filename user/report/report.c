@@ -165,6 +165,8 @@ int report_build(const struct xs_space *xs, struct report *r)
 		ret = report_input_pipeline(&c);
 	if (!ret)
 		ret = report_losses(&c);
+	if (!ret)
+		ret = report_memory(&c);
 	report_recommend(r);
 	iv_free(&c.busy);
 	iv_free(&c.input_dev);
@@ -184,7 +186,10 @@ void report_free(struct report *r)
 		free(r->missing[i]);
 	free(r->steps);
 	free(r->input_ops);
+	free(r->mem);
 	r->steps = NULL;
 	r->input_ops = NULL;
+	r->mem = NULL;
+	r->n_mem = 0;
 	r->n_losses = r->n_missing = 0;
 }

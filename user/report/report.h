@@ -57,6 +57,54 @@ struct report_input_op {
 	int64_t total_ps, self_ps;
 };
 
+/* Device memory: the largest live allocations at an allocator's peak. */
+#define REPORT_MEM_LARGEST 8
+/* A leak: growth with a fit this good (R^2) and this share of the peak. */
+#define REPORT_MEM_LEAK_MIN_R2 0.8
+#define REPORT_MEM_LEAK_MIN_SHARE 0.005
+#define REPORT_MEM_LEAK_MIN_POINTS 4
+
+struct report_mem_alloc {
+	uint64_t addr;
+	int64_t bytes;
+	int64_t time_ps;	/* when it was made (the XSpace's time) */
+	const char *api, *shapes, *data_type;	/* "" when unknown */
+};
+
+/* A least-squares line through in-use bytes, and whether it is a leak. */
+struct report_mem_fit {
+	size_t points;
+	double slope;		/* bytes per step, or per hour; NaN: too few points */
+	double r2;		/* NaN when the bytes never change */
+	bool leak;
+};
+
+/* One allocator: one process's memory of one layer on one device. */
+struct report_mem_device {
+	char allocator_name[128], layer[64];
+	int64_t pid, device_ordinal;	/* -1 when unknown */
+	bool reserved_not_tensors;	/* the cuda_reserved layer */
+
+	/* The window: -1 for what the capture cannot tell. */
+	int64_t peak_bytes, peak_time_ps, peak_step;
+	int64_t in_use_start_bytes, in_use_end_bytes;
+	struct report_mem_fit growth;	/* in use at each step's end */
+	struct report_mem_alloc largest[REPORT_MEM_LARGEST];
+	size_t n_largest;
+	int64_t peak_unattributed_bytes;	/* at the peak, made before the window */
+	uint64_t allocs, frees, alloc_bytes, free_bytes, frees_unknown_size;
+	/* Churn per step, over the steps the window's events fall in (NaN: no steps). */
+	size_t churn_steps;
+	double allocs_per_step, frees_per_step, alloc_bytes_per_step, free_bytes_per_step;
+
+	/* The timeline since the process started (none: points 0). */
+	size_t timeline_points;
+	int64_t timeline_start_ps, timeline_end_ps;	/* XSpace times */
+	int64_t timeline_first_bytes, timeline_last_bytes, timeline_peak_bytes;
+	int64_t timeline_finest_ns, timeline_coarsest_ns;
+	struct report_mem_fit timeline_growth;	/* bytes per hour */
+};
+
 struct report {
 	/* Run environment. */
 	const char *host, *producer, *device_type;
@@ -91,6 +139,10 @@ struct report {
 	const char *loop_thread;	/* the thread that launches the steps, or "" */
 	int64_t loop_thread_id;
 	bool loop_thread_name_repeats;
+
+	/* Device memory, per allocator; none when the capture has no memory. */
+	struct report_mem_device *mem;
+	size_t n_mem;
 
 	/* What the capture lost, and what it cannot tell. */
 	char *losses[REPORT_MAX_NOTES];

@@ -100,6 +100,123 @@ static void input_pipeline(const struct report *r, struct json_writer *jw)
 	jw_end_object(jw);
 }
 
+/* A count or time the capture may not tell: -1 is null. */
+static void int_or_null(struct json_writer *jw, const char *name, int64_t v)
+{
+	jw_name(jw, name);
+	if (v < 0)
+		jw_null(jw);
+	else
+		jw_int(jw, v);
+}
+
+/* A time in ns from the capture's first event, as steps.list's start_ms. */
+static void time_ns(struct json_writer *jw, const char *name, int64_t ps, int64_t origin_ps)
+{
+	int64_t d;
+
+	/* Saturated: a hostile file's times may be 2^63 apart. */
+	if (__builtin_sub_overflow(ps, origin_ps, &d))
+		d = ps < origin_ps ? INT64_MIN : INT64_MAX;
+	jw_int_field(jw, name, d / 1000);
+}
+
+static void mem_fit(struct json_writer *jw, const char *slope, const char *leak_rate,
+		    const struct report_mem_fit *f)
+{
+	jw_double_field(jw, slope, f->slope);
+	jw_double_field(jw, "growth_r2", f->r2);
+	jw_uint_field(jw, "growth_points", f->points);
+	jw_bool_field(jw, "leak", f->leak);
+	jw_double_field(jw, leak_rate, f->leak ? f->slope : NAN);
+}
+
+static void mem_largest(const struct report_mem_device *d, int64_t origin_ps,
+			struct json_writer *jw)
+{
+	jw_name(jw, "largest_at_peak");
+	jw_start_array(jw);
+	for (size_t i = 0; i < d->n_largest; i++) {
+		const struct report_mem_alloc *a = &d->largest[i];
+
+		jw_start_object(jw);
+		jw_int_field(jw, "bytes", a->bytes);
+		jw_uint_field(jw, "addr", a->addr);
+		time_ns(jw, "time_ns", a->time_ps, origin_ps);
+		jw_string_field(jw, "api", a->api);
+		jw_string_field(jw, "data_type", a->data_type);
+		jw_string_field(jw, "tensor_shapes", a->shapes);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+}
+
+static void mem_timeline(const struct report_mem_device *d, int64_t origin_ps,
+			 struct json_writer *jw)
+{
+	jw_name(jw, "timeline");
+	jw_start_object(jw);
+	jw_uint_field(jw, "points", d->timeline_points);
+	if (d->timeline_points) {
+		time_ns(jw, "start_ns", d->timeline_start_ps, origin_ps);
+		time_ns(jw, "end_ns", d->timeline_end_ps, origin_ps);
+		jw_int_field(jw, "finest_ns", d->timeline_finest_ns);
+		jw_int_field(jw, "coarsest_ns", d->timeline_coarsest_ns);
+		jw_int_field(jw, "first_bytes", d->timeline_first_bytes);
+		jw_int_field(jw, "last_bytes", d->timeline_last_bytes);
+		jw_int_field(jw, "peak_bytes", d->timeline_peak_bytes);
+	}
+	mem_fit(jw, "growth_bytes_per_hour", "leak_bytes_per_hour", &d->timeline_growth);
+	jw_end_object(jw);
+}
+
+static void memory(const struct report *r, struct json_writer *jw)
+{
+	int64_t origin = r->span_start_ps;
+
+	jw_name(jw, "memory");
+	jw_start_object(jw);
+	jw_name(jw, "devices");
+	jw_start_array(jw);
+	for (size_t i = 0; i < r->n_mem; i++) {
+		const struct report_mem_device *d = &r->mem[i];
+
+		jw_start_object(jw);
+		jw_string_field(jw, "allocator_name", d->allocator_name);
+		int_or_null(jw, "pid", d->pid);
+		int_or_null(jw, "device_ordinal", d->device_ordinal);
+		jw_string_field(jw, "layer", d->layer);
+		jw_bool_field(jw, "reserved_not_tensors", d->reserved_not_tensors);
+		int_or_null(jw, "peak_bytes", d->peak_bytes);
+		if (d->peak_bytes < 0) {
+			jw_name(jw, "peak_time_ns");
+			jw_null(jw);
+		} else {
+			time_ns(jw, "peak_time_ns", d->peak_time_ps, origin);
+		}
+		int_or_null(jw, "peak_step", d->peak_step);
+		int_or_null(jw, "in_use_start_bytes", d->in_use_start_bytes);
+		int_or_null(jw, "in_use_end_bytes", d->in_use_end_bytes);
+		mem_fit(jw, "growth_bytes_per_step", "leak_bytes_per_step", &d->growth);
+		mem_largest(d, origin, jw);
+		int_or_null(jw, "peak_unattributed_bytes", d->peak_unattributed_bytes);
+		jw_uint_field(jw, "allocs", d->allocs);
+		jw_uint_field(jw, "frees", d->frees);
+		jw_uint_field(jw, "alloc_bytes", d->alloc_bytes);
+		jw_uint_field(jw, "free_bytes", d->free_bytes);
+		jw_uint_field(jw, "frees_unknown_size", d->frees_unknown_size);
+		jw_uint_field(jw, "churn_steps", d->churn_steps);
+		jw_double_field(jw, "allocs_per_step", d->allocs_per_step);
+		jw_double_field(jw, "frees_per_step", d->frees_per_step);
+		jw_double_field(jw, "alloc_bytes_per_step", d->alloc_bytes_per_step);
+		jw_double_field(jw, "free_bytes_per_step", d->free_bytes_per_step);
+		mem_timeline(d, origin, jw);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+	jw_end_object(jw);
+}
+
 static void strings(struct json_writer *jw, const char *name, char *const *v, size_t n)
 {
 	jw_name(jw, name);
@@ -132,6 +249,7 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 	jw_double_field(jw, "host_idle_pct", r->host_idle_pct);
 	top_ops(r, jw);
 	input_pipeline(r, jw);
+	memory(r, jw);
 	strings(jw, "losses", r->losses, r->n_losses);
 	strings(jw, "missing", r->missing, r->n_missing);
 	jw_string_field(jw, "recommendation", r->recommendation);

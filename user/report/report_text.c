@@ -264,6 +264,141 @@ static void print_input(const struct report *r, const struct report_text_opts *o
 		print_input_ops(r, o, out);
 }
 
+/* Seconds for a reader: "2.5 h", "12 min", "40 s". */
+static const char *human_duration(double s, char *buf, size_t size)
+{
+	if (s >= 3600)
+		snprintf(buf, size, "%.1f h", s / 3600);
+	else if (s >= 60)
+		snprintf(buf, size, "%.1f min", s / 60);
+	else
+		snprintf(buf, size, "%.3f s", s);
+	return buf;
+}
+
+/* Bytes for a reader: "1.50 GiB". */
+static const char *human_bytes(double b, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double a = fabs(b);
+	size_t u = 0;
+
+	while (a >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		a /= 1024;
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+	return buf;
+}
+
+static void print_growth(FILE *out, const char *what, const char *per,
+			 const struct report_mem_fit *f)
+{
+	char b[32];
+
+	if (isnan(f->slope)) {
+		fprintf(out, "    %-20s unknown (%zu %s: too few)\n", what, f->points,
+			plural(f->points, "point", "points"));
+		return;
+	}
+	if (isnan(f->r2)) {
+		fprintf(out, "    %-20s none: flat over %zu points\n", what, f->points);
+		return;
+	}
+	fprintf(out, "    %-20s %s%s/%s (R^2 %.2f over %zu points)%s\n", what,
+		f->slope >= 0 ? "+" : "", human_bytes(f->slope, b, sizeof(b)), per,
+		isnan(f->r2) ? 1.0 : f->r2, f->points,
+		f->leak ? ": LEAK, steady growth" : "");
+}
+
+static void print_mem_largest(const struct report_mem_device *d, int64_t origin, FILE *out)
+{
+	char b[32];
+
+	if (!d->n_largest && d->peak_unattributed_bytes <= 0)
+		return;
+	fprintf(out, "    largest live allocations at the peak\n");
+	for (size_t i = 0; i < d->n_largest; i++) {
+		const struct report_mem_alloc *a = &d->largest[i];
+
+		fprintf(out, "      %12s  0x%-14" PRIx64 " at %.3f ms  %s%s%s%s\n",
+			human_bytes((double)a->bytes, b, sizeof(b)), a->addr,
+			((double)a->time_ps - (double)origin) / 1e9, a->api[0] ? a->api : "-",
+			a->data_type[0] || a->shapes[0] ? " " : "", a->data_type, a->shapes);
+	}
+	if (d->peak_unattributed_bytes > 0)
+		fprintf(out, "      %12s  made before the window: not known one by one\n",
+			human_bytes((double)d->peak_unattributed_bytes, b, sizeof(b)));
+}
+
+static void print_mem_device(const struct report *r, const struct report_mem_device *d,
+			     FILE *out)
+{
+	int64_t origin = r->span_start_ps;
+	char b1[32], b2[32], b3[32], step[32] = "";
+
+	fprintf(out, "  %s", d->allocator_name);
+	if (d->pid >= 0)
+		fprintf(out, ", pid %" PRId64, d->pid);
+	if (d->device_ordinal >= 0)
+		fprintf(out, ", device %" PRId64, d->device_ordinal);
+	fprintf(out, "\n");
+	if (d->reserved_not_tensors)
+		fprintf(out, "    memory the process's allocator reserved (PyTorch's caching "
+			"allocator, XLA's BFC): not tensors\n");
+	if (d->peak_step >= 0)
+		snprintf(step, sizeof(step), ", step %" PRId64, d->peak_step);
+	if (d->peak_bytes >= 0)
+		fprintf(out, "    %-20s %s (%" PRId64 " B) at %.3f ms%s\n", "peak in the window",
+			human_bytes((double)d->peak_bytes, b1, sizeof(b1)), d->peak_bytes,
+			((double)d->peak_time_ps - (double)origin) / 1e9, step);
+	fprintf(out, "    %-20s start %s, end %s\n", "in use",
+		d->in_use_start_bytes >= 0 ? human_bytes((double)d->in_use_start_bytes, b1, sizeof(b1)) :
+					     "unknown",
+		d->in_use_end_bytes >= 0 ? human_bytes((double)d->in_use_end_bytes, b2, sizeof(b2)) :
+					   "unknown");
+	print_growth(out, "growth per step", "step", &d->growth);
+	if (d->churn_steps)
+		fprintf(out, "    %-20s %.1f allocations (%s), %.1f frees (%s), over %zu %s\n",
+			"churn per step", d->allocs_per_step,
+			human_bytes(d->alloc_bytes_per_step, b1, sizeof(b1)), d->frees_per_step,
+			human_bytes(d->free_bytes_per_step, b2, sizeof(b2)), d->churn_steps,
+			plural(d->churn_steps, "step", "steps"));
+	fprintf(out, "    %-20s %" PRIu64 " %s (%s), %" PRIu64 " %s (%s)\n", "in the window",
+		d->allocs, plural(d->allocs, "allocation", "allocations"),
+		human_bytes((double)d->alloc_bytes, b1, sizeof(b1)), d->frees,
+		plural(d->frees, "free", "frees"), human_bytes((double)d->free_bytes, b2, sizeof(b2)));
+	if (d->frees_unknown_size)
+		fprintf(out, "    %" PRIu64 " %s of allocations made before the probes: counted, "
+			"sizes unknown (not in the freed bytes)\n", d->frees_unknown_size,
+			plural(d->frees_unknown_size, "free", "frees"));
+	print_mem_largest(d, origin, out);
+	if (!d->timeline_points)
+		return;
+	if (d->timeline_start_ps < 0)
+		fprintf(out, "    timeline from %s before the window:",
+			human_duration(-(double)d->timeline_start_ps / 1e12, b3, sizeof(b3)));
+	else
+		fprintf(out, "    timeline from the window's start:");
+	fprintf(out, " %zu %s, %g s to %g s each\n", d->timeline_points, plural(d->timeline_points, "point", "points"),
+		d->timeline_finest_ns / 1e9, d->timeline_coarsest_ns / 1e9);
+	fprintf(out, "    %-20s first %s, last %s, peak %s\n", "",
+		human_bytes((double)d->timeline_first_bytes, b1, sizeof(b1)),
+		human_bytes((double)d->timeline_last_bytes, b2, sizeof(b2)),
+		human_bytes((double)d->timeline_peak_bytes, b3, sizeof(b3)));
+	print_growth(out, "growth per hour", "h", &d->timeline_growth);
+}
+
+static void print_memory(const struct report *r, FILE *out)
+{
+	if (!r->n_mem)
+		return;
+	fprintf(out, "\nDevice memory\n");
+	for (size_t i = 0; i < r->n_mem; i++)
+		print_mem_device(r, &r->mem[i], out);
+}
+
 void report_print_text(const struct report *r, const char *file,
 		       const struct report_text_opts *o, FILE *out)
 {
@@ -282,6 +417,7 @@ void report_print_text(const struct report *r, const char *file,
 	print_steps(r, o, out);
 	print_overview(r, o, out);
 	print_input(r, o, out);
+	print_memory(r, out);
 	fprintf(out, "\nWhat the capture lost\n");
 	if (!r->n_losses)
 		fprintf(out, "  nothing recorded as dropped, clipped or open\n");
