@@ -210,7 +210,8 @@ def run(secs, report_at, tiers=None, leak=4096, step_time="20ms"):
     # A timeline's bytes are fixed at its creation: 40 a point, and less
     # than 1 KiB of its own and of the book's entry; whatever the age.
     points = sum(n for _, n in parse_tiers(tiers or DEFAULT_TIERS))
-    bound = [r["timelines"] * (40 * points + 1024) + 4096 for r in reports if r["timelines"]]
+    bound = [r["timelines"] * (40 * points + 1024) + 4096 for r in reports
+             if r["timelines"] is not None and r["bytes"] is not None]
     check(len(bound) == len(reports) and
           all(r["bytes"] <= b for r, b in zip(reports, bound)),
           "the timelines' bytes stay within 40 a point and 1 KiB a timeline: %s"
