@@ -174,7 +174,7 @@ int cmd_daemon(int argc, char **argv)
 		case 'o':
 		case OPT_KEY:
 			if (daemon_config__set(&flags, key, optarg, true, err, sizeof(err))) {
-				log_err("daemon: %s", err);
+				log_err("%s", err);
 				return EXIT_USAGE;
 			}
 			break;
@@ -188,7 +188,7 @@ int cmd_daemon(int argc, char **argv)
 		return cli_bad_argument("daemon", argv[optind]);
 	if (o.config_path) {
 		if (daemon_config__load(o.config_path, &flags, &o.config, err, sizeof(err))) {
-			log_err("daemon: %s", err);
+			log_err("%s", err);
 			return 1;
 		}
 	} else {
