@@ -13,6 +13,7 @@
 
 struct resolver {
 	bool know_handle;
+	bool npu_is_gpu;	/* device 7's platform known */
 	int calls;
 };
 
@@ -30,7 +31,7 @@ static bool resolve(void *ctx, const struct at_mem_agg_key *key, uint32_t *ordin
 		return true;
 	}
 	*ordinal = (uint32_t)key->device;
-	*platform = key->device == 7 ? "NPU" : "GPU";
+	*platform = key->device == 7 && !r->npu_is_gpu ? "NPU" : "GPU";
 	return true;
 }
 
@@ -82,6 +83,15 @@ static void test_names_and_resolve(void)
 	ASSERT_EQ(e.alloc.layer, MEM_LAYER_PJRT, "layer");
 	ASSERT_OK(devmem_book__entry(b, 1, &e), "entry 1");
 	ASSERT_TRUE(!strcmp(e.name, "DEVICE_7_cuda_reserved"), "unknown platform: DEVICE");
+	/* Once the platform is known, the name follows; the timeline stays. */
+	r.npu_is_gpu = true;
+	k = key(10, MEM_LAYER_CUDA, 7);
+	ASSERT_OK(devmem_book__sample(b, 4 * SEC, &k, &a, resolve, &r), "named again");
+	ASSERT_OK(devmem_book__entry(b, 1, &e), "entry 1 again");
+	ASSERT_TRUE(!strcmp(e.name, "GPU_7_cuda_reserved"), "renamed once the platform is known");
+	r.calls = 0;
+	ASSERT_OK(devmem_book__sample(b, 5 * SEC, &k, &a, resolve, &r), "and after");
+	ASSERT_EQ(r.calls, 0, "not asked again");
 	ASSERT_OK(devmem_book__entry(b, 2, &e), "entry 2");
 	ASSERT_TRUE(!strcmp(e.name, "GPU_1_cuda_reserved"), "CUDA name");
 	ASSERT_EQ(e.in_use, 100, "in use");

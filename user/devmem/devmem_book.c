@@ -22,6 +22,9 @@ struct book_entry {
 	struct at_mem_agg_key key;
 	uint32_t ordinal;
 	char name[DEVMEM_ALLOCATOR_NAME_MAX];
+	/* The platform was not known yet ("DEVICE_..."): asked again at each
+	 * sample, the name made right once it is. */
+	bool platform_unknown;
 	struct devmem_timeline *tl;
 	struct at_mem_agg last;		/* the latest sample */
 	uint64_t exited_ns;		/* 0: alive */
@@ -132,6 +135,7 @@ static int insert(struct devmem_book *b, size_t at, const struct at_mem_agg_key 
 	err = devmem_allocator_name(e.name, sizeof(e.name), platform, e.ordinal, key->layer);
 	if (err < 0)
 		return err;
+	e.platform_unknown = !strcmp(devmem_platform_name(platform), "DEVICE");
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 16;
 		struct book_entry *grown;
@@ -153,6 +157,21 @@ static int insert(struct devmem_book *b, size_t at, const struct at_mem_agg_key 
 	return 0;
 }
 
+/* The collector learns a process's platform from its runtime, maybe after
+ * its first allocation. */
+static void name_again(struct book_entry *e, devmem_resolve_fn resolve, void *ctx)
+{
+	const char *platform = NULL;
+	uint32_t ordinal;
+
+	if (!resolve || !resolve(ctx, &e->key, &ordinal, &platform) ||
+	    !strcmp(devmem_platform_name(platform), "DEVICE"))
+		return;
+	if (devmem_allocator_name(e->name, sizeof(e->name), platform, e->ordinal,
+				  e->key.layer) >= 0)
+		e->platform_unknown = false;
+}
+
 int devmem_book__sample(struct devmem_book *b, uint64_t now_ns, const struct at_mem_agg_key *key,
 			const struct at_mem_agg *agg, devmem_resolve_fn resolve, void *ctx)
 {
@@ -167,6 +186,8 @@ int devmem_book__sample(struct devmem_book *b, uint64_t now_ns, const struct at_
 			return err;
 	}
 	e = &b->e[at];
+	if (e->platform_unknown && found)
+		name_again(e, resolve, ctx);
 	/* An exited process's aggregate lingers until the kernel forgets it:
 	 * its timeline stopped at the exit. */
 	if (e->exited_ns)
