@@ -17,7 +17,7 @@ must:
 - agree with acceltrace_device_memory_bytes, scraped just before.
 
 Bounded: the timelines' bytes stay within 40 a point and 1 KiB a timeline
-at every report (fixed at creation, whatever the age); with three reports
+at every report (whatever the age); with three reports
 or more, the daemon's RSS at the end is within 10% or 24 MiB of the
 second's (the first comes while the flight recorder still fills; the
 short run only reports it). `make bench-long` runs it for 30 minutes with the default tiers
@@ -207,8 +207,8 @@ def run(secs, report_at, tiers=None, leak=4096, step_time="20ms"):
     check(rc_d == 0, "the daemon exits cleanly (exit %s)" % rc_d)
     check(all(r["in_use"] for r in reports),
           "acceltrace_device_memory_bytes reports the trainer's memory at every report")
-    # A timeline's bytes are fixed at its creation: 40 a point, and less
-    # than 1 KiB of its own and of the book's entry; whatever the age.
+    # A timeline's bytes are bounded whatever its age: 40 a point of its
+    # tiers at most, and less than 1 KiB of its own and of the book's entry.
     points = sum(n for _, n in parse_tiers(tiers or DEFAULT_TIERS))
     bound = [r["timelines"] * (40 * points + 1024) + 4096 for r in reports
              if r["timelines"] is not None and r["bytes"] is not None]

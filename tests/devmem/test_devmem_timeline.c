@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * devmem_timeline: the fold arithmetic on small tiers, spikes kept in
- * coarse points, bytes fixed over a simulated month, the resolution at each
- * age, and tiers refused.
+ * coarse points, bytes bounded over a simulated month (a coarser tier's
+ * allocated only once reached), the resolution at each age, and tiers
+ * refused.
  */
 #include "test.h"
 #include "devmem/devmem_timeline.h"
@@ -107,18 +108,27 @@ static void test_month_bounded(void)
 	bytes = devmem_timeline__bytes(t);
 	max = devmem_timeline__max_points(t);
 	ASSERT_EQ(max, 600 + 1080 + 1440 + 4320, "default points");
-	/* A leak of 1 KiB a second for a month, sampled every second. */
-	for (uint64_t s = 0; s < month; s++)
+	/* A short-lived process costs the finest tier only. */
+	ASSERT_LE(bytes, 30 * 1024, "a new timeline: under 30 KiB");
+	for (uint64_t s = 0; s < 600; s++)
 		devmem_timeline__add(t, s * SEC, s * 1024, s * 1024);
-	ASSERT_EQ(devmem_timeline__bytes(t), bytes, "bytes fixed");
+	ASSERT_EQ(devmem_timeline__bytes(t), bytes, "10 minutes: the finest tier only");
+	/* A leak of 1 KiB a second for a month, sampled every second. */
+	for (uint64_t s = 600; s < month; s++)
+		devmem_timeline__add(t, s * SEC, s * 1024, s * 1024);
+	bytes = devmem_timeline__bytes(t);
+	ASSERT_EQ(bytes, devmem_timeline__max_bytes(t), "a month: every tier");
 	ASSERT_LE(bytes, 400 * 1024, "under 400 KiB");
+	for (uint64_t s = month; s < month + 86400; s++)
+		devmem_timeline__add(t, s * SEC, s * 1024, s * 1024);
+	ASSERT_EQ(devmem_timeline__bytes(t), bytes, "and no more a day later");
 	p = calloc(max, sizeof(*p));
 	if (!ASSERT_TRUE(p, "calloc"))
 		goto out;
 	n = devmem_timeline__points(t, 0, p, max);
 	ASSERT_LE(n, max, "points bounded");
 	ASSERT_TRUE(ordered(p, n), "ordered");
-	ASSERT_EQ(p[n - 1].in_use, (month - 1) * 1024, "newest");
+	ASSERT_EQ(p[n - 1].in_use, (month + 86400 - 1) * 1024, "newest");
 	ASSERT_EQ(p[n - 1].span_ns, SEC, "newest at 1 s");
 	ASSERT_EQ(p[0].span_ns, 600 * SEC, "oldest at 10 min");
 	/* The leak's slope holds end to end (a point's in_use is its last

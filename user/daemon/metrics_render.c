@@ -293,7 +293,7 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	       "device; exited processes' for a while).");
 	fprintf(out, "acceltrace_memory_timelines %" PRIu64 "\n", g->memory_timelines);
 	family(out, "acceltrace_memory_timeline_bytes", "gauge",
-	       "Memory those timelines hold (fixed per timeline, whatever its age).");
+	       "Memory those timelines hold (bounded per timeline, whatever its age).");
 	fprintf(out, "acceltrace_memory_timeline_bytes %" PRIu64 "\n", g->memory_timeline_bytes);
 }
 

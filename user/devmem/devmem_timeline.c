@@ -3,8 +3,9 @@
  * One allocator's bytes in use over time: a ring of points per tier. A
  * sample folds into the finest tier's newest point; a point pushed out of
  * a full ring folds into the next coarser tier's newest point (aligned to
- * that tier's resolution), and out of the coarsest it goes. Everything is
- * allocated at creation: the bytes never grow with the age of the process.
+ * that tier's resolution), and out of the coarsest it goes. A tier's ring
+ * is allocated when the first point reaches it: the bytes grow with the
+ * age of the process up to all tiers' (max_bytes), never past.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,7 +33,7 @@ struct point {
 
 struct tier {
 	struct devmem_tier t;
-	struct point *ring;
+	struct point *ring;	/* NULL until a point reaches the tier */
 	uint32_t head;		/* the oldest */
 	uint32_t count;
 	/* Where what was folded into the newest point ends: a coarse tier's
@@ -43,7 +44,8 @@ struct tier {
 
 struct devmem_timeline {
 	size_t n_tiers;
-	size_t bytes;
+	size_t bytes, max_bytes;
+	uint64_t points_lost;	/* a coarser tier's ring could not be had */
 	struct tier tiers[DEVMEM_MAX_TIERS];
 };
 
@@ -66,7 +68,6 @@ struct devmem_timeline *devmem_timeline__new(const struct devmem_tier *tiers, si
 {
 	struct devmem_timeline *t;
 	size_t total = 0;
-	struct point *all;
 	int err;
 
 	if (!tiers) {
@@ -81,20 +82,20 @@ struct devmem_timeline *devmem_timeline__new(const struct devmem_tier *tiers, si
 	for (size_t i = 0; i < n; i++)
 		total += tiers[i].points;
 	t = calloc(1, sizeof(*t));
-	all = calloc(total, sizeof(*all));
-	if (!t || !all) {
+	if (!t)
+		return NULL;
+	t->n_tiers = n;
+	t->max_bytes = sizeof(*t) + total * sizeof(struct point);
+	for (size_t i = 0; i < n; i++)
+		t->tiers[i].t = tiers[i];
+	/* The finest now: a timeline that cannot sample is no timeline. */
+	t->tiers[0].ring = calloc(tiers[0].points, sizeof(struct point));
+	if (!t->tiers[0].ring) {
 		free(t);
-		free(all);
 		errno = ENOMEM;
 		return NULL;
 	}
-	t->n_tiers = n;
-	t->bytes = sizeof(*t) + total * sizeof(*all);
-	for (size_t i = 0; i < n; i++) {
-		t->tiers[i].t = tiers[i];
-		t->tiers[i].ring = all;
-		all += tiers[i].points;
-	}
+	t->bytes = sizeof(*t) + tiers[0].points * sizeof(struct point);
 	return t;
 }
 
@@ -102,7 +103,8 @@ void devmem_timeline__free(struct devmem_timeline *t)
 {
 	if (!t)
 		return;
-	free(t->tiers[0].ring);	/* the one allocation of every ring */
+	for (size_t i = 0; i < t->n_tiers; i++)
+		free(t->tiers[i].ring);
 	free(t);
 }
 
@@ -114,11 +116,22 @@ static struct point *newest(struct tier *tr)
 static void fold_point(struct devmem_timeline *t, size_t level, const struct point *p,
 		       uint64_t end_ns);
 
-/* Appends a fresh point, pushing the oldest one down a tier when full. */
+/* Appends a fresh point, pushing the oldest one down a tier when full;
+ * NULL when the tier's ring could not be allocated (the point is lost,
+ * counted). */
 static struct point *append(struct devmem_timeline *t, size_t level, uint64_t start_ns)
 {
 	struct tier *tr = &t->tiers[level];
 	struct point *p;
+
+	if (!tr->ring) {
+		tr->ring = calloc(tr->t.points, sizeof(*tr->ring));
+		if (!tr->ring) {
+			t->points_lost++;
+			return NULL;
+		}
+		t->bytes += tr->t.points * sizeof(*tr->ring);
+	}
 
 	if (tr->count == tr->t.points) {
 		struct point old = tr->ring[tr->head];
@@ -152,6 +165,8 @@ static void fold_point(struct devmem_timeline *t, size_t level, const struct poi
 			q->peak = p->peak;
 	} else {
 		q = append(t, level, start);
+		if (!q)
+			return;
 		q->last = p->last;
 		q->min = p->min;
 		q->max = p->max;
@@ -174,7 +189,7 @@ void devmem_timeline__add(struct devmem_timeline *t, uint64_t ts_ns, uint64_t in
 	if (q && ts_ns < q->start_ns)
 		sample.start_ns = q->start_ns;
 	fold_point(t, 0, &sample, 0);
-	q = newest(&t->tiers[0]);
+	q = newest(&t->tiers[0]);	/* tier 0's ring exists from creation */
 	t->tiers[0].newest_end_ns = q->start_ns + t->tiers[0].t.resolution_ns;
 }
 
@@ -259,6 +274,11 @@ size_t devmem_timeline__max_points(const struct devmem_timeline *t)
 size_t devmem_timeline__bytes(const struct devmem_timeline *t)
 {
 	return t->bytes;
+}
+
+size_t devmem_timeline__max_bytes(const struct devmem_timeline *t)
+{
+	return t->max_bytes;
 }
 
 /* Tier i holds the ages past what the finer tiers reach, up to its own
