@@ -2,7 +2,8 @@
 /*
  * Device memory kept in the kernel (include/acceltrace/events.h, "device
  * memory"): the maps runtime.bpf.c's memory calls update and user space
- * samples (probe/probe_mem.c). Included by runtime.bpf.c only.
+ * samples (probe/probe_mem.c). Declared __weak, as acceltrace.bpf.h's maps:
+ * runtime.bpf.c updates them, task.bpf.c drops a thread's entries at exit.
  */
 #ifndef ACCELTRACE_DEVMEM_BPF_H
 #define ACCELTRACE_DEVMEM_BPF_H
@@ -15,7 +16,7 @@ struct {
 	__uint(max_entries, AT_MEM_LIVE_MAX);
 	__type(key, struct at_mem_live_key);
 	__type(value, struct at_mem_live);
-} mem_live SEC(".maps");
+} mem_live SEC(".maps") __weak;
 
 /* Per (pid, layer, device): in use, peak, counts. One shared copy, not per
  * CPU: the peak needs the sum at the moment it is reached. */
@@ -24,7 +25,7 @@ struct {
 	__uint(max_entries, AT_MEM_AGG_MAX);
 	__type(key, struct at_mem_agg_key);
 	__type(value, struct at_mem_agg);
-} mem_agg SEC(".maps");
+} mem_agg SEC(".maps") __weak;
 
 /* A thread's current device (MEM_OP_SET_DEVICE, MEM_OP_SET_CTX), by tid. */
 struct {
@@ -32,7 +33,7 @@ struct {
 	__uint(max_entries, AT_MEM_THREAD_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} mem_thread_dev SEC(".maps");
+} mem_thread_dev SEC(".maps") __weak;
 
 /* Which device a context is (MEM_OP_CTX_DEVICE): key (pid, context). */
 struct {
@@ -40,14 +41,16 @@ struct {
 	__uint(max_entries, 1024);
 	__type(key, struct at_mem_live_key);
 	__type(value, __u64);
-} mem_ctx_dev SEC(".maps");
+} mem_ctx_dev SEC(".maps") __weak;
 
-/* Threads inside an outer layer's memory call (MEM_F_OUTER), by tid. */
+/* Threads inside an outer layer's memory call (MEM_F_OUTER), by tid: the
+ * stack pointer at its entry (a mark whose return was missed is known
+ * stale by it: devmem_account.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, AT_MEM_THREAD_MAX);
 	__type(key, __u32);
-	__type(value, __u32);
-} mem_outer SEC(".maps");
+	__type(value, __u64);
+} mem_outer SEC(".maps") __weak;
 
 #endif /* ACCELTRACE_DEVMEM_BPF_H */

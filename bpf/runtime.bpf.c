@@ -13,6 +13,10 @@
  * there in place, completed there at return and copied into the ring once;
  * one whose slot another holds is built in a per-CPU scratch value and
  * kept in rt_pending. An entry-only call is built in ring-buffer space.
+ *
+ * A device-memory call (its spec's mem.op set) is accounted where it
+ * completes, in devmem_account.bpf.h's subprograms; every other probe
+ * pays one branch for it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,7 +24,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "acceltrace.bpf.h"
-#include "devmem.bpf.h"
+#include "devmem_account.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -64,6 +68,7 @@ struct {
 struct rt_scratch {
 	struct ev_rt_call rec;
 	__u8 blocks[AT_MAX_FETCH_BLOCKS][BLOCK_ROOM];
+	struct mem_call mem;	/* a memory call's accounting */
 };
 
 struct {
@@ -247,6 +252,40 @@ static __always_inline void run_fetch(struct pt_regs *ctx,
 	}
 }
 
+/*
+ * A memory call (spec->mem.op set) completed: accounted, and the bytes and
+ * in-use it found written into @rec's values the pack reserved for them.
+ * @sp: the stack pointer now (entry or return). @max_ops: what @rec has
+ * room for (a constant). Returns RT_F_MEM_* flags.
+ */
+static __always_inline __u32 mem_complete(const struct rt_probe_spec *spec,
+					  struct ev_rt_call *rec, struct rt_scratch *s,
+					  __u64 pid_tgid, __u64 ret, __u64 sp, const __u32 max_ops)
+{
+	struct mem_call *m = &s->mem;
+	__u32 n = spec_vals(spec), i;
+
+	for (i = 0; i < max_ops; i++)
+		if (i < n)
+			m->vals[i & (AT_MAX_FETCH_OPS - 1)] = rec->vals[i & (max_ops - 1)];
+	m->n_vals = n < max_ops ? n : max_ops;
+	m->pid = pid_tgid >> 32;
+	m->tid = (__u32)pid_tgid;
+	m->ts_ns = rec->h.start_ns;
+	m->sp = sp;
+	m->flags = 0;
+	m->bytes = 0;
+	m->in_use = 0;
+	mem_account(&spec->mem, m, ret);
+	i = spec->mem.out_bytes_val;
+	if (i < m->n_vals)
+		rec->vals[i & (max_ops - 1)] = m->bytes;
+	i = spec->mem.out_in_use_val;
+	if (i < m->n_vals)
+		rec->vals[i & (max_ops - 1)] = m->in_use;
+	return m->flags;
+}
+
 /* The slot a (thread, probe) hashes to, whoever holds it now. */
 static __always_inline struct rt_slot *rt_slot_of(const struct rt_pending_key *key)
 {
@@ -327,6 +366,7 @@ static __always_inline int entry_only(struct pt_regs *ctx, const struct rt_probe
 {
 	struct ev_rt_call *rec;
 	void *ring = NULL;
+	__u32 mem_flags = 0;
 
 	if (spec_small(spec)) {
 		rec = reserve_record(&ring, RT_CALL_SIZE(AT_RT_SMALL_VALS, 0), EV_RT_CALL);
@@ -334,16 +374,23 @@ static __always_inline int entry_only(struct pt_regs *ctx, const struct rt_probe
 			return 0;
 		start_record(rec, spec, pid_tgid, probe_id, false);
 		run_fetch(ctx, spec, rec, s, false, AT_RT_SMALL_VALS, false);
+		if (spec->mem.op)
+			mem_flags = mem_complete(spec, rec, s, pid_tgid, 0, PT_REGS_SP(ctx),
+						 AT_RT_SMALL_VALS);
 	} else {
 		rec = reserve_record(&ring, sizeof(*rec), EV_RT_CALL);
 		if (!rec)
 			return 0;
 		start_record(rec, spec, pid_tgid, probe_id, false);
 		run_fetch(ctx, spec, rec, s, false, AT_MAX_FETCH_OPS, true);
+		if (spec->mem.op)
+			mem_flags = mem_complete(spec, rec, s, pid_tgid, 0, PT_REGS_SP(ctx),
+						 AT_MAX_FETCH_OPS);
 	}
 	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
-	rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags();
+	rec->flags = RT_F_NO_RETURN | (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags() |
+		     mem_flags;
 	if (spec->flags & RT_SPEC_URGENT)
 		submit_record_now(rec, EV_RT_CALL);
 	else
@@ -398,6 +445,9 @@ static __always_inline int on_rt_entry(struct pt_regs *ctx)
 	if (rec->fault_mask)
 		count_loss(LOSS_FETCH_FAULT);
 	rec->flags = 0;
+	/* An outer layer's memory call: the driver calls it makes are its. */
+	if (spec->mem.op && (spec->mem.flags & MEM_F_OUTER))
+		mem_outer_enter(key.tid, PT_REGS_SP(ctx));
 	if (slot) {
 		__sync_fetch_and_add(&slot->seq, 1);
 		/* An older call of this (thread, probe) whose return was never
@@ -447,7 +497,7 @@ static __always_inline int on_rt_return(struct pt_regs *ctx, bool detail)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	/* Read ctx at a constant offset here: later, clang may fold it into
 	 * pointer arithmetic on ctx, which the verifier refuses. */
-	__u64 rc = PT_REGS_RC(ctx), now;
+	__u64 rc = PT_REGS_RC(ctx), sp = PT_REGS_SP(ctx), now;
 	struct rt_pending_key key = { .tid = (__u32)pid_tgid };
 	const struct rt_probe_spec *spec;
 	struct rt_slot *slot;
@@ -483,6 +533,11 @@ static __always_inline int on_rt_return(struct pt_regs *ctx, bool detail)
 	rec->h.end_ns = now;
 	rec->ret = rc;
 	rec->flags = (rec->fault_mask ? RT_F_FETCH_FAULT : 0) | detail_flags();
+	if (spec->mem.op) {
+		if (spec->mem.flags & MEM_F_OUTER)
+			mem_outer_leave(key.tid, sp);
+		rec->flags |= mem_complete(spec, rec, s, pid_tgid, rc, sp, AT_MAX_FETCH_OPS);
+	}
 	send_call(rec, spec->flags & RT_SPEC_URGENT);
 	forget_call(&key, slot);
 	return 0;

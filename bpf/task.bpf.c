@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "acceltrace.bpf.h"
+#include "devmem.bpf.h"
 
 #define CLONE_THREAD 0x00010000
 
@@ -93,6 +94,10 @@ static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 		SLOT_END_RELEASE(slot, tid);
 	}
 	HASH_FORGET(&sys_pending, &tid, sys_in_hash);
+	/* Its current device and outer-call mark (devmem.bpf.h) die with it:
+	 * tids are reused. */
+	bpf_map_delete_elem(&mem_thread_dev, &tid);
+	bpf_map_delete_elem(&mem_outer, &tid);
 	if (!pid_traced(pid))
 		return 0;
 	code = BPF_CORE_READ(task, exit_code);

@@ -170,6 +170,11 @@ enum at_mem_flags {
 	 * (cuMemAlloc under PyTorch's allocator, cuMemCreate): what is seen
 	 * is reserved memory, not tensors. Carried into the live entry. */
 	MEM_F_RESERVED = 1 << 3,
+	/* A free of the device memory whose handle lives on (PJRT's
+	 * Buffer_Delete): the live entry stays, size 0 and marked
+	 * AT_MEM_LIVE_DELETED, so the handle's own free later (Buffer_Destroy)
+	 * is dropped silently, neither counted again nor unknown. */
+	MEM_F_KEEP_HANDLE = 1 << 4,
 };
 
 /*
@@ -186,6 +191,39 @@ enum at_mem_layer {
 
 #define AT_MEM_NO_VAL		0xff	/* an index that names no value */
 #define AT_MEM_MAX_DIMS		8
+/* A size above this (256 TiB) is no device's: a hostile or garbled value,
+ * taken as unknown (RT_F_MEM_UNSIZED), so in_use cannot wrap. */
+#define AT_MEM_MAX_BYTES	(1ull << 48)
+
+/*
+ * Element bytes of PJRT_Buffer_Type t (pjrt_c_api.h order) for
+ * MEM_SIZE_SHAPE, as nibble t of two constants: 0 for sub-byte types or
+ * none (a shape of them is not sized), else log2(bytes) + 1. Constants, not
+ * a table: a BPF const array becomes a .rodata.cst32 section that the
+ * project's BPF linker (libbpf 1.1) mislinks. Types 0-15: INVALID, PRED,
+ * S8-S64, U8-U64, F16, F32, F64, BF16, C64, C128; 16-20 and 26-28 the
+ * 1-byte F8 kinds; 21-25 and 29-31 sub-byte or none. Kept equal to user
+ * space's pjrt_buffer_type_size() (tests/discover/test_mem_packs.c).
+ */
+#define AT_PJRT_ELEM_LOG2_LO	0x5424324321432110ull
+#define AT_PJRT_ELEM_LOG2_HI	0x0001110000011111ull
+
+/*
+ * How the pack entries fit AT_MAX_FETCH_OPS: a shape takes 4 + 8 values
+ * (type, dims, num_dims, device, dims[0..7]), the Args pointer and the out
+ * buffer 2 more, the two written-back values the last 2: exactly 16. So
+ * BufferFromHostBuffer's memory effect is its own core entry ("(memory)")
+ * beside the detail H2D entry, whose values the collector reads unchanged.
+ *
+ * Status returns: the CUDA layer's are 32-bit (CUresult, cudaError_t: the
+ * upper half of the register is not theirs), PJRT's a pointer. Device
+ * values of ordinals are 32-bit (CUdevice, int) for the same reason.
+ *
+ * A full live table: the allocation is counted (allocs, alloc_bytes) but
+ * not in in_use, since its free cannot find it and in_use would then only
+ * grow (a leak that is not); LOSS_MEM_TABLE_FULL and RT_F_MEM_TABLE_FULL
+ * say it, and its free is counted as unknown, subtracting nothing.
+ */
 
 struct at_mem_desc {
 	__u8 op;		/* enum at_mem_op */
@@ -231,6 +269,9 @@ struct at_mem_live {
 	__u32 flags;		/* enum at_mem_flags of the allocating call */
 	__u32 layer;		/* enum at_mem_layer */
 };
+/* In struct at_mem_live.flags: its memory was freed, its handle lives on
+ * (MEM_F_KEEP_HANDLE). */
+#define AT_MEM_LIVE_DELETED	(1u << 31)
 
 /* Per (pid, layer, device): device is an ordinal, or with
  * MEM_F_DEVICE_HANDLE a PJRT_Device pointer (flags says which). */
@@ -252,7 +293,9 @@ struct at_mem_agg {
 	/* Frees of an allocation the table does not hold: made before the
 	 * probes (or its entry lost): counted, never sized. */
 	__u64 frees_unknown;
-	__u64 allocs_unsized;	/* allocations whose size is not known yet */
+	/* Allocations made with no size known (counted in allocs): those
+	 * sized later (MEM_OP_SIZE) are in alloc_bytes from then on. */
+	__u64 allocs_unsized;
 	__u64 reserved_in_use;	/* of in_use, by MEM_F_RESERVED calls */
 };
 
@@ -275,6 +318,9 @@ enum rt_call_flags {
 	RT_F_MEM_UNSIZED = 1 << 7,	/* an allocation of no known size yet */
 	RT_F_MEM_DEVICE_GUESSED = 1 << 8,	/* no current device known: 0 */
 	RT_F_MEM_TABLE_FULL = 1 << 9,	/* counted, but its free will not be sized */
+	/* A handle whose memory an earlier call freed (Buffer_Destroy after
+	 * Buffer_Delete), or a free another thread's won: nothing moved. */
+	RT_F_MEM_HANDLE_ONLY = 1 << 10,
 };
 
 /*

@@ -233,6 +233,21 @@ def build(t):
             ("stats.tp_fileid_btf.enter", "fd → inode lookup, BTF direct loads")):
         t.row(label, get(key), "ns/run")
 
+    t.section("1f. Device-memory probes: cuMemAlloc_v2 + cuMemFree_v2 at 10k allocations/s, "
+              "1000 live (ns per call, the mean of an allocation and a free)")
+    with_mem = t.row("paired probes with the kernel's accounting (live table, aggregates, "
+                     "values written back) − nothing", diff("mem.call.mem", "mem.call.none"), "ns")
+    without = t.row("the same probes, memory descriptor cleared (no accounting) − nothing",
+                    diff("mem.call.plain", "mem.call.none"), "ns")
+    t.row("the accounting alone (with − without)", diff("mem.call.mem", "mem.call.plain"), "ns")
+    ratio = pairwise(lambda m, p, n: (m - n) / (p - n) if p > n else float("nan"),
+                     "mem.call.mem", "mem.call.plain", "mem.call.none")
+    t.row("… as a ratio: probe cost with accounting / without", ratio, "×", 2)
+    t.row("cross-check (bpf_stats, one pass): rt_return of cuMemAlloc_v2/cuMemFree_v2 without accounting",
+          get("mem.stats.plain.return"), "ns/run")
+    t.row("cross-check (bpf_stats, one pass): the same with accounting",
+          get("mem.stats.mem.return"), "ns/run")
+
     # ---- 2. trainer slowdown ------------------------------------------
     t.section("2. Trainer slowdown (% fewer steps/s than with nothing attached, same repetition)")
     t.row("simulated TPU trainer, nothing attached (steps/s)", get("trainer.off"), "steps/s")

@@ -10,7 +10,8 @@
 # (make bench-long, OUTPUT_DIR/bench/long.txt) are included when present.
 #
 # About 12 minutes on 2 cores. BENCH_REPS (default 5) sets the repetitions;
-# BENCH_ONLY="probe collector writer devtrace trainer torch agent" picks benchmarks.
+# BENCH_ONLY="probe collector writer devtrace trainer torch agent" picks benchmarks
+# (probe includes attach and the memory probes, bench_mem).
 set -uo pipefail
 
 out=${1:-build}
@@ -67,7 +68,8 @@ step() {
 for b in $only; do
 	case $b in
 	probe) step probe "$out/bench/bench_probe"
-		step attach "$out/bench/bench_attach" ;;
+		step attach "$out/bench/bench_attach"
+		step mem "$out/bench/bench_mem" ;;
 	collector) step collector env BENCH_COLLECTOR_REPS="${BENCH_COLLECTOR_REPS:-3}" \
 		"$out/bench/bench_collector" ;;
 	writer) step writer "$out/bench/bench_writer" ;;

@@ -10,7 +10,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "SKIP: needs root (the benchmarks load BPF programs)"
 	exit 77
 fi
-for b in bench_probe bench_attach bench_collector bench_writer bench_devtrace; do
+for b in bench_probe bench_attach bench_mem bench_collector bench_writer bench_devtrace; do
 	if [[ ! -x $out/bench/$b ]]; then
 		echo "FAIL: $out/bench/$b is not built"
 		exit 1
@@ -40,6 +40,7 @@ run() {
 SECONDS=0
 run probe env BENCH_REPS=1 BENCH_CALLS=5000 "$out/bench/bench_probe"
 run attach env BENCH_REPS=1 "$out/bench/bench_attach"
+run mem env BENCH_REPS=1 BENCH_MEM_PAIRS=2000 "$out/bench/bench_mem"
 run collector env BENCH_COLLECTOR_REPS=1 BENCH_TRIAL_MS=100 BENCH_HOLD_S=1 \
 	"$out/bench/bench_collector"
 run writer env BENCH_REPS=1 BENCH_WRITER_SIZES=100000,400000 BENCH_LINE_SPANS=50000 \
@@ -62,6 +63,7 @@ echo "benchmarks ran in ${SECONDS} s"
 # (a detail probe runs rt_entry_detail, not rt_entry).
 for m in up.push.none up.push.floor up.push.callback up.push.execute up.push.other_pid \
 	slice.attach.perf slice.detach.perf \
+	mem.call.none mem.call.plain mem.call.mem \
 	up.endbr64.floor up.cet.callback tp.pread64.none tp.pread64.traced \
 	tp.pread64.untraced col.collector.max_rate col.collector.hold_rate \
 	wr.xspace.100000.rate wr.xspace.400000.writer_peak dt.read.uring dt.read.pread \
@@ -80,7 +82,7 @@ for m in up.push.none up.push.floor up.push.callback up.push.execute up.push.oth
 		echo "FAIL: $m: samples are not numbers: $line"
 		failed=1
 	fi
-	case $m in up.*.none | wr.*.writer_peak | dt.read.lost) continue ;; esac
+	case $m in up.*.none | mem.call.none | wr.*.writer_peak | dt.read.lost) continue ;; esac
 	if ! awk '{ for (i = 4; i <= NF; i++) if ($i <= 0) exit 1 }' <<<"$line"; then
 		echo "FAIL: $m: a sample is not positive: $line"
 		failed=1
@@ -92,6 +94,7 @@ awk '$2 == "up.push.none" { n = $4 } $2 == "up.push.floor" { f = $4 }
      END { exit !(f > n) }' "$res" || { echo "FAIL: a probed call is not slower than a bare one"; failed=1; }
 grep -q '^BENCH dt.read.lost records 0.000$' "$res" || { echo "FAIL: devtrace records lost: $(grep dt.read.lost "$res")"; failed=1; }
 grep -q '^BENCH up.lost count 0$' "$res" || { echo "FAIL: runtime records lost: $(grep up.lost "$res")"; failed=1; }
+grep -q '^BENCH mem.lost count 0$' "$res" || { echo "FAIL: memory records lost: $(grep mem.lost "$res")"; failed=1; }
 
 if ! /usr/bin/python3 "$here/report.py" "$res" >"$work/results.md"; then
 	echo "FAIL: report.py failed"

@@ -198,12 +198,14 @@ static void test_pjrt(struct devmem_events *d, struct capture *cap)
 	ASSERT_STREQ(str(cap, e.alloc.name), "TPU_3_pjrt_buffers", "allocator");
 	ASSERT_EQ(e.alloc.layer, MEM_LAYER_PJRT, "layer");
 
-	/* Unresolved handle (another buffer): device 0, guessed. */
+	/* Unresolved handle (another buffer): its device unknown, not
+	 * guessed as 0. */
 	call.device_resolved = false;
 	r.vals[3] = 0xb10;
 	ASSERT_EQ(devmem_events__make(d, cap, &call, &e), 1, "unresolved");
-	ASSERT_EQ(e.alloc.device, 0, "device 0");
-	ASSERT_TRUE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "guessed");
+	ASSERT_EQ(e.alloc.device, CAPTURE_MEM_DEVICE_UNKNOWN, "device unknown");
+	ASSERT_STREQ(str(cap, e.alloc.name), "TPU_unknown_pjrt_buffers", "so named");
+	ASSERT_FALSE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "not guessed");
 
 	/* An unsized allocation (an execution's output): no event yet ... */
 	r = rec(5, 2100, RT_F_MEM_UNSIZED, 8, (uint64_t[]){ 11, 0, 0xd3d3, 0xe0, 0, 131072,
@@ -230,7 +232,7 @@ static void test_pjrt(struct devmem_events *d, struct capture *cap)
 	ASSERT_FALSE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "not guessed");
 	r = rec(5, 2500, RT_F_NO_RETURN | RT_F_MEM_UNKNOWN, 3, (uint64_t[]){ 0xbad, 0, 4096 });
 	ASSERT_EQ(devmem_events__make(d, cap, &call, &e), 1, "an unknown buffer's free");
-	ASSERT_TRUE(e.flags & CAPTURE_MEM_F_DEVICE_GUESSED, "its device guessed");
+	ASSERT_EQ(e.alloc.device, CAPTURE_MEM_DEVICE_UNKNOWN, "its device unknown");
 	ASSERT_EQ(devmem_events__stats(d)->unsized, 1, "unsized counted");
 	ASSERT_EQ(devmem_events__stats(d)->already_sized, 1, "already sized counted");
 }
@@ -276,7 +278,8 @@ static void test_forget(struct devmem_events *d, struct capture *cap)
 	r = rec(1, 4000, 0, 4, (uint64_t[]){ 0x10, 8, 8, 8 });
 	ASSERT_EQ(make(d, cap, &r, &cu_alloc, NULL, &e), 1, "a new process with the pid");
 	ASSERT_EQ(e.peak_in_use, 8, "its peak starts again");
-	ASSERT_STREQ(str(cap, e.alloc.name), "DEVICE_0_cuda_reserved", "platform unknown");
+	ASSERT_STREQ(str(cap, e.alloc.name), "GPU_0_cuda_reserved",
+		     "platform unknown: CUDA's memory is a GPU's");
 }
 
 int main(void)

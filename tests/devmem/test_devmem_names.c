@@ -9,6 +9,7 @@
 
 #include "test.h"
 #include "../sim/pjrt_abi.h"
+#include "capture/capture_memory.h"
 #include "devmem/devmem_names.h"
 #include <linux/types.h>
 
@@ -23,14 +24,19 @@ static void test_allocator_names(void)
 	devmem_allocator_name(buf, sizeof(buf), "gpu", 1, MEM_LAYER_CUDA);
 	ASSERT_STREQ(buf, "GPU_1_cuda_reserved", "GPU CUDA, platform in any case");
 	devmem_allocator_name(buf, sizeof(buf), NULL, 2, MEM_LAYER_CUDA);
-	ASSERT_STREQ(buf, "DEVICE_2_cuda_reserved", "no platform");
+	ASSERT_STREQ(buf, "GPU_2_cuda_reserved", "no platform: CUDA's memory is a GPU's");
+	devmem_allocator_name(buf, sizeof(buf), NULL, 2, MEM_LAYER_PJRT);
+	ASSERT_STREQ(buf, "TPU_2_pjrt_buffers", "no platform: PJRT's, as the writer's planes say");
+	devmem_allocator_name(buf, sizeof(buf), "TPU", CAPTURE_MEM_DEVICE_UNKNOWN, MEM_LAYER_PJRT);
+	ASSERT_STREQ(buf, "TPU_unknown_pjrt_buffers", "a device no call named");
 	devmem_allocator_name(buf, sizeof(buf), "NPU", 3, MEM_LAYER_PJRT);
 	ASSERT_STREQ(buf, "DEVICE_3_pjrt_buffers", "another platform");
 	ASSERT_EQ(devmem_allocator_name(buf, sizeof(buf), "GPU", 0, 0), -EINVAL, "layer 0");
 	ASSERT_EQ(devmem_allocator_name(buf, sizeof(buf), "GPU", 0, 3), -EINVAL, "layer 3");
-	ASSERT_TRUE(devmem_allocator_name(buf, sizeof(buf), "XPU", UINT32_MAX, MEM_LAYER_CUDA) > 0,
+	ASSERT_TRUE(devmem_allocator_name(buf, sizeof(buf), "XPU", UINT32_MAX - 1,
+					  MEM_LAYER_CUDA) > 0,
 		    "the longest fits DEVMEM_ALLOCATOR_NAME_MAX");
-	ASSERT_STREQ(buf, "DEVICE_4294967295_cuda_reserved", "longest");
+	ASSERT_STREQ(buf, "DEVICE_4294967294_cuda_reserved", "longest");
 	ASSERT_EQ(devmem_allocator_name(buf, 10, "GPU", 0, MEM_LAYER_CUDA), -ENOSPC, "too small");
 }
 

@@ -42,9 +42,16 @@ enum capture_mem_flags {
 };
 
 /* Identifies one allocator of one process. */
+/*
+ * A PJRT buffer first seen by its size (an execution's output, sized by
+ * Buffer_OnDeviceSizeInBytes): no probed call names its device, so its
+ * allocator's device is this, named "<PLATFORM>_unknown_<layer>".
+ */
+#define CAPTURE_MEM_DEVICE_UNKNOWN UINT32_MAX
+
 struct capture_mem_allocator {
 	uint32_t pid;
-	uint32_t device;	/* the runtime's device ordinal */
+	uint32_t device;	/* the runtime's device ordinal, or ..._UNKNOWN */
 	uint32_t name;		/* interned allocator_name, never 0 */
 	uint32_t layer;		/* enum at_mem_layer (include/acceltrace/events.h) */
 };

@@ -97,7 +97,9 @@ static bool number_handle(struct collector *c, struct collect_devmem *m, uint32_
 {
 	uintptr_t count;
 
-	if (handle == HANDLE_COUNT_KEY)
+	/* No handle (an execution's output sized later, a NULL device): the
+	 * device is unknown, not numbered. */
+	if (!handle || handle == HANDLE_COUNT_KEY)
 		return false;
 	if (handle_ordinal(m, pid, handle, ordinal))
 		return true;
@@ -227,12 +229,18 @@ bool collector__mem_device(void *ctx, const struct at_mem_agg_key *key, uint32_t
 {
 	struct collector *c = ctx;
 
-	if (key->flags & MEM_F_DEVICE_HANDLE) {
+	if ((key->flags & MEM_F_DEVICE_HANDLE) && !key->device) {
+		/* Buffers first seen by their size: the kernel keys them by
+		 * no handle (devmem_events.c names them the same way). */
+		*ordinal = CAPTURE_MEM_DEVICE_UNKNOWN;
+	} else if (key->flags & MEM_F_DEVICE_HANDLE) {
 		if (!c->devmem || !handle_ordinal(c->devmem, key->pid, key->device, ordinal))
 			return false;
 	} else {
 		*ordinal = key->device > UINT32_MAX ? UINT32_MAX : (uint32_t)key->device;
 	}
-	*platform = devmem_platform_name(platform_of(c, key->pid));
+	*platform = platform_of(c, key->pid);
+	if (!*platform)
+		*platform = key->layer == MEM_LAYER_CUDA ? "GPU" : "TPU";
 	return true;
 }

@@ -84,7 +84,9 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 static void set_device(struct devmem_events *d, struct hashmap *h, uint64_t a, uint64_t b,
 		       uint64_t device)
 {
-	uintptr_t v = (uintptr_t)(device > UINT32_MAX - 1 ? UINT32_MAX - 1 : device) + 1;
+	/* Stored plus one (0 is "absent"): every uint32, the unknown device
+	 * (UINT32_MAX) too, fits a 64-bit pointer. */
+	uintptr_t v = (uintptr_t)(device > UINT32_MAX ? UINT32_MAX : device) + 1;
 	size_t max = h == d->live ? DEVMEM_MAX_LIVE : DEVMEM_MAX_THREADS;
 
 	if (!hashmap__get(h, a, b) && hashmap__count(h) >= max) {
@@ -274,6 +276,10 @@ int devmem_events__make(struct devmem_events *d, struct capture *cap,
 		d->st.nested++;
 		return 0;
 	}
+	if (r->flags & RT_F_MEM_HANDLE_ONLY) {
+		d->st.handle_only++;
+		return 0;
+	}
 	if (m->op == MEM_OP_ALLOC && (r->flags & RT_F_MEM_UNSIZED)) {
 		d->st.unsized++;
 		return 0;
@@ -331,8 +337,10 @@ int devmem_events__make(struct devmem_events *d, struct capture *cap,
 		device = dev > UINT32_MAX ? UINT32_MAX : (uint32_t)dev;
 	} else if (m->op == MEM_OP_FREE && live_device(d, r->h.pid, m->layer, addr, &device)) {
 		/* found: the kernel's live table had it too */
-	} else if ((m->flags & MEM_F_DEVICE_HANDLE) ||
-		   !devmem_events__thread_device(d, r->h.pid, r->h.tid, &device)) {
+	} else if (m->flags & MEM_F_DEVICE_HANDLE) {
+		/* A PJRT buffer first seen by its size names no device. */
+		device = CAPTURE_MEM_DEVICE_UNKNOWN;
+	} else if (!devmem_events__thread_device(d, r->h.pid, r->h.tid, &device)) {
 		out->flags |= CAPTURE_MEM_F_DEVICE_GUESSED;
 	}
 	if (r->flags & RT_F_MEM_DEVICE_GUESSED)

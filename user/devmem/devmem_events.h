@@ -46,6 +46,7 @@ struct devmem_events_stats {
 	uint64_t events;		/* allocations and frees made */
 	uint64_t failed;		/* RT_F_MEM_FAILED: nothing changed */
 	uint64_t nested;		/* RT_F_MEM_NESTED: counted by the outer call */
+	uint64_t handle_only;		/* RT_F_MEM_HANDLE_ONLY: its memory went earlier */
 	uint64_t unsized;		/* allocations waiting for their size query */
 	uint64_t already_sized;		/* size queries of known allocations */
 	uint64_t unknown_frees;		/* frees of allocations made before the probes */

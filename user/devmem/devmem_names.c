@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 #include "acceltrace/events.h"
+#include "capture/capture_memory.h"
 #include "devmem/devmem_names.h"
 
 const char *devmem_layer_name(uint32_t layer)
@@ -41,7 +42,15 @@ int devmem_allocator_name(char *buf, size_t len, const char *platform, uint32_t 
 
 	if (!l)
 		return -EINVAL;
-	n = snprintf(buf, len, "%s_%" PRIu32 "_%s", devmem_platform_name(platform), ordinal, l);
+	/* No runtime said: as the XSpace writer names the process's device
+	 * planes, GPU for CUDA's memory, else TPU. */
+	if (!platform)
+		platform = layer == MEM_LAYER_CUDA ? "GPU" : "TPU";
+	if (ordinal == CAPTURE_MEM_DEVICE_UNKNOWN)
+		n = snprintf(buf, len, "%s_unknown_%s", devmem_platform_name(platform), l);
+	else
+		n = snprintf(buf, len, "%s_%" PRIu32 "_%s", devmem_platform_name(platform),
+			     ordinal, l);
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
 }
 

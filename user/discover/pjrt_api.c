@@ -66,6 +66,9 @@ static const struct fn_desc fn_descs[PJRT_FN__COUNT] = {
 	[PJRT_FN_BUFFER_COPY_TO_MEMORY]		= { "Buffer_CopyToMemory", -1, 92, 33, false },
 	[PJRT_FN_BUFFER_COPY_RAW_TO_HOST]	= { "Buffer_CopyRawToHost", -1, 100, 94, false },
 	[PJRT_FN_ASYNC_H2D_TRANSFER_DATA]	= { "AsyncHostToDeviceTransferManager_TransferData", -1, 102, 94, false },
+	/* In every layout (one lower at minor 26), optional all the same. */
+	[PJRT_FN_BUFFER_DELETE]			= { "Buffer_Delete", 66, 67, 0, false },
+	[PJRT_FN_CLIENT_CREATE_UNINITIALIZED_BUFFER] = { "Client_CreateUninitializedBuffer", -1, 112, 94, false },
 };
 
 const char *pjrt_fn_name(enum pjrt_fn fn)

@@ -76,6 +76,10 @@ enum pjrt_fn {
 	PJRT_FN_BUFFER_COPY_TO_MEMORY,
 	PJRT_FN_BUFFER_COPY_RAW_TO_HOST,
 	PJRT_FN_ASYNC_H2D_TRANSFER_DATA,
+	/* Device memory (docs/runtime-probes.md): optional so that a plugin
+	 * leaving them NULL is still traced. */
+	PJRT_FN_BUFFER_DELETE,
+	PJRT_FN_CLIENT_CREATE_UNINITIALIZED_BUFFER,
 	PJRT_FN__COUNT,
 };
 

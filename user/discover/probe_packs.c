@@ -25,6 +25,8 @@
 #define STACK_AT(off, sz) \
 	{ .src = FETCH_SP, .size = (sz), .flags = FETCH_DEREF, .offset = (off) }
 #define RETVAL { .src = FETCH_RET, .flags = FETCH_AT_RETURN }
+/* A value the kernel writes: a memory call's bytes or in-use after. */
+#define WRITTEN { .src = FETCH_NONE }
 
 #define OPS(...) \
 	.n_ops = sizeof((struct at_fetch_op[]){ __VA_ARGS__ }) / sizeof(struct at_fetch_op), \
@@ -32,6 +34,24 @@
 
 #define PAIRED (RT_SPEC_RETURN)
 #define ADOPT (RT_SPEC_ADOPT)
+
+/* A memory effect (struct at_mem_desc); NO: a value it does not use. */
+#define NO AT_MEM_NO_VAL
+#define MEM(op_, kind_, flags_, layer_, addr_, size_, dims_, ndims_, dev_, bytes_, in_use_) \
+	.mem = { .op = (op_), .size_kind = (kind_), .flags = (flags_), .layer = (layer_), \
+		 .addr_val = (addr_), .size_val = (size_), .dims_val = (dims_), \
+		 .ndims_val = (ndims_), .dev_val = (dev_), .out_bytes_val = (bytes_), \
+		 .out_in_use_val = (in_use_) }
+/* A PJRT buffer made from a shape (enum rt_val_mem_shape). */
+#define PJRT_SHAPE_ALLOC \
+	MEM(MEM_OP_ALLOC, MEM_SIZE_SHAPE, MEM_F_DEVICE_HANDLE, MEM_LAYER_PJRT, \
+	    V_MSHAPE_BUFFER, V_MSHAPE_TYPE, V_MSHAPE_DIM0, V_MSHAPE_NUM_DIMS, \
+	    V_MSHAPE_DEVICE, V_MSHAPE_BYTES, V_MSHAPE_IN_USE)
+/* A PJRT buffer's free: Args buffer @16. */
+#define PJRT_BUFFER_FREE(flags) \
+	OPS(ARG_AT(0, 16, 8), WRITTEN, WRITTEN), \
+	MEM(MEM_OP_FREE, MEM_SIZE_UNKNOWN, MEM_F_DEVICE_HANDLE | (flags), MEM_LAYER_PJRT, \
+	    V_MFREE_ADDR, NO, NO, NO, NO, V_MFREE_BYTES, V_MFREE_IN_USE)
 
 /* PJRT Args structs all start {size_t struct_size; void *ext;}: fields @16. */
 #define EIGHT_EVENTS(j) VAL_AT_RET(j, 0, 8), VAL_AT_RET(j, 8, 8), \
@@ -131,6 +151,46 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		    ARG_AT(0, 80, 8), EIGHT_U64(V_H2D_DIMS), ARG(0),
 		    VAL_AT_RET(V_H2D_ARGS, 104, 8), VAL_AT_RET(V_H2D_ARGS, 112, 8)),
 	}, {
+		/* The same call's device memory, always on (the entry above is
+		 * detail): the logical size of its shape, its device, the
+		 * buffer made. 16 values: the most a probe has. */
+		.name = "PJRT_Client_BufferFromHostBuffer (memory)", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_CLIENT_BUFFER_FROM_HOST_BUFFER, .event = RT_EV_MEM,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG_AT(0, 32, 4), ARG_AT(0, 40, 8), ARG_AT(0, 48, 8),
+		    ARG_AT(0, 80, 8), EIGHT_U64(V_MSHAPE_DIMS), ARG(0),
+		    VAL_AT_RET(V_MSHAPE_ARGS, 112, 8), WRITTEN, WRITTEN),
+		PJRT_SHAPE_ALLOC,
+	}, {
+		/* Args: shape_dims @24, shape_num_dims @32, shape_element_type
+		 * @40, device @56; out: buffer @72 (upstream pjrt_c_api.h). */
+		.name = "PJRT_Client_CreateUninitializedBuffer", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_CLIENT_CREATE_UNINITIALIZED_BUFFER, .event = RT_EV_MEM,
+		.spec_flags = PAIRED | ADOPT,
+		OPS(ARG_AT(0, 40, 4), ARG_AT(0, 24, 8), ARG_AT(0, 32, 8),
+		    ARG_AT(0, 56, 8), EIGHT_U64(V_MSHAPE_DIMS), ARG(0),
+		    VAL_AT_RET(V_MSHAPE_ARGS, 72, 8), WRITTEN, WRITTEN),
+		PJRT_SHAPE_ALLOC,
+	}, {
+		/* Frees the buffer's device memory and the handle. */
+		.name = "PJRT_Buffer_Destroy", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_BUFFER_DESTROY, .event = RT_EV_MEM,
+		.spec_flags = PAIRED, PJRT_BUFFER_FREE(0),
+	}, {
+		/* Frees the device memory; the handle lives on to its Destroy. */
+		.name = "PJRT_Buffer_Delete", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_BUFFER_DELETE, .event = RT_EV_MEM,
+		.spec_flags = PAIRED, PJRT_BUFFER_FREE(MEM_F_KEEP_HANDLE),
+	}, {
+		/* Args: buffer @16; out: on_device_size_in_bytes @24. Sizes a
+		 * buffer seen without one (an execution's output). */
+		.name = "PJRT_Buffer_OnDeviceSizeInBytes", .target = RT_TARGET_PJRT,
+		.pjrt_fn = PJRT_FN_BUFFER_ON_DEVICE_SIZE_IN_BYTES, .event = RT_EV_MEM,
+		.spec_flags = PAIRED,
+		OPS(ARG_AT(0, 16, 8), ARG(0), VAL_AT_RET(V_MSIZE_ARGS, 24, 8), WRITTEN, WRITTEN),
+		MEM(MEM_OP_SIZE, MEM_SIZE_VAL, MEM_F_DEVICE_HANDLE, MEM_LAYER_PJRT,
+		    V_MSIZE_BUFFER, V_MSIZE_SIZE, NO, NO, NO, V_MSIZE_BYTES, V_MSIZE_IN_USE),
+	}, {
 		/* Args: src @16, dst @32 (NULL: a size query), dst_size @40;
 		 * out: event @48. */
 		.name = "PJRT_Buffer_ToHostBuffer", .target = RT_TARGET_PJRT,
@@ -166,6 +226,43 @@ static const struct rt_pack_entry pjrt_entries[] = {
 			     ARG_AT(0, 12, 4), ARG_AT(0, 16, 4), ARG_AT(0, 20, 4), \
 			     ARG_AT(0, 24, 4), ARG_AT(0, 32, 8))
 #define CU_MEMCPY_OPS OPS(ARG(0), ARG(1), ARG(2), ARG(3))
+
+/*
+ * Device memory through the driver and the runtime: what the process's
+ * allocator reserved (MEM_F_RESERVED), not its tensors. Calls that name no
+ * device use the thread's current one. The runtime's calls are the outer
+ * layer: the driver calls they make are counted once, as theirs.
+ */
+#define CUDA_MEM(sym, flags, ...) \
+	{ .name = sym, .target = RT_TARGET_SYMBOL, .symbol = sym, .event = RT_EV_MEM, \
+	  .spec_flags = (flags), __VA_ARGS__ }
+/* (void **ptr, size_t size, ...): the address is *ptr at return. */
+#define CU_ALLOC(sym, mflags) CUDA_MEM(sym, PAIRED | ADOPT, \
+	OPS(ARG(0), ARG(1), VAL_AT_RET(V_MALLOC_OUT, 0, 8), WRITTEN, WRITTEN), \
+	MEM(MEM_OP_ALLOC, MEM_SIZE_VAL, MEM_F_THREAD_DEVICE | MEM_F_RESERVED | (mflags), \
+	    MEM_LAYER_CUDA, V_MALLOC_ADDR, V_MALLOC_SIZE, NO, NO, NO, \
+	    V_MALLOC_BYTES, V_MALLOC_IN_USE))
+/* (void **ptr, size_t *pitch, width, height): pitch * height. */
+#define CU_ALLOC_PITCH(sym, mflags) CUDA_MEM(sym, PAIRED | ADOPT, \
+	OPS(ARG(0), ARG(1), ARG(3), VAL_AT_RET(V_MPITCH_OUT, 0, 8), \
+	    VAL_AT_RET(V_MPITCH_OUT_PITCH, 0, 8), WRITTEN, WRITTEN), \
+	MEM(MEM_OP_ALLOC, MEM_SIZE_PRODUCT, MEM_F_THREAD_DEVICE | MEM_F_RESERVED | (mflags), \
+	    MEM_LAYER_CUDA, V_MPITCH_ADDR, V_MPITCH_PITCH, V_MPITCH_HEIGHT, NO, NO, \
+	    V_MPITCH_BYTES, V_MPITCH_IN_USE))
+/* (ptr, ...): a free finds its size and device in the live table. */
+#define CU_FREE(sym, mflags) CUDA_MEM(sym, PAIRED, \
+	OPS(ARG(0), WRITTEN, WRITTEN), \
+	MEM(MEM_OP_FREE, MEM_SIZE_UNKNOWN, MEM_F_THREAD_DEVICE | MEM_F_RESERVED | (mflags), \
+	    MEM_LAYER_CUDA, V_MFREE_ADDR, NO, NO, NO, NO, V_MFREE_BYTES, V_MFREE_IN_USE))
+/* Which device a context is: (CUcontext *out, ..., dev at argument @dev). */
+#define CU_CTX_DEVICE(sym, dev) CUDA_MEM(sym, PAIRED, \
+	OPS(ARG(0), ARG(dev), VAL_AT_RET(V_MCTX_OUT, 0, 8)), \
+	MEM(MEM_OP_CTX_DEVICE, MEM_SIZE_UNKNOWN, 0, MEM_LAYER_CUDA, V_MCTX_CTX, NO, NO, NO, \
+	    V_MCTX_DEVICE, NO, NO))
+/* The thread's current device: cudaSetDevice(dev), cuCtxSetCurrent(ctx). */
+#define CU_CURRENT(sym, op) CUDA_MEM(sym, PAIRED, OPS(ARG(0)), \
+	MEM((op), MEM_SIZE_UNKNOWN, 0, MEM_LAYER_CUDA, V_MCUR_VALUE, NO, NO, NO, \
+	    V_MCUR_VALUE, NO, NO))
 
 static const struct rt_pack_entry cuda_entries[] = {
 	{ .name = "cuLaunchKernel", .target = RT_TARGET_SYMBOL,
@@ -204,6 +301,31 @@ static const struct rt_pack_entry cuda_entries[] = {
 	{ .name = "cuGraphLaunch_ptsz", .target = RT_TARGET_SYMBOL,
 	  .symbol = "cuGraphLaunch_ptsz", .event = RT_EV_CUDA_GRAPH_LAUNCH,
 	  .spec_flags = ADOPT, OPS(ARG(0), ARG(1)) },
+	CU_ALLOC("cuMemAlloc_v2", 0),
+	CU_ALLOC_PITCH("cuMemAllocPitch_v2", 0),
+	CU_ALLOC("cuMemAllocManaged", 0),
+	CU_ALLOC("cuMemAllocAsync", 0),
+	CU_ALLOC("cuMemAllocAsync_ptsz", 0),
+	CU_ALLOC("cuMemAllocFromPoolAsync", 0),
+	CU_ALLOC("cuMemAllocFromPoolAsync_ptsz", 0),
+	CU_FREE("cuMemFree_v2", 0),
+	CU_FREE("cuMemFreeAsync", 0),
+	CU_FREE("cuMemFreeAsync_ptsz", 0),
+	/* Virtual memory (PyTorch's expandable segments): cuMemCreate makes
+	 * physical memory on prop->location.id (CUmemAllocationProp: type
+	 * @0, handle types @4, location {type @8, id @12}); cuMemMap and
+	 * cuMemUnmap only map it, and move no memory: not probed. */
+	CUDA_MEM("cuMemCreate", PAIRED | ADOPT,
+		 OPS(ARG(0), ARG(1), ARG_AT(2, 12, 4), VAL_AT_RET(V_MCREATE_OUT, 0, 8),
+		     WRITTEN, WRITTEN),
+		 MEM(MEM_OP_ALLOC, MEM_SIZE_VAL, MEM_F_RESERVED, MEM_LAYER_CUDA,
+		     V_MCREATE_HANDLE, V_MCREATE_SIZE, NO, NO, V_MCREATE_DEVICE,
+		     V_MCREATE_BYTES, V_MCREATE_IN_USE)),
+	CU_FREE("cuMemRelease", 0),
+	CU_CTX_DEVICE("cuDevicePrimaryCtxRetain", 1),
+	CU_CTX_DEVICE("cuCtxCreate_v2", 2),
+	CU_CURRENT("cuCtxSetCurrent", MEM_OP_SET_CTX),
+	CU_CURRENT("cuCtxPushCurrent_v2", MEM_OP_SET_CTX),
 };
 
 /*
@@ -258,6 +380,15 @@ static const struct rt_pack_entry cudart_entries[] = {
 	CUDART("cudaEventRecord", RT_EV_CUDART_EVENT_RECORD, PAIRED, OPS(ARG(0), ARG(1))),
 	CUDART("cudaEventRecord_ptsz", RT_EV_CUDART_EVENT_RECORD, PAIRED,
 	       OPS(ARG(0), ARG(1))),
+	CU_ALLOC("cudaMalloc", MEM_F_OUTER),
+	CU_ALLOC("cudaMallocAsync", MEM_F_OUTER),
+	CU_ALLOC("cudaMallocAsync_ptsz", MEM_F_OUTER),
+	CU_ALLOC("cudaMallocManaged", MEM_F_OUTER),
+	CU_ALLOC_PITCH("cudaMallocPitch", MEM_F_OUTER),
+	CU_FREE("cudaFree", MEM_F_OUTER),
+	CU_FREE("cudaFreeAsync", MEM_F_OUTER),
+	CU_FREE("cudaFreeAsync_ptsz", MEM_F_OUTER),
+	CU_CURRENT("cudaSetDevice", MEM_OP_SET_DEVICE),
 };
 
 #define GET_NEXT_SYMBOL \
@@ -377,6 +508,81 @@ const struct rt_pack_entry *rt_pack_callback_entry(void)
 	return &callback_entry;
 }
 
+static bool mem_out_val(const struct at_mem_desc *m, __u32 i)
+{
+	return m->op != MEM_OP_NONE && (i == m->out_bytes_val || i == m->out_in_use_val);
+}
+
+/* Whether @idx names a value of @e (AT_MEM_NO_VAL only where @optional). */
+static bool mem_index_ok(const struct rt_pack_entry *e, __u8 idx, bool optional)
+{
+	return idx == AT_MEM_NO_VAL ? optional : idx < e->n_ops;
+}
+
+/*
+ * A memory descriptor: the values each op needs are the entry's, the
+ * written-back ones FETCH_NONE ops (nothing else writes them), an outer
+ * layer's call paired (its mark ends at its return), a memory event kind.
+ */
+static int validate_mem(const struct rt_pack_entry *e, char *why, size_t len)
+{
+	const struct at_mem_desc *m = &e->mem;
+	bool counts = m->op == MEM_OP_ALLOC || m->op == MEM_OP_FREE || m->op == MEM_OP_SIZE;
+	bool need_size = m->op == MEM_OP_SIZE ||
+			 (m->op == MEM_OP_ALLOC && m->size_kind != MEM_SIZE_UNKNOWN);
+	const __u8 outs[2] = { m->out_bytes_val, m->out_in_use_val };
+	const char *bad = NULL;
+
+	if ((m->op != MEM_OP_NONE) != (e->event == RT_EV_MEM))
+		bad = "a memory event kind goes with a memory effect, and only it";
+	else if (m->op == MEM_OP_NONE)
+		return 0;
+	else if (m->op > MEM_OP_SET_CTX || m->size_kind > MEM_SIZE_UNKNOWN)
+		bad = "an unknown memory op or size kind";
+	else if (m->layer != MEM_LAYER_PJRT && m->layer != MEM_LAYER_CUDA)
+		bad = "no memory layer";
+	else if (!mem_index_ok(e, m->addr_val, m->op == MEM_OP_SET_DEVICE))
+		bad = "its address value is not one of its values";
+	else if (m->op == MEM_OP_SIZE && m->size_kind == MEM_SIZE_UNKNOWN)
+		bad = "a sizing call with no size";
+	else if (need_size && !mem_index_ok(e, m->size_val, false))
+		bad = "its size value is not one of its values";
+	else if (need_size && m->size_kind == MEM_SIZE_PRODUCT && !mem_index_ok(e, m->dims_val, false))
+		bad = "its second factor is not one of its values";
+	else if (need_size && m->size_kind == MEM_SIZE_SHAPE &&
+		 (!mem_index_ok(e, m->ndims_val, false) || m->dims_val == AT_MEM_NO_VAL ||
+		  m->dims_val + AT_MEM_MAX_DIMS > (int)e->n_ops))
+		bad = "its shape's dims are not among its values";
+	else if ((m->op == MEM_OP_SET_DEVICE || m->op == MEM_OP_CTX_DEVICE) &&
+		 !mem_index_ok(e, m->dev_val, false))
+		bad = "its device value is not one of its values";
+	else if (!mem_index_ok(e, m->dev_val, true))
+		bad = "its device value is not one of its values";
+	else if ((m->flags & MEM_F_THREAD_DEVICE) && (m->flags & MEM_F_DEVICE_HANDLE))
+		bad = "a device both the thread's and a handle";
+	else if ((m->flags & MEM_F_OUTER) && !(e->spec_flags & RT_SPEC_RETURN))
+		bad = "an outer layer's call without a return probe";
+	else if (!counts && (outs[0] != AT_MEM_NO_VAL || outs[1] != AT_MEM_NO_VAL))
+		bad = "written-back values on a call that counts no memory";
+	if (bad) {
+		snprintf(why, len, "%s: memory effect: %s", e->name, bad);
+		return -EINVAL;
+	}
+	for (int k = 0; k < 2; k++) {
+		__u8 i = outs[k];
+
+		if (i == AT_MEM_NO_VAL)
+			continue;
+		if (i >= e->n_ops || e->ops[i].src != FETCH_NONE || e->ops[i].flags ||
+		    e->ops[i].offset || (k && i == outs[0])) {
+			snprintf(why, len, "%s: memory effect: written-back value %u is not a "
+				 "FETCH_NONE op of its own", e->name, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len)
 {
 	int payloads = 0;
@@ -413,7 +619,8 @@ int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len
 			snprintf(why, len, "%s: op %u reads an argument register or the "
 				 "stack at return", e->name, i);
 			return -EINVAL;
-		} else if (op->src == FETCH_NONE || (op->src > FETCH_RET)) {
+		} else if ((op->src == FETCH_NONE && !mem_out_val(&e->mem, i)) ||
+			   op->src > FETCH_RET) {
 			snprintf(why, len, "%s: op %u has no source", e->name, i);
 			return -EINVAL;
 		}
@@ -433,7 +640,7 @@ int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len
 		snprintf(why, len, "%s: %d payload ops, at most one", e->name, payloads);
 		return -EINVAL;
 	}
-	return 0;
+	return validate_mem(e, why, len);
 }
 
 void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *spec)
@@ -442,6 +649,7 @@ void rt_pack_entry__spec(const struct rt_pack_entry *e, struct rt_probe_spec *sp
 	spec->flags = e->spec_flags | (rt_event_kind_is_detail(e->event) ? RT_SPEC_DETAIL : 0);
 	spec->n_ops = e->n_ops;
 	memcpy(spec->ops, e->ops, sizeof(spec->ops));
+	spec->mem = e->mem;
 	fetch_plan__blocks(spec);
 }
 
@@ -475,6 +683,7 @@ const char *rt_event_kind_name(enum rt_event_kind kind)
 		[RT_EV_CUDART_EVENT_SYNC] = "runtime event synchronize",
 		[RT_EV_CUDART_DEVICE_SYNC] = "runtime device synchronize",
 		[RT_EV_CUDART_EVENT_RECORD] = "runtime event record",
+		[RT_EV_MEM] = "device memory",
 	};
 	return kind < RT_EV__COUNT && names[kind] ? names[kind] : "?";
 }
@@ -494,6 +703,9 @@ bool rt_event_kind_is_detail(enum rt_event_kind kind)
 	case RT_EV_COMPILE_PROGRAM:
 	case RT_EV_CUDA_GRAPH_LAUNCH:
 	case RT_EV_CUDART_GRAPH_LAUNCH:
+	/* Device memory: kept in the kernel always, and a window's every
+	 * allocation and free are its records. */
+	case RT_EV_MEM:
 		return false;
 	/* Per buffer, per kernel, per element: transfers, completions,
 	 * feeds, kernel launches, synchronisations, dataset calls. */

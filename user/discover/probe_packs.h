@@ -53,6 +53,10 @@ enum rt_event_kind {
 	RT_EV_CUDART_EVENT_SYNC,	/* cudaEventSynchronize */
 	RT_EV_CUDART_DEVICE_SYNC,	/* cudaDeviceSynchronize */
 	RT_EV_CUDART_EVENT_RECORD,	/* cudaEventRecord(_ptsz) */
+	/* A device-memory call (its entry's struct at_mem_desc says what it
+	 * does: allocate, free, size, current device). Core, never detail:
+	 * the kernel's accounting is always on. */
+	RT_EV_MEM,
 	RT_EV__COUNT,
 };
 
@@ -119,6 +123,44 @@ enum cudart_memcpy_kind {
 /* cudaGraphLaunch(exec, stream), cudaEventRecord(event, stream),
  * cudaStreamSynchronize(stream), cudaEventSynchronize(event). */
 enum rt_val_cudart_handle { V_CUDART_HANDLE = 0, V_CUDART_HANDLE_STREAM };
+
+/*
+ * Device-memory calls (RT_EV_MEM). Each ends with the two values the
+ * kernel writes (struct at_mem_desc's out values): the bytes allocated,
+ * freed or sized (0: not known), and the bytes in use after, on the
+ * allocation's device and layer.
+ */
+/* PJRT buffers made from a shape: Client_BufferFromHostBuffer,
+ * Client_CreateUninitializedBuffer. */
+enum rt_val_mem_shape {
+	V_MSHAPE_TYPE = 0, V_MSHAPE_DIMS, V_MSHAPE_NUM_DIMS, V_MSHAPE_DEVICE,
+	V_MSHAPE_DIM0,		/* ..V_MSHAPE_DIM0 + AT_MEM_MAX_DIMS - 1 */
+	V_MSHAPE_ARGS = V_MSHAPE_DIM0 + AT_MEM_MAX_DIMS, V_MSHAPE_BUFFER,
+	V_MSHAPE_BYTES, V_MSHAPE_IN_USE,
+};
+/* Frees of one handle: Buffer_Destroy/Delete, cuMemFree*, cuMemRelease,
+ * cudaFree*. */
+enum rt_val_mem_free { V_MFREE_ADDR = 0, V_MFREE_BYTES, V_MFREE_IN_USE };
+/* Buffer_OnDeviceSizeInBytes: the buffer, its Args, the size at return. */
+enum rt_val_mem_size { V_MSIZE_BUFFER = 0, V_MSIZE_ARGS, V_MSIZE_SIZE, V_MSIZE_BYTES, V_MSIZE_IN_USE };
+/* cuMemAlloc*(CUdeviceptr *, size, ...), cudaMalloc*(void **, size, ...):
+ * the out pointer's place, the size, the address at return. */
+enum rt_val_mem_alloc { V_MALLOC_OUT = 0, V_MALLOC_SIZE, V_MALLOC_ADDR, V_MALLOC_BYTES, V_MALLOC_IN_USE };
+/* cuMemAllocPitch_v2 / cudaMallocPitch(ptr *, size_t *pitch, width,
+ * height): pitch * height bytes. */
+enum rt_val_mem_pitch {
+	V_MPITCH_OUT = 0, V_MPITCH_OUT_PITCH, V_MPITCH_HEIGHT, V_MPITCH_ADDR,
+	V_MPITCH_PITCH, V_MPITCH_BYTES, V_MPITCH_IN_USE,
+};
+/* cuMemCreate(handle *, size, prop *, flags): prop->location.id the device. */
+enum rt_val_mem_create {
+	V_MCREATE_OUT = 0, V_MCREATE_SIZE, V_MCREATE_DEVICE, V_MCREATE_HANDLE,
+	V_MCREATE_BYTES, V_MCREATE_IN_USE,
+};
+/* cuDevicePrimaryCtxRetain(ctx *, dev), cuCtxCreate_v2(ctx *, flags, dev). */
+enum rt_val_mem_ctx { V_MCTX_OUT = 0, V_MCTX_DEVICE, V_MCTX_CTX };
+/* cudaSetDevice(device), cuCtxSetCurrent(ctx), cuCtxPushCurrent_v2(ctx). */
+enum rt_val_mem_current { V_MCUR_VALUE = 0 };
 
 enum rt_target_kind {
 	RT_TARGET_SYMBOL,	/* an exported (or .symtab) function */
@@ -196,7 +238,10 @@ const struct rt_pack_entry *rt_pack_callback_entry(void);
  * use values fetched at return, the return value only at return, argument
  * registers and the stack pointer only at entry (at return they hold other
  * things: save the pointer at entry and read through the saved value), at
- * most one payload. Returns 0, or -EINVAL with the reason in @why.
+ * most one payload; and its memory effect (struct at_mem_desc): the values
+ * it names are the entry's, the ones the kernel writes back FETCH_NONE ops
+ * of their own, an outer layer's call paired, event RT_EV_MEM exactly when
+ * there is an effect. Returns 0, or -EINVAL with the reason in @why.
  */
 int rt_pack_entry__validate(const struct rt_pack_entry *e, char *why, size_t len);
 /* Fills a BPF probe spec from an entry. */

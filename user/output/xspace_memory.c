@@ -230,6 +230,12 @@ static void shape_stats(struct stat_list *l, const char *shape)
 	add_ref(l, "tensor_shapes", bracket);
 }
 
+/* XProf's device ordinal; -1 for a device no call named. */
+static int64_t ordinal_stat(uint32_t device)
+{
+	return device == CAPTURE_MEM_DEVICE_UNKNOWN ? -1 : (int64_t)device;
+}
+
 static void mem_event_stats(struct stat_list *l, const struct capture_mem_event *e)
 {
 	const struct capture *c = l->w->c;
@@ -239,7 +245,7 @@ static void mem_event_stats(struct stat_list *l, const struct capture_mem_event 
 	 * uint64 stat reads 0) and takes the memory id from whichever of
 	 * device_ordinal and allocator_name comes last: the allocator's name,
 	 * since one device has two layers. */
-	add_i64(l, "device_ordinal", e->alloc.device);
+	add_i64(l, "device_ordinal", ordinal_stat(e->alloc.device));
 	add_ref(l, "allocator_name", capture__string(c, e->alloc.name));
 	add_i64(l, "bytes_allocated", bytes64(e->in_use_after));
 	add_i64(l, "bytes_reserved", 0);
@@ -494,7 +500,7 @@ int xw_memory_timelines_json(const struct xw *w, char **json)
 		jw_start_object(jw);
 		jw_string_field(jw, "allocator_name", capture__string(w->c, a.name));
 		jw_uint_field(jw, "pid", a.pid);
-		jw_uint_field(jw, "device_ordinal", a.device);
+		jw_int_field(jw, "device_ordinal", ordinal_stat(a.device));
 		jw_string_field(jw, "layer", layer_name(a.layer));
 		jw_name(jw, "points");
 		jw_start_array(jw);

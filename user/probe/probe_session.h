@@ -155,8 +155,10 @@ uint64_t probe_session__polls_cut(const struct probe_session *ps);
 typedef int (*probe_mem_agg_fn)(void *ctx, const struct at_mem_agg_key *key,
 				const struct at_mem_agg *agg);
 int probe_session__mem_for_each(struct probe_session *ps, probe_mem_agg_fn fn, void *ctx);
-/* Drops @pid's live allocations, aggregates and thread devices (it
- * exited, and its pid may come back as another process). -errno. */
+/* Drops @pid's live allocations, aggregates and contexts' devices (it
+ * exited, and its pid may come back as another process); its threads'
+ * current devices go in the kernel, at each thread's exit. Returns the
+ * entries dropped. */
 int probe_session__mem_forget_pid(struct probe_session *ps, uint32_t pid);
 
 /*

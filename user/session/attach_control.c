@@ -69,6 +69,10 @@ static int forget(struct attach_control *ac, uint32_t pid)
 		err = err < 0 ? err : e < 0 ? e : 0;
 		e = probe_session__forget_pid_aggregates(ac->ps, pid);
 		err = err < 0 ? err : e < 0 ? e : 0;
+		/* Its device memory: a reused pid's first free must not
+		 * find this process's allocation. */
+		e = probe_session__mem_forget_pid(ac->ps, pid);
+		err = err < 0 ? err : e < 0 ? e : 0;
 	}
 	if (ac->ra)
 		runtime_attach__remove_process(ac->ra, pid);
