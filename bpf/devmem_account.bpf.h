@@ -28,7 +28,8 @@ struct mem_call {
 	__u32 pid;
 	__u32 tid;
 	__u32 flags;		/* out: enum rt_call_flags, RT_F_MEM_* */
-	__u64 ts_ns;
+	__u64 ts_ns;		/* the call's entry */
+	__u64 done_ns;		/* when it completed: its return, else its entry */
 	__u64 sp;		/* the stack pointer where it is accounted */
 	__u64 bytes;		/* out: allocated, freed or sized */
 	__u64 in_use;		/* out: in use on that device after */
@@ -196,7 +197,7 @@ static __noinline void mem_alloc(const struct at_mem_desc *d, struct mem_call *m
 {
 	struct at_mem_live_key key = { .pid = m->pid, .addr = m->addr };
 	struct at_mem_live entry = {
-		.bytes = m->sized ? m->size : 0, .device = m->device, .ts_ns = m->ts_ns,
+		.bytes = m->sized ? m->size : 0, .device = m->device, .ts_ns = m->done_ns,
 		.flags = d->flags, .layer = d->layer,
 	};
 	struct at_mem_agg *a;
@@ -261,12 +262,20 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 		if (d->flags & MEM_F_KEEP_HANDLE) {
 			/* So the handle's own free later is no second one. */
 			struct at_mem_live mark = {
-				.device = m->device, .ts_ns = m->ts_ns,
+				.device = m->device, .ts_ns = m->done_ns,
 				.flags = d->flags | AT_MEM_LIVE_DELETED, .layer = d->layer,
 			};
 
 			bpf_map_update_elem(&mem_live, &key, &mark, BPF_NOEXIST);
 		}
+		return;
+	}
+	if (e->ts_ns > m->ts_ns) {
+		/* Made after this free was called: the runtime reused the
+		 * handle for a new allocation on another thread, which completed
+		 * first. The buffer this free names went then (mem_drop_stale,
+		 * counted freed); the new one is not this call's to free. */
+		m->flags |= RT_F_MEM_HANDLE_ONLY;
 		return;
 	}
 	if (e->flags & AT_MEM_LIVE_DELETED) {

@@ -272,6 +272,9 @@ static __always_inline __u32 mem_complete(const struct rt_probe_spec *spec,
 	m->pid = pid_tgid >> 32;
 	m->tid = (__u32)pid_tgid;
 	m->ts_ns = rec->h.start_ns;
+	/* end_ns: taken at the return before this (the entry's for an
+	 * entry-only call): before the caller could pass on what it made. */
+	m->done_ns = rec->h.end_ns ? rec->h.end_ns : rec->h.start_ns;
 	m->sp = sp;
 	m->flags = 0;
 	m->bytes = 0;

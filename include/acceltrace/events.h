@@ -265,7 +265,10 @@ struct at_mem_live_key {
 struct at_mem_live {
 	__u64 bytes;		/* 0: not known yet (MEM_SIZE_UNKNOWN) */
 	__u64 device;		/* as in struct at_mem_agg_key */
-	__u64 ts_ns;		/* when allocated */
+	/* When the allocating call completed (its record's end_ns): a free
+	 * called before it cannot be of this allocation, but of an earlier
+	 * one at a handle the runtime reused. */
+	__u64 ts_ns;
 	__u32 flags;		/* enum at_mem_flags of the allocating call */
 	__u32 layer;		/* enum at_mem_layer */
 };

@@ -62,6 +62,22 @@ def replay_in_use(recs, device):
     return out
 
 
+def attributable(recs):
+    """@recs less the execution outputs' allocations and their frees."""
+    out, outputs = [], set()
+    # A handle is reused only after its Destroy was called: an allocation
+    # returning it comes after that call.
+    for r in sorted(recs, key=lambda r: r["t_return"] if r["type"] == "mem_alloc"
+                    else r["t_call"]):
+        if r["type"] == "mem_alloc" and r.get("size_from") == "size_query":
+            outputs.add(r["addr"])
+        elif r["type"] == "mem_free" and r["addr"] in outputs:
+            outputs.discard(r["addr"])
+        else:
+            out.append(r)
+    return out
+
+
 def report_json(path):
     rc, out, err = acceltrace("report", "--json", path)
     if not check(rc == 0, "report --json: %s" % err[-500:]):
@@ -146,8 +162,11 @@ def launched():
           "execution outputs, sized by the query: under TPU_unknown_pjrt_buffers "
           "(%d of %d)" % (sum((outputs & got_out).values()), sum(outputs.values())))
 
-    # Device 0's peak in use in the window, exact, and when.
-    known = [r for r in mem if r.get("size_from") != "size_query"]
+    # Device 0's peak in use in the window, exact, and when. The kernel
+    # names no device for an execution's output: neither its allocation
+    # nor its free (the truth's free line has no size_from: paired by
+    # address, the handle the plugin may reuse after Destroy) is device 0's.
+    known = attributable(mem)
     series = [(t, v) for t, v in replay_in_use(known, 0) if w0 <= t <= w1]
     if not check(series, "truth has device 0's memory in the window"):
         return
@@ -207,9 +226,12 @@ def attached():
     tp = os.path.join(work, "truth.jsonl")
     # The first steps' buffers (inputs prefetched, outputs, the eval set)
     # are made before the probes; their frees come after.
-    # Slow steps and a deep prefetch queue: each input lives ~1.6 s.
-    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "100ms",
-                        "--prefetch", "16", truth=tp)
+    # Slow steps and many in flight: a step's input and output live until
+    # it is reaped, --max-inflight steps later (~3 s), longer than record
+    # takes to attach (~1 s). The prefetch queue holds host batches: it
+    # does not make device buffers live longer.
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "200ms",
+                        "--max-inflight", "16", truth=tp)
     if not t:
         return
     time.sleep(0.5)
@@ -269,11 +291,30 @@ def cuda_caching():
     def key(r):
         return ("alloc" if r["type"] == "mem_alloc" else "free", r["addr"], r["bytes"])
 
-    # Allocations are sized by the call; frees in the window are of blocks
-    # reserved in it (empty_cache is not called: the leak keeps them).
+    # Allocations are sized by the call, frees by their allocation; the
+    # exception: empty_cache at exit gives back blocks reserved at start-up,
+    # and a launched command's first ones can come before the probes on its
+    # runtime attach (made before the probes: counted, never sized). Those
+    # frees are matched to the truth's size, each with its block reserved
+    # before the window.
+    reserved_at = {}
+    for r in sorted(reserved, key=lambda r: r["t_return"]):
+        if r["type"] == "mem_alloc":
+            reserved_at.setdefault(r["addr"], []).append(r)
+    early = [e for e in evs if e.name == "MemoryDeallocation" and
+             e.stats.get("acceltrace.size_unknown") == 1]
+    check(all(e.stats.get("allocation_bytes", 0) == 0 and reserved_at.get(e.stats.get("addr"))
+              and reserved_at[e.stats["addr"]][0]["t_return"] < s["window_start_ns"]
+              for e in early),
+          "frees unsized only of blocks reserved before the window (%d)" % len(early))
+
+    def size_of(e):
+        if e in early and reserved_at.get(e.stats.get("addr")):
+            return reserved_at[e.stats["addr"]][0]["bytes"]
+        return e.stats.get("allocation_bytes")
+
     got = collections.Counter(("alloc" if e.name == "MemoryAllocation" else "free",
-                               e.stats.get("addr"), e.stats.get("allocation_bytes"))
-                              for e in evs)
+                               e.stats.get("addr"), size_of(e)) for e in evs)
     inside, over = truth_split(reserved, "t_call", "t_return", s, key)
     check_bounds("cudaMalloc reservations (and frees), each once: the driver's "
                  "cuMemAlloc inside not counted again", got, inside, over)

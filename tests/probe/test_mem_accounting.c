@@ -8,7 +8,8 @@
  * sized, a driver call inside a runtime call counted once, the thread's
  * current device (set, or its context's), cuMemCreate's device from its
  * properties, shapes sized and hostile ones not, PJRT's Delete then
- * Destroy counted once, the values and flags written into the records, a
+ * Destroy counted once, a Destroy whose handle another thread's new buffer
+ * took before it returned freeing only the old one, the values and flags written into the records, a
  * full live table, and a dead process's entries forgotten.
  */
 #include <pthread.h>
@@ -164,11 +165,32 @@ struct fake_buffer_args {
 	uint64_t size;			/* @24: OnDeviceSizeInBytes' out */
 };
 
+/* Set: the next buffer made gets this handle (a runtime reusing one). */
+static volatile uint64_t reuse_handle;
+/* Set: the next Destroy hands its handle to another thread's new buffer,
+ * whose call completes before Destroy returns (the plugin's reuse,
+ * raced: the new buffer's return probe runs before Destroy's). */
+static volatile int destroy_races_reuse;
+
 __attribute__((noinline, noipa)) void *fake_BufferFromHostBuffer(struct fake_h2d_args *a)
 {
 	asm volatile("" ::: "memory");
 	calls[6]++;
-	a->buffer = __atomic_fetch_add(&next_addr, 4096, __ATOMIC_RELAXED);
+	a->buffer = reuse_handle ? reuse_handle :
+				   __atomic_fetch_add(&next_addr, 4096, __ATOMIC_RELAXED);
+	reuse_handle = 0;
+	return NULL;
+}
+
+/* f32[5] on 0xd0d0, at the handle @arg. */
+static void *reuse_on_new_thread(void *arg)
+{
+	static const int64_t dims[1] = { 5 };
+	struct fake_h2d_args h = { .type = 11 /* F32 */, .dims = dims, .num_dims = 1,
+				   .device = 0xd0d0 };
+
+	reuse_handle = (uint64_t)(uintptr_t)arg;
+	fake_BufferFromHostBuffer(&h);
 	return NULL;
 }
 
@@ -182,9 +204,15 @@ __attribute__((noinline, noipa)) void *fake_Buffer_Delete(struct fake_buffer_arg
 
 __attribute__((noinline, noipa)) void *fake_Buffer_Destroy(struct fake_buffer_args *a)
 {
+	pthread_t t;
+
 	asm volatile("" ::: "memory");
 	calls[8]++;
-	(void)a;
+	if (destroy_races_reuse) {
+		destroy_races_reuse = 0;
+		if (!pthread_create(&t, NULL, reuse_on_new_thread, (void *)(uintptr_t)a->buffer))
+			pthread_join(t, NULL);
+	}
 	return NULL;
 }
 
@@ -434,6 +462,26 @@ static void check_pjrt(struct probe_session *ps)
 	ASSERT_EQ(a.in_use, 0, "freed once");
 	ASSERT_EQ(a.frees, 1, "counted once");
 	ASSERT_EQ(a.frees_unknown, 0, "never unknown");
+
+	/* Destroy's handle reused by another thread's new buffer, whose call
+	 * completes first: the old one goes once, the new one stays live
+	 * until its own Destroy. */
+	fake_BufferFromHostBuffer(&h);
+	b.buffer = h.buffer;
+	destroy_races_reuse = 1;
+	fake_Buffer_Destroy(&b);
+	probe_session__drain(ps);
+	ASSERT_TRUE(seen[ids[P_DESTROY]].flags & RT_F_MEM_HANDLE_ONLY,
+		    "the raced Destroy moves nothing more");
+	a = agg_of(ps, MEM_LAYER_PJRT, MEM_F_DEVICE_HANDLE, 0xd0d0);
+	ASSERT_EQ(a.in_use, 20, "the old buffer freed, the new f32[5] in use");
+	ASSERT_EQ(a.frees, 2, "the old one counted freed once");
+	fake_Buffer_Destroy(&b);
+	probe_session__drain(ps);
+	ASSERT_EQ(seen[ids[P_DESTROY]].vals[V_MFREE_BYTES], 20, "the new one's Destroy frees it");
+	a = agg_of(ps, MEM_LAYER_PJRT, MEM_F_DEVICE_HANDLE, 0xd0d0);
+	ASSERT_EQ(a.in_use, 0, "none in use");
+	ASSERT_EQ(a.frees_unknown, 0, "and no free unknown");
 
 	/* Hostile shapes: too many dims, a product past any device. */
 	h.num_dims = AT_MEM_MAX_DIMS + 1;
