@@ -6,7 +6,10 @@
 #   make bench        every benchmark (about 12 minutes on 2 cores); prints
 #                     the results table in markdown, kept in
 #                     $(OUTPUT)/bench/results.md
-#   make bench-long   the 30-minute capture: acceltrace's RSS and CPU over time
+#   make bench-long   the 30-minute capture: acceltrace's RSS and CPU over time;
+#                     then 30 minutes of the daemon on a leaking trainer: its
+#                     RSS and memory timelines bounded, the leak in a capture
+#                     from minute 0 (bench_long_memory.py; an hour in all)
 #
 # tests/bench/test_bench_smoke.sh runs each benchmark for about a second in
 # `make test` and checks that it prints sane, parseable figures.
@@ -41,6 +44,7 @@ bench: all $(BENCH_BINS)
 
 bench-long: all
 	$(Q)tests/bench/bench_long.sh $(OUTPUT)
+	$(Q)OUTPUT=$(OUTPUT) tests/bench/bench_long_memory.py $(OUTPUT)
 
 # The smoke run is part of `make test`.
 TESTS += $(wildcard tests/bench/test_bench_smoke.sh)

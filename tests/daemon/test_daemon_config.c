@@ -35,6 +35,34 @@ static void test_defaults(void)
 	ASSERT_EQ(c.detail_interval_ns, 30000000000ull, "a slice every 30 s");
 	ASSERT_EQ(c.detail_slice_ns, 1000000000ull, "of 1 s");
 	ASSERT_TRUE(c.cpu_idle, "cpu-priority idle by default");
+	ASSERT_EQ(c.mem_tiers.n, 0, "the timeline's own tiers by default");
+}
+
+/* Short tiers for tests; a flag's are kept over a reload (all of them, not
+ * the first bytes). */
+static void test_memory_tiers(void)
+{
+	struct daemon_config flags, c;
+	char err[256] = "";
+	char *path;
+
+	daemon_config__defaults(&flags);
+	ASSERT_OK(daemon_config__set(&flags, "memory-timeline-tiers", "1s:60,10s:30,1m:4", true,
+				     err, sizeof(err)), err);
+	ASSERT_EQ(flags.mem_tiers.n, 3, "three tiers");
+	ASSERT_EQ(flags.mem_tiers.t[1].resolution_ns, 10000000000ull, "10 s");
+	ASSERT_EQ(flags.mem_tiers.t[2].points, 4, "4 points");
+	path = write_file("memory-timeline-tiers = 1s:5\ncpu-priority = normal\n");
+	if (!ASSERT_OK_PTR(path, "config file"))
+		return;
+	ASSERT_OK(daemon_config__load(path, &flags, &c, err, sizeof(err)), err);
+	ASSERT_EQ(c.mem_tiers.n, 3, "the flag's tiers win");
+	ASSERT_EQ(c.mem_tiers.t[2].resolution_ns, 60000000000ull, "whole");
+	ASSERT_FALSE(c.cpu_idle, "the file's other keys stay");
+	unlink(path);
+	ASSERT_OK(daemon_config__set(&flags, "memory-timeline-tiers", "default", false, err,
+				     sizeof(err)), err);
+	ASSERT_EQ(flags.mem_tiers.n, 0, "back to the defaults");
 }
 
 static void test_file_and_flags(void)
@@ -108,6 +136,13 @@ static void test_bad_input(void)
 	expect_bad("detail = some\n", "sampled or full");
 	expect_bad("cpu-priority = low\n", "idle or normal");
 	expect_bad("detail-interval = 500ms\n", "at least 1s");
+	expect_bad("memory-timeline-tiers = 10s:60,1s:60\n", "coarser than the last");
+	expect_bad("memory-timeline-tiers = 1s:60,1500ms:60\n", "a multiple of it");
+	expect_bad("memory-timeline-tiers = 1s\n", "RESOLUTION:POINTS");
+	expect_bad("memory-timeline-tiers = 1s:0\n", "RESOLUTION:POINTS");
+	expect_bad("memory-timeline-tiers = 1us:10\n", "at least 1ms");
+	expect_bad("memory-timeline-tiers = 1s:1,2s:1,4s:1,8s:1,16s:1,32s:1,64s:1\n",
+		   "at most 6 tiers");
 	daemon_config__defaults(&flags);
 	ASSERT_EQ(daemon_config__load("/nonexistent/at.conf", &flags, &c, err, sizeof(err)),
 		  -ENOENT, "missing file");
@@ -118,6 +153,7 @@ int main(void)
 {
 	test_defaults();
 	test_file_and_flags();
+	test_memory_tiers();
 	test_bad_input();
 	return test_exit();
 }

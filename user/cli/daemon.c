@@ -66,6 +66,9 @@ void usage_daemon(FILE *out)
 		"      --cpu-priority P          idle: the daemon under SCHED_IDLE while it\n"
 		"                                keeps up, normal for 30 s when starved of CPU\n"
 		"                                (needs CAP_SYS_NICE); or normal (default idle)\n"
+		"      --memory-timeline-tiers T device-memory timelines' RESOLUTION:POINTS,...\n"
+		"                                finest first (default 1s:600,10s:1080,1m:1440,\n"
+		"                                10m:4320: 10 min at 1 s ... 30 days at 10 min)\n"
 		"Rules (a capture without anyone asking; the first three off unless set):\n"
 		"      --rule-step-time-over TIME    a step slower than TIME\n"
 		"      --rule-step-time-factor K     a step over K x its process's recent median\n"
@@ -150,6 +153,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "detail-interval", required_argument, NULL, OPT_KEY },
 		{ "detail-slice", required_argument, NULL, OPT_KEY },
 		{ "cpu-priority", required_argument, NULL, OPT_KEY },
+		{ "memory-timeline-tiers", required_argument, NULL, OPT_KEY },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -170,7 +174,7 @@ int cmd_daemon(int argc, char **argv)
 		case 'o':
 		case OPT_KEY:
 			if (daemon_config__set(&flags, key, optarg, true, err, sizeof(err))) {
-				log_err("daemon: %s", err);
+				log_err("%s", err);
 				return EXIT_USAGE;
 			}
 			break;
@@ -184,7 +188,7 @@ int cmd_daemon(int argc, char **argv)
 		return cli_bad_argument("daemon", argv[optind]);
 	if (o.config_path) {
 		if (daemon_config__load(o.config_path, &flags, &o.config, err, sizeof(err))) {
-			log_err("daemon: %s", err);
+			log_err("%s", err);
 			return 1;
 		}
 	} else {

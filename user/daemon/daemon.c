@@ -27,6 +27,7 @@
 #include "daemon/privileges.h"
 #include "daemon/profile_sessions.h"
 #include "daemon/rules.h"
+#include "devmem/devmem_book.h"
 #include "discover/cgroup_scope.h"
 #include "discover/procfs.h"
 #include "output/xprof_logdir.h"
@@ -371,6 +372,7 @@ static void read_aggregates(struct daemon *d)
 		if (!procfs_io_reads(a.pid, &calls, &bytes))
 			metrics__set_reads(d->metrics, a.pid, calls, bytes);
 	}
+	metrics__set_device_memory(d->metrics, flight_recorder__mem_book(d->fr));
 }
 
 /* ---------------------------------------------------------------- metrics */
@@ -398,6 +400,10 @@ static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
 	g.detail_seconds = detail_seconds(d, now);
 	g.cpu_idle = d->cpu.idle;
 	g.cpu_starved = d->cpu.starved;
+	if (flight_recorder__mem_book(d->fr)) {
+		g.memory_timelines = devmem_book__count(flight_recorder__mem_book(d->fr));
+		g.memory_timeline_bytes = devmem_book__bytes(flight_recorder__mem_book(d->fr));
+	}
 	*text = NULL;
 	*len = 0;
 	f = open_memstream(text, len);
@@ -468,14 +474,16 @@ static void reload(struct daemon *d)
 	}
 	if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
 	    strcmp(c.cgroup, d->cfg.cgroup) || strcmp(c.profiler_listen, d->cfg.profiler_listen) ||
-	    strcmp(c.profiler_roots, d->cfg.profiler_roots))
-		log_warn("reload: listen, socket, cgroup and the profiler's settings change "
-			 "only at a restart");
+	    strcmp(c.profiler_roots, d->cfg.profiler_roots) ||
+	    memcmp(&c.mem_tiers, &d->cfg.mem_tiers, sizeof(c.mem_tiers)))
+		log_warn("reload: listen, socket, cgroup, the profiler's settings and "
+			 "memory-timeline-tiers change only at a restart");
 	snprintf(c.listen, sizeof(c.listen), "%s", d->cfg.listen);
 	snprintf(c.socket, sizeof(c.socket), "%s", d->cfg.socket);
 	snprintf(c.cgroup, sizeof(c.cgroup), "%s", d->cfg.cgroup);
 	snprintf(c.profiler_listen, sizeof(c.profiler_listen), "%s", d->cfg.profiler_listen);
 	snprintf(c.profiler_roots, sizeof(c.profiler_roots), "%s", d->cfg.profiler_roots);
+	c.mem_tiers = d->cfg.mem_tiers;
 	d->cfg = c;
 	flight_recorder__set_keep(d->fr, c.flight_recorder_ns);
 	rules__configure(d->rules, &c.rules);
@@ -602,6 +610,10 @@ static int start(struct daemon *d)
 	fo.grace_ns = d->cfg.grace_ns;
 	fo.observer = &d->observer;
 	fo.scope = d->scope;
+	if (d->cfg.mem_tiers.n) {
+		fo.mem_tiers = d->cfg.mem_tiers.t;
+		fo.n_mem_tiers = d->cfg.mem_tiers.n;
+	}
 	d->fr = flight_recorder__start(&fo);
 	if (!d->fr)
 		return -errno;

@@ -11,7 +11,7 @@
 
 #define NS_PER_SEC 1000000000ull
 
-enum key_type { K_PROFILER_LISTEN, K_PATHS, K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL, K_PRIORITY };
+enum key_type { K_PROFILER_LISTEN, K_PATHS, K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL, K_PRIORITY, K_TIERS };
 
 struct key {
 	const char *name;
@@ -51,6 +51,8 @@ static const struct key keys[] = {
 	NUM("detail-interval", K_DURATION, detail_interval_ns, NS_PER_SEC),
 	NUM("detail-slice", K_DURATION, detail_slice_ns, 0),
 	NUM("cpu-priority", K_PRIORITY, cpu_idle, 0),
+	{ "memory-timeline-tiers", K_TIERS, offsetof(struct daemon_config, mem_tiers),
+	  sizeof(((struct daemon_config *)0)->mem_tiers), 0 },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -111,6 +113,59 @@ static int set_string(char *at, const struct key *k, const char *v, char *err, s
 	}
 	snprintf(at, k->size, "%s", v);
 	return 0;
+}
+
+/*
+ * "1s:600,10s:1080,...": each tier's resolution and how many points it
+ * keeps, finest first, each coarser than the last and a multiple of it;
+ * "" or "default": the timeline's defaults.
+ */
+static int set_tiers(struct daemon_mem_tiers *out, const struct key *k, const char *v,
+		     char *err, size_t err_len)
+{
+	struct daemon_mem_tiers t = { .n = 0 };
+	char buf[256], *save = NULL;
+
+	if (!*v || !strcmp(v, "default")) {
+		*out = t;
+		return 0;
+	}
+	if (strlen(v) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		uint64_t res, points;
+
+		if (t.n == DEVMEM_MAX_TIERS) {
+			snprintf(err, err_len, "%s: at most %d tiers, got '%s'", k->name,
+				 DEVMEM_MAX_TIERS, v);
+			return -EINVAL;
+		}
+		if (!colon)
+			goto bad;
+		*colon = '\0';
+		if (parse_duration(tok, &res) || res < 1000000 || parse_uint(colon + 1, &points) ||
+		    !points || points > 1000000)
+			goto bad;
+		if (t.n && (res <= t.t[t.n - 1].resolution_ns ||
+			    res % t.t[t.n - 1].resolution_ns)) {
+			snprintf(err, err_len, "%s: each tier must be coarser than the last and "
+				 "a multiple of it, got '%s'", k->name, v);
+			return -EINVAL;
+		}
+		t.t[t.n].resolution_ns = res;
+		t.t[t.n++].points = (uint32_t)points;
+	}
+	if (!t.n)
+		goto bad;
+	*out = t;
+	return 0;
+bad:
+	snprintf(err, err_len, "%s: expected RESOLUTION:POINTS,... finest first (resolution "
+		 "at least 1ms, 1 to 1000000 points), such as 1s:600,10s:1080, got '%s'",
+		 k->name, v);
+	return -EINVAL;
 }
 
 static int set_value(struct daemon_config *c, const struct key *k, const char *v,
@@ -200,6 +255,8 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 		}
 		*(bool *)at = !strcmp(v, "idle");
 		return 0;
+	case K_TIERS:
+		return set_tiers((struct daemon_mem_tiers *)at, k, v, err, err_len);
 	case K_BOOL:
 		if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
 			*(bool *)at = true;
@@ -250,9 +307,10 @@ static void keep_flags(struct daemon_config *c, const struct daemon_config *flag
 		if (!(flags->from_flags & (1ull << i)))
 			continue;
 		memcpy((char *)c + keys[i].offset, (const char *)flags + keys[i].offset,
-		       keys[i].type == K_PATH || keys[i].type == K_LISTEN ? keys[i].size :
+		       keys[i].size ? keys[i].size :
 		       keys[i].type == K_FACTOR ? sizeof(double) :
-		       keys[i].type == K_BOOL ? sizeof(bool) : sizeof(uint64_t));
+		       keys[i].type == K_BOOL || keys[i].type == K_DETAIL ||
+		       keys[i].type == K_PRIORITY ? sizeof(bool) : sizeof(uint64_t));
 	}
 	c->from_flags = flags->from_flags;
 }

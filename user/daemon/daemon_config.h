@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "daemon/rules.h"
+#include "devmem/devmem_timeline.h"
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:9464"
 /* The ProfilerService (XProf's "Capture Profile"): docs/profiler-service.md. */
@@ -48,6 +49,13 @@ struct daemon_config {
 	 * cpu_priority.h) or normal. */
 	bool cpu_idle;
 	struct rules_config rules;
+	/* memory-timeline-tiers: the device-memory timelines' resolution at
+	 * each age, finest first (n 0: the timeline's defaults; for tests,
+	 * which need short tiers: docs/daemon.md). */
+	struct daemon_mem_tiers {
+		struct devmem_tier t[DEVMEM_MAX_TIERS];
+		uint32_t n;
+	} mem_tiers;
 	/* Keys given as flags (bit i: the i-th key): they win over the file. */
 	uint64_t from_flags;
 };

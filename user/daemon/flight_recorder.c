@@ -20,6 +20,8 @@
 /* The start moves every tenth of N (at least this often): the recorder
  * reaches back between N and 1.1 N. */
 #define MIN_TRIM_NS (250 * 1000000ull)
+/* Device memory sampled once a second: the timelines' finest points. */
+#define MEM_SAMPLE_NS (1000 * 1000000ull)
 
 struct flight_recorder {
 	struct flight_recorder_opts o;
@@ -53,6 +55,9 @@ struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts
 	ro.grace_ns = fr->o.grace_ns;
 	ro.observer = fr->o.observer;
 	ro.scope = fr->o.scope;
+	ro.mem_sample_ns = MEM_SAMPLE_NS;
+	ro.mem_tiers = fr->o.mem_tiers;
+	ro.n_mem_tiers = fr->o.n_mem_tiers;
 	fr->rec = recorder__new(&ro);
 	if (!fr->rec) {
 		err = -errno;
@@ -165,6 +170,11 @@ int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
 	struct probe_session *ps = recorder__probe_session(fr->rec);
 
 	return ps ? probe_session__proc_aggregates(ps, pid, out) : -ENOTCONN;
+}
+
+const struct devmem_book *flight_recorder__mem_book(const struct flight_recorder *fr)
+{
+	return recorder__mem_book(fr->rec);
 }
 
 uint64_t flight_recorder__start_ns(const struct flight_recorder *fr)

@@ -22,6 +22,8 @@
 
 struct cgroup_scope;
 struct collector_observer;
+struct devmem_book;
+struct devmem_tier;
 struct flight_recorder;
 struct xspace_written;
 
@@ -33,8 +35,12 @@ struct flight_recorder_opts {
 	const struct collector_observer *observer;
 	/* --cgroup: only processes inside this cgroup's subtree (NULL: all). */
 	const struct cgroup_scope *scope;
+	/* The device-memory timelines' tiers (NULL: the defaults); they are
+	 * sampled once a second and every capture carries its processes'. */
+	const struct devmem_tier *mem_tiers;
+	size_t n_mem_tiers;
 };
-#define flight_recorder_opts__last_field scope
+#define flight_recorder_opts__last_field n_mem_tiers
 
 /* Attaches the probes (whole host, or one cgroup) and opens the window: NULL and errno,
  * the reason logged. */
@@ -74,6 +80,8 @@ int flight_recorder__set_detail(struct flight_recorder *fr, bool on);
  * (-ENOENT: none yet, or it is gone). */
 int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
 				uint64_t out[AGG_MAX]);
+/* Every watched process's device-memory timelines. */
+const struct devmem_book *flight_recorder__mem_book(const struct flight_recorder *fr);
 /* Where its window begins now (CLOCK_MONOTONIC), and spans it holds. */
 uint64_t flight_recorder__start_ns(const struct flight_recorder *fr);
 uint64_t flight_recorder__spans(const struct flight_recorder *fr);

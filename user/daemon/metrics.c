@@ -14,6 +14,7 @@
 #include "lib/array.h"
 #include "daemon/cgroup_labels.h"
 #include "daemon/metrics_internal.h"
+#include "devmem/devmem_book.h"
 #include "discover/procfs.h"
 
 #define NS_PER_SEC 1000000000ull
@@ -298,6 +299,26 @@ void metrics__detail(struct metrics *m, bool on, uint64_t now_ns)
 		p->last_step_start = 0;
 		for (int c = 0; c < METRICS_MAX_CORES; c++)
 			p->cores[c].last_end = 0;
+	}
+}
+
+void metrics__set_device_memory(struct metrics *m, const struct devmem_book *b)
+{
+	struct devmem_book_entry e;
+
+	for (size_t i = 0; i < m->n; i++)
+		m->procs[i]->n_mem = 0;
+	for (size_t i = 0; b && !devmem_book__entry(b, i, &e); i++) {
+		struct proc_metrics *p = e.exited_ns ? NULL : find(m, e.alloc.pid);
+		struct mem_series *s;
+
+		if (!p || p->n_mem == METRICS_MAX_MEM)
+			continue;
+		s = &p->mem[p->n_mem++];
+		s->device = e.alloc.device;
+		snprintf(s->allocator, sizeof(s->allocator), "%s", e.name);
+		s->in_use = e.in_use;
+		s->peak = e.peak;
 	}
 }
 

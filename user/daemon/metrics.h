@@ -26,6 +26,7 @@
 
 struct capture;
 struct capture_span;
+struct devmem_book;
 struct metrics;
 
 /* The gauges' ratios are over this many recent seconds. */
@@ -58,6 +59,9 @@ struct metrics_globals {
 	double detail_seconds;		/* acceltrace_detail_seconds_total */
 	bool cpu_idle;			/* acceltrace_daemon_cpu_idle */
 	uint64_t cpu_starved;		/* acceltrace_daemon_cpu_starved_total */
+	/* The device-memory timelines: how many, and their bytes. */
+	uint64_t memory_timelines;
+	uint64_t memory_timeline_bytes;
 };
 
 /* What the stall rule needs of one process. */
@@ -94,6 +98,16 @@ void metrics__detail(struct metrics *m, bool on, uint64_t now_ns);
 void metrics__set_aggregates(struct metrics *m, uint32_t pid, const uint64_t v[AGG_MAX]);
 /* Its reads as the kernel accounts them (procfs_io_reads), as just read. */
 void metrics__set_reads(struct metrics *m, uint32_t pid, uint64_t calls, uint64_t bytes);
+
+/*
+ * Device memory from the daemon's timelines (devmem/devmem_book.h): each
+ * reported process's allocators' bytes in use and peak, as last sampled;
+ * replaces what was set before. Processes the metrics do not report, and
+ * exited ones, are left out; past METRICS_MAX_MEM allocators a process's
+ * others are too (the labels' cardinality stays bounded).
+ */
+#define METRICS_MAX_MEM 16
+void metrics__set_device_memory(struct metrics *m, const struct devmem_book *b);
 
 size_t metrics__num_processes(const struct metrics *m);
 /* The i-th process's activity; false past the end. */

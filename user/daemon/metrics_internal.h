@@ -68,6 +68,13 @@ struct proc_metrics {
 	/* Its reads as the kernel accounts them (/proc/PID/io), as last read. */
 	bool has_reads;
 	uint64_t read_calls, read_bytes;
+	/* Device memory per allocator (metrics__set_device_memory). */
+	struct mem_series {
+		uint32_t device;
+		char allocator[40];	/* XProf's "GPU_0_cuda_reserved" */
+		uint64_t in_use, peak;
+	} mem[METRICS_MAX_MEM];
+	uint32_t n_mem;
 };
 
 struct metrics {

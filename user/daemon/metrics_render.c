@@ -206,6 +206,24 @@ static void reads(const struct metrics *m, FILE *out, const char *name,
 	}
 }
 
+/* One sample per (process, allocator): @peak, or bytes in use. */
+static void device_memory(const struct metrics *m, FILE *out, const char *name,
+			  const char *help, bool peak)
+{
+	family(out, name, "gauge", help);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc_metrics *p = m->procs[i];
+
+		for (uint32_t j = 0; j < p->n_mem; j++) {
+			fprintf(out, "%s{", name);
+			proc_labels(out, p);
+			fprintf(out, ",device=\"%" PRIu32 "\",allocator=\"", p->mem[j].device);
+			escaped(out, p->mem[j].allocator);
+			fprintf(out, "\"} %" PRIu64 "\n", peak ? p->mem[j].peak : p->mem[j].in_use);
+		}
+	}
+}
+
 /* The kernel's own accounting, and what the probes counted. */
 static void aggregates(const struct metrics *m, FILE *out)
 {
@@ -219,6 +237,11 @@ static void aggregates(const struct metrics *m, FILE *out)
 		  "records.", AGG_DEVICE_IOCTLS);
 	aggregate(m, out, "acceltrace_detail_skipped_total",
 		  "Detail probe hits the detail switch turned away (sampled mode).", AGG_DETAIL_SKIPPED);
+	device_memory(m, out, "acceltrace_device_memory_bytes",
+		      "Device memory the process holds now, per allocator (its PJRT buffers, "
+		      "or what its allocator reserved from the CUDA driver).", false);
+	device_memory(m, out, "acceltrace_device_memory_peak_bytes",
+		      "The most device memory the process held at once, per allocator.", true);
 }
 
 static void daemon_counters(const struct metrics *m, const struct metrics_globals *g,
@@ -265,6 +288,13 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	       "Times the daemon, starved of CPU under SCHED_IDLE, took normal priority "
 	       "back.");
 	fprintf(out, "acceltrace_daemon_cpu_starved_total %" PRIu64 "\n", g->cpu_starved);
+	family(out, "acceltrace_memory_timelines", "gauge",
+	       "Device-memory timelines the daemon keeps (one per process, layer and "
+	       "device; exited processes' for a while).");
+	fprintf(out, "acceltrace_memory_timelines %" PRIu64 "\n", g->memory_timelines);
+	family(out, "acceltrace_memory_timeline_bytes", "gauge",
+	       "Memory those timelines hold (bounded per timeline, whatever its age).");
+	fprintf(out, "acceltrace_memory_timeline_bytes %" PRIu64 "\n", g->memory_timeline_bytes);
 }
 
 int metrics__render(const struct metrics *m, const struct metrics_globals *g,

@@ -42,7 +42,8 @@ typedef bool (*devmem_resolve_fn)(void *ctx, const struct at_mem_agg_key *key,
 struct devmem_book *devmem_book__new(const struct devmem_book_opts *opts);
 void devmem_book__free(struct devmem_book *b);
 /* One aggregate's sample at @now_ns (CLOCK_MONOTONIC). -ENOSPC past
- * max_allocators (counted, said once), -ENOMEM. */
+ * max_allocators (counted, said once), -EAGAIN when @resolve cannot name
+ * a new allocator yet (skipped), -ENOMEM. */
 int devmem_book__sample(struct devmem_book *b, uint64_t now_ns, const struct at_mem_agg_key *key,
 			const struct at_mem_agg *agg, devmem_resolve_fn resolve, void *ctx);
 /* @pid exited at @now_ns: its timelines stop and are dropped later. */
@@ -68,5 +69,7 @@ size_t devmem_book__count(const struct devmem_book *b);
 int devmem_book__entry(const struct devmem_book *b, size_t i, struct devmem_book_entry *out);
 /* Bytes the book holds, timelines included. */
 size_t devmem_book__bytes(const struct devmem_book *b);
+/* Samples refused past max_allocators. */
+uint64_t devmem_book__refused(const struct devmem_book *b);
 
 #endif /* ACCELTRACE_DEVMEM_BOOK_H */

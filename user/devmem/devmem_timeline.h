@@ -36,8 +36,11 @@ void devmem_timeline__add(struct devmem_timeline *t, uint64_t ts_ns, uint64_t in
 size_t devmem_timeline__points(const struct devmem_timeline *t, uint64_t since_ns,
 			       struct capture_mem_point *out, size_t max);
 size_t devmem_timeline__max_points(const struct devmem_timeline *t);
-/* Bytes it holds: fixed at creation, whatever the age of the process. */
+/* Bytes it holds: the finest tier's from creation, a coarser tier's once
+ * the process is old enough to reach it (a short-lived process costs the
+ * finest tier only); never more than max_bytes, whatever the age. */
 size_t devmem_timeline__bytes(const struct devmem_timeline *t);
+size_t devmem_timeline__max_bytes(const struct devmem_timeline *t);
 /* The resolution of points @age_ns old (0: older than it keeps). */
 uint64_t devmem_timeline__resolution_at(const struct devmem_timeline *t, uint64_t age_ns);
 /* The tiers in use (the defaults when created with NULL). */

@@ -124,6 +124,7 @@ static int drain_step(struct recorder *r, uint64_t *now)
 	/* Off the drain: programs the records asked to be named. */
 	collector__name_programs(r->col);
 	*now = now_ns();
+	recorder_mem_tick(r, *now, false);
 	recorder_tend_agents(r, *now);
 	collector__poll_devtrace(r->col);
 	return 0;
@@ -317,7 +318,10 @@ int recorder__attach(struct recorder *r)
 	copts.sched_switch = r->o.sched;
 	copts.steps = r->o.steps;
 	copts.arm_on_any_activity = r->o.from_start;
-	copts.observer = r->o.observer;
+	err = recorder_mem_start(r);
+	if (err)
+		return err;
+	copts.observer = &r->mem_observer;
 	aopts.libraries = r->o.libraries;
 	aopts.n_libraries = r->o.n_libraries;
 	err = connect_collector(r, &copts, &popts, &aopts);
@@ -496,6 +500,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 		log_err("finishing the window failed: %s: no capture written", strerror(-err));
 		return err;
 	}
+	recorder_mem_to_capture(r);
 	err = capture__finalize(r->cap);
 	if (err) {
 		log_err("finalizing the capture failed: %s: no capture written", strerror(-err));
@@ -719,6 +724,7 @@ void recorder__free(struct recorder *r)
 	if (r->agents)
 		recorder_want_device(r, false);
 	recorder__detach(r);
+	recorder_mem_free(r);
 	agent_links__free(r->agents);
 	free(r->told_no_agent);
 	targets__free(r->targets);

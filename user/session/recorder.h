@@ -31,6 +31,8 @@ struct capture;
 struct cgroup_scope;
 struct collector;
 struct collector_observer;
+struct devmem_book;
+struct devmem_tier;
 struct probe_session;
 struct recorder;
 struct runtime_attach;
@@ -118,8 +120,15 @@ struct recorder_opts {
 		RECORDER_CPU_IDLE,	/* SCHED_IDLE while it keeps up (record's default) */
 		RECORDER_CPU_NORMAL,
 	} cpu_priority;
+	/* Device memory (devmem/devmem_book.h): the kernel's per-process
+	 * aggregates sampled this often into each allocator's timeline from
+	 * the attach on (0: 100 ms), with these tiers (NULL: the timeline's
+	 * defaults); every capture carries its processes' timelines. */
+	uint64_t mem_sample_ns;
+	const struct devmem_tier *mem_tiers;
+	size_t n_mem_tiers;
 };
-#define recorder_opts__last_field cpu_priority
+#define recorder_opts__last_field n_mem_tiers
 
 enum recorder_phase {
 	RECORDER_ATTACHING,	/* probes loading and being placed */
@@ -239,6 +248,8 @@ const struct collector *recorder__collector(const struct recorder *r);
  */
 int recorder__set_detail(struct recorder *r, bool on);
 struct probe_session *recorder__probe_session(const struct recorder *r);
+/* The device-memory timelines (NULL before the attach). */
+const struct devmem_book *recorder__mem_book(const struct recorder *r);
 struct runtime_attach *recorder__runtime_attach(const struct recorder *r);
 
 /* Detaches every probe: nothing of acceltrace stays in the kernel. The

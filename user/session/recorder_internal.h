@@ -15,10 +15,12 @@
 
 #include "session/recorder.h"
 #include "probe/kernel_features.h"
+#include "collect/collector.h"
 #include "session/cpu_priority.h"
 
 struct agent_links;
 struct attach_control;
+struct devmem_book;
 struct devtrace_seen;
 struct probe_session;
 struct runtime_attach;
@@ -56,6 +58,13 @@ struct recorder {
 	struct recorder_stats st;
 	struct cpu_priority cpu;	/* opts.cpu_priority idle: while a window is open */
 	bool cpu_inited;		/* at the first window's open */
+	/* recorder_memory.c: the device-memory timelines, sampled from the
+	 * kernel's aggregates; exits reach it through mem_observer, which
+	 * passes everything on to opts.observer. */
+	struct devmem_book *mem_book;
+	uint64_t mem_sampled_ns;	/* the last sample */
+	bool mem_walk_failed;		/* said once */
+	struct collector_observer mem_observer;
 };
 
 static inline uint64_t now_ns(void)
@@ -102,5 +111,15 @@ int recorder_flush_agents(struct recorder *r);
 /* What the agents said, and which CUDA targets have none, in the capture. */
 void recorder_note_agents(struct recorder *r);
 void recorder_say_no_agent(struct recorder *r);
+
+/* recorder_memory.c: device-memory timelines (devmem/devmem_book.h). */
+/* The book and the observer the collector is given: 0 or -errno. */
+int recorder_mem_start(struct recorder *r);
+/* A tick's share: the aggregates sampled when opts.mem_sample_ns passed
+ * (@force: now), exited processes' timelines expired. */
+void recorder_mem_tick(struct recorder *r, uint64_t now, bool force);
+/* Before the capture is finalized: its processes' timelines into it. */
+void recorder_mem_to_capture(struct recorder *r);
+void recorder_mem_free(struct recorder *r);
 
 #endif /* ACCELTRACE_RECORDER_INTERNAL_H */

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The recorder's device-memory timelines: the kernel's per (process, layer,
+ * device) aggregates sampled into a devmem_book from the attach on (record:
+ * every 100 ms; the daemon: every second), a process's timelines stopped at
+ * its exit and its kernel entries dropped, and each capture given its
+ * processes' timelines before it is finalized.
+ */
+#include <errno.h>
+#include <string.h>
+
+#define LOG_CONTEXT "record"
+#include "lib/log.h"
+#include "capture/capture.h"
+#include "collect/collector.h"
+#include "devmem/devmem_book.h"
+#include "probe/probe_session.h"
+#include "session/recorder_internal.h"
+
+#define DEFAULT_SAMPLE_NS (100 * 1000000ull)
+
+struct sample_walk {
+	struct recorder *r;
+	uint64_t now;
+	uint32_t only_pid;	/* 0: every process */
+};
+
+static int sample_one(void *ctx, const struct at_mem_agg_key *key, const struct at_mem_agg *agg)
+{
+	struct sample_walk *w = ctx;
+
+	if (w->only_pid && key->pid != w->only_pid)
+		return 0;
+	/* Refusals are the book's to count (-ENOSPC) or wait (-EAGAIN). */
+	/* The collector names the device (a PJRT_Device handle is the
+	 * process's own). */
+	devmem_book__sample(w->r->mem_book, w->now, key, agg, collector__mem_device, w->r->col);
+	return 0;
+}
+
+static void sample(struct recorder *r, uint64_t now, uint32_t only_pid)
+{
+	struct sample_walk w = { .r = r, .now = now, .only_pid = only_pid };
+	int err = probe_session__mem_for_each(r->ps, sample_one, &w);
+
+	if (err && !r->mem_walk_failed) {
+		r->mem_walk_failed = true;
+		log_warn("reading the device-memory aggregates failed: %s (memory timelines "
+			 "stop here)", strerror(-err));
+	}
+}
+
+static bool book_has_pid(const struct devmem_book *b, uint32_t pid)
+{
+	struct devmem_book_entry e;
+
+	for (size_t i = 0; !devmem_book__entry(b, i, &e); i++) {
+		if (e.alloc.pid == pid)
+			return true;
+	}
+	return false;
+}
+
+/* The collector's observer: exits stop the process's timelines (after a
+ * last sample) and drop its kernel entries; everything goes on to the
+ * caller's observer. */
+static void on_span(void *ctx, const struct capture *cap, const struct capture_span *s)
+{
+	struct recorder *r = ctx;
+
+	r->o.observer->span(r->o.observer->ctx, cap, s);
+}
+
+static void on_process_exit(void *ctx, uint32_t pid, int32_t exit_code, uint64_t ts_ns)
+{
+	struct recorder *r = ctx;
+
+	if (book_has_pid(r->mem_book, pid)) {
+		sample(r, now_ns(), pid);
+		devmem_book__process_exited(r->mem_book, pid, now_ns());
+		/* Its pid may come back as another process. */
+		probe_session__mem_forget_pid(r->ps, pid);
+	}
+	if (r->o.observer && r->o.observer->process_exit)
+		r->o.observer->process_exit(r->o.observer->ctx, pid, exit_code, ts_ns);
+}
+
+int recorder_mem_start(struct recorder *r)
+{
+	struct devmem_book_opts bo = { .sz = sizeof(bo) };
+
+	bo.tiers = r->o.mem_tiers;
+	bo.n_tiers = r->o.n_mem_tiers;
+	r->mem_book = devmem_book__new(&bo);
+	if (!r->mem_book) {
+		log_err("the device-memory timelines: %s", strerror(errno));
+		return -errno;
+	}
+	if (!r->o.mem_sample_ns)
+		r->o.mem_sample_ns = DEFAULT_SAMPLE_NS;
+	/* Spans pass straight on when the caller watches them, and cost
+	 * nothing when it does not. */
+	r->mem_observer.span = r->o.observer && r->o.observer->span ? on_span : NULL;
+	r->mem_observer.process_exit = on_process_exit;
+	r->mem_observer.ctx = r;
+	return 0;
+}
+
+void recorder_mem_tick(struct recorder *r, uint64_t now, bool force)
+{
+	if (!r->mem_book || !r->ps)
+		return;
+	if (!force && now - r->mem_sampled_ns < r->o.mem_sample_ns)
+		return;
+	r->mem_sampled_ns = now;
+	sample(r, now, 0);
+	devmem_book__expire(r->mem_book, now);
+}
+
+void recorder_mem_to_capture(struct recorder *r)
+{
+	int err = 0;
+
+	if (!r->mem_book || !devmem_book__count(r->mem_book))
+		return;
+	recorder_mem_tick(r, now_ns(), true);
+	for (size_t i = 0; i < capture__num_processes(r->cap) && err >= 0; i++)
+		err = devmem_book__to_capture(r->mem_book, r->cap,
+					      capture__process(r->cap, i)->pid, 0);
+	if (err < 0)
+		log_warn("the memory timelines are not in this capture: %s", strerror(-err));
+}
+
+void recorder_mem_free(struct recorder *r)
+{
+	devmem_book__free(r->mem_book);
+	r->mem_book = NULL;
+}
+
+const struct devmem_book *recorder__mem_book(const struct recorder *r)
+{
+	return r->mem_book;
+}
