@@ -191,7 +191,9 @@ for i in "${!hosts[@]}"; do
 done
 
 profiler=0
-if "$acceltrace" daemon --help | grep -q -- --profiler-listen; then
+# The help read whole first: grep -q stops at its match, and under pipefail
+# the writer it left behind (SIGPIPE past a pipe buffer) fails the test.
+if grep -q -- --profiler-listen <<<"$("$acceltrace" daemon --help 2>&1)"; then
 	profiler=1
 fi
 
