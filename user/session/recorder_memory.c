@@ -31,9 +31,9 @@ static int sample_one(void *ctx, const struct at_mem_agg_key *key, const struct 
 
 	if (w->only_pid && key->pid != w->only_pid)
 		return 0;
-	/* Refusals are the book's to count (-ENOSPC) or wait (-EAGAIN). */
 	/* The collector names the device (a PJRT_Device handle is the
-	 * process's own). */
+	 * process's own); refusals are the book's to count (-ENOSPC) or to
+	 * retry at the next sample (-EAGAIN). */
 	devmem_book__sample(w->r->mem_book, w->now, key, agg, collector__mem_device, w->r->col);
 	return 0;
 }
