@@ -297,7 +297,9 @@ static void print_growth(FILE *out, const char *what, const char *per,
 {
 	char b[32];
 
-	if (isnan(f->slope)) {
+	/* As few points as the leak rule needs: a line through fewer says
+	 * nothing (three points over two seconds made MiB an hour). */
+	if (isnan(f->slope) || f->points < REPORT_MEM_LEAK_MIN_POINTS) {
 		fprintf(out, "    %-20s unknown (%zu %s: too few)\n", what, f->points,
 			plural(f->points, "point", "points"));
 		return;
@@ -306,8 +308,10 @@ static void print_growth(FILE *out, const char *what, const char *per,
 		fprintf(out, "    %-20s none: flat over %zu points\n", what, f->points);
 		return;
 	}
+	/* Under half a byte is none: no "-0 B". */
 	fprintf(out, "    %-20s %s%s/%s (R^2 %.2f over %zu points)%s\n", what,
-		f->slope >= 0 ? "+" : "", human_bytes(f->slope, b, sizeof(b)), per,
+		f->slope >= 0.5 ? "+" : "",
+		human_bytes(fabs(f->slope) < 0.5 ? 0 : f->slope, b, sizeof(b)), per,
 		isnan(f->r2) ? 1.0 : f->r2, f->points,
 		f->leak ? ": LEAK, steady growth" : "");
 }
