@@ -22,15 +22,12 @@
 struct sample_walk {
 	struct recorder *r;
 	uint64_t now;
-	uint32_t only_pid;	/* 0: every process */
 };
 
 static int sample_one(void *ctx, const struct at_mem_agg_key *key, const struct at_mem_agg *agg)
 {
 	struct sample_walk *w = ctx;
 
-	if (w->only_pid && key->pid != w->only_pid)
-		return 0;
 	/* The collector names the device (a PJRT_Device handle is the
 	 * process's own); refusals are the book's to count (-ENOSPC) or to
 	 * retry at the next sample (-EAGAIN). */
@@ -38,9 +35,9 @@ static int sample_one(void *ctx, const struct at_mem_agg_key *key, const struct 
 	return 0;
 }
 
-static void sample(struct recorder *r, uint64_t now, uint32_t only_pid)
+static void sample(struct recorder *r, uint64_t now)
 {
-	struct sample_walk w = { .r = r, .now = now, .only_pid = only_pid };
+	struct sample_walk w = { .r = r, .now = now };
 	int err = probe_session__mem_for_each(r->ps, sample_one, &w);
 
 	if (err && !r->mem_walk_failed) {
@@ -61,9 +58,10 @@ static bool book_has_pid(const struct devmem_book *b, uint32_t pid)
 	return false;
 }
 
-/* The collector's observer: exits stop the process's timelines (after a
- * last sample) and drop its kernel entries; everything goes on to the
- * caller's observer. */
+/* The collector's observer: an exit stops the process's timelines, whose
+ * last point is the last tick's sample (the attach controller has dropped
+ * the kernel's entries by now: the collector hands it the exit first);
+ * everything goes on to the caller's observer. */
 static void on_span(void *ctx, const struct capture *cap, const struct capture_span *s)
 {
 	struct recorder *r = ctx;
@@ -75,12 +73,8 @@ static void on_process_exit(void *ctx, uint32_t pid, int32_t exit_code, uint64_t
 {
 	struct recorder *r = ctx;
 
-	if (book_has_pid(r->mem_book, pid)) {
-		sample(r, now_ns(), pid);
+	if (book_has_pid(r->mem_book, pid))
 		devmem_book__process_exited(r->mem_book, pid, now_ns());
-		/* Its pid may come back as another process. */
-		probe_session__mem_forget_pid(r->ps, pid);
-	}
 	if (r->o.observer && r->o.observer->process_exit)
 		r->o.observer->process_exit(r->o.observer->ctx, pid, exit_code, ts_ns);
 }
@@ -113,7 +107,7 @@ void recorder_mem_tick(struct recorder *r, uint64_t now, bool force)
 	if (!force && now - r->mem_sampled_ns < r->o.mem_sample_ns)
 		return;
 	r->mem_sampled_ns = now;
-	sample(r, now, 0);
+	sample(r, now);
 	devmem_book__expire(r->mem_book, now);
 }
 
