@@ -76,5 +76,15 @@ json_get() {
 	"$PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$2" <<<"$1"
 }
 
+# The XSpace decode tests' start: protoc and $PYTHON's google.protobuf here
+# (the test skips otherwise), the emitting test binary $1 built, and its
+# capture written into $TEST_TMP (the test fails and ends otherwise).
+emit_for_decode() {
+	command -v protoc >/dev/null || test_skip "protoc is not installed"
+	"$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
+	[[ -x $1 ]] || { fail "$1 not built"; test_done; }
+	"$1" --emit "$TEST_TMP" || { fail "$1 --emit: writing its capture"; test_done; }
+}
+
 TEST_TMP=$(mktemp -d)
 trap 'rm -rf "$TEST_TMP"' EXIT

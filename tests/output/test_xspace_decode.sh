@@ -12,11 +12,7 @@ cd "$(dirname "$0")/../.."
 . tests/harness/test.sh
 
 EMIT=$OUTPUT/tests/output/test_xspace_writer
-command -v protoc >/dev/null || test_skip "protoc is not installed"
-"$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
-[[ -x $EMIT ]] || { fail "$EMIT not built"; test_done; }
-
-"$EMIT" --emit "$TEST_TMP" || { fail "emitting the sample capture"; test_done; }
+emit_for_decode "$EMIT"
 FILE=$TEST_TMP/sample.xplane.pb
 LOGFILE=$TEST_TMP/logdir/plugins/profile/2026_01_01_00_00_00/tpu-host_8470.xplane.pb
 [[ -s $FILE ]] || fail "no sample file"

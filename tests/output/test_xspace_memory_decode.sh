@@ -17,11 +17,7 @@ cd "$(dirname "$0")/../.."
 . tests/harness/test.sh
 
 EMIT=$OUTPUT/tests/output/test_xspace_memory
-command -v protoc >/dev/null || test_skip "protoc is not installed"
-"$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
-[[ -x $EMIT ]] || { fail "$EMIT not built"; test_done; }
-
-"$EMIT" --emit "$TEST_TMP" || { fail "emitting the memory capture"; test_done; }
+emit_for_decode "$EMIT"
 protoc --python_out="$TEST_TMP" -I user/output user/output/xplane.proto || fail "protoc --python_out"
 cat >"$TEST_TMP/check.py" <<'EOF'
 import json, sys

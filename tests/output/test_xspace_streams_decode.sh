@@ -15,11 +15,7 @@ cd "$(dirname "$0")/../.."
 . tests/harness/test.sh
 
 EMIT=$OUTPUT/tests/output/test_xspace_streams
-command -v protoc >/dev/null || test_skip "protoc is not installed"
-"$PYTHON" -c 'import google.protobuf' 2>/dev/null || test_skip "$PYTHON has no google.protobuf"
-[[ -x $EMIT ]] || { fail "$EMIT not built"; test_done; }
-
-"$EMIT" --emit "$TEST_TMP" || { fail "emitting the stream capture"; test_done; }
+emit_for_decode "$EMIT"
 FILE=$TEST_TMP/streams.xplane.pb
 [[ -s $FILE ]] || { fail "no stream capture"; test_done; }
 
