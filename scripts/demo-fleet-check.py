@@ -13,10 +13,12 @@
       trainer and no other process; Prometheus saw all hosts; the report
       names SLOW_HOST as the straggler by about PCT percent.
 """
+import atexit
 import glob
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +79,7 @@ def prometheus(url, hostmap, timeout_s, out):
 
 def xplane_pb2():
     out = tempfile.mkdtemp(prefix="demo-fleet-pb2-")
+    atexit.register(shutil.rmtree, out, True)
     src = os.path.join(ROOT, "user", "output")
     try:
         from grpc_tools import protoc

@@ -20,9 +20,11 @@ capture_tpu_profile and jax.collect_profile would call it.
   UNIMPLEMENTED), and nothing is written outside the logdir.
 - --profiler-listen off (the tests' harness default): no listening socket.
 """
+import atexit
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,6 +46,7 @@ except ImportError:
 def stubs():
     """profiler_service_pb2(_grpc) generated from our protos, imported."""
     out = tempfile.mkdtemp(prefix="pb2-grpc-")
+    atexit.register(shutil.rmtree, out, True)
     protos = [os.path.join("user/profiler_service", f)
               for f in ("profiler_options.proto", "profiler_service.proto")]
     p = subprocess.run(["/usr/bin/python3", "-m", "grpc_tools.protoc", "-I",

@@ -6,10 +6,12 @@ Perfetto trace with Python's protobuf (Perfetto's upstream schema when it is
 available, see schema()), the JSON with Python's gzip and json.
 
 Usage: export_check.py XPLANE PERFETTO JSON_GZ  (exit 0 when they agree)."""
+import atexit
 import collections
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,7 @@ def schema():
              "../shared/reference/perfetto_trace.proto"]
     path = next((c for c in cands if c and os.path.exists(c)), None)
     out = tempfile.mkdtemp(prefix="perfetto-pb2-")
+    atexit.register(shutil.rmtree, out, True)
     if path:
         d, f = os.path.split(os.path.abspath(path))
         desc = "upstream schema " + path

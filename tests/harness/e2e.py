@@ -12,6 +12,7 @@ its start-up, a line logged) is waited for with wait_for() on what shows
 it, with a deadline and a failure that names it, never with a sleep that
 guesses how long it takes.
 """
+import atexit
 import collections
 import os
 import re
@@ -43,8 +44,13 @@ def check(cond, what):
     return cond
 
 
+_held = False  # set where the test ends through finish() with no failure, or skip()
+
+
 def skip(why):
+    global _held
     print("SKIP: " + why)
+    _held = True
     sys.exit(77)
 
 
@@ -58,6 +64,8 @@ def finish():
     if _failures:
         print("%d check(s) failed" % len(_failures), file=sys.stderr)
         sys.exit(1)
+    global _held
+    _held = True
     sys.exit(0)
 
 
@@ -201,8 +209,30 @@ def waits_for_events(pid):
     return False
 
 
+_tmpdirs = []
+
+
 def tmpdir():
-    return tempfile.mkdtemp(prefix="at-e2e-")
+    """A work folder, removed when the test ends with every check held (or
+    skipped): a capture and its ground truth can take hundreds of MB, and a
+    suite run that left them behind filled a CI machine's disk. A failed
+    test, or one ended by an exception, keeps its folders, named on stderr,
+    to be looked at; so does every test with AT_KEEP_TMP set."""
+    path = tempfile.mkdtemp(prefix="at-e2e-")
+    _tmpdirs.append(path)
+    return path
+
+
+def _remove_tmpdirs():
+    if not _held or os.environ.get("AT_KEEP_TMP"):
+        for path in _tmpdirs:
+            print("kept: " + path, file=sys.stderr)
+        return
+    for path in _tmpdirs:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+atexit.register(_remove_tmpdirs)
 
 
 class Trainer:

@@ -7,8 +7,10 @@ CLOCK_MONOTONIC times (line timestamp + offset + the window start, which the
 record summary reports), and with their true times where acceltrace clipped
 them to the window.
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +27,7 @@ def xplane_pb2():
         out = os.environ.get("XPLANE_PB2_DIR")
         if not out:
             out = tempfile.mkdtemp(prefix="xplane-pb2-")
+            atexit.register(shutil.rmtree, out, True)
             subprocess.run(["protoc", "--python_out=" + out, "-I", "user/output",
                             "user/output/xplane.proto"], check=True)
         sys.path.insert(0, out)
