@@ -18,6 +18,7 @@ const volatile __u32 cfg_nr_rings = 1;
 const volatile __u64 cfg_wakeup_bytes = 64 * 1024;
 const volatile __u32 cfg_self_pid;
 const volatile __u32 cfg_slot_mask = AT_CALL_SLOTS - 1;
+const volatile __u32 cfg_mem_live_proc_max = AT_MEM_LIVE_PROC_MAX;
 
 volatile __u32 detail_off;
 volatile __u64 detail_on_ns;

@@ -10,13 +10,30 @@
 
 #include "acceltrace/events.h"
 
-/* Live allocations of every traced process: a free finds its size here. */
+/* Live allocations of every traced process: a free finds its size here.
+ * Not preallocated: a host's processes rarely hold more than thousands,
+ * and a million preallocated entries would cost ~110 MB of kernel memory
+ * on every host, where this costs its buckets (16 MiB) and the entries in
+ * use (user space may size it: probe_session_opts). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, AT_MEM_LIVE_MAX);
 	__type(key, struct at_mem_live_key);
 	__type(value, struct at_mem_live);
 } mem_live SEC(".maps") __weak;
+
+/* Each process's count of mem_live entries, against its cap
+ * (cfg_mem_live_proc_max). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AT_MEM_AGG_MAX);
+	__type(key, __u32);
+	__type(value, struct at_mem_proc);
+} mem_proc SEC(".maps") __weak;
+
+/* Most mem_live entries one process may hold (AT_MEM_LIVE_PROC_MAX). */
+extern const volatile __u32 cfg_mem_live_proc_max;
 
 /* Per (pid, layer, device): in use, peak, counts. One shared copy, not per
  * CPU: the peak needs the sum at the moment it is reached. */

@@ -18,6 +18,9 @@
 #ifndef EEXIST
 #define EEXIST 17	/* errno.h's: bpf_map_update_elem()'s BPF_NOEXIST refusal */
 #endif
+#ifndef ENOSPC
+#define ENOSPC 28	/* errno.h's: no room (a process at its cap) */
+#endif
 
 /* One memory call's inputs and results; in per-CPU scratch (the record's
  * values are copied here: the record's own size is known only to the
@@ -162,6 +165,58 @@ static __always_inline __u64 mem_add_in_use(struct at_mem_agg *a, __u64 bytes, _
 	return after;
 }
 
+/* The process's count of live entries, made on first use. */
+static __noinline struct at_mem_proc *mem_proc_of(__u32 pid)
+{
+	struct at_mem_proc zero = {}, *p = bpf_map_lookup_elem(&mem_proc, &pid);
+
+	if (p)
+		return p;
+	bpf_map_update_elem(&mem_proc, &pid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&mem_proc, &pid);
+}
+
+/*
+ * Every live entry goes in and out through these two, so that a process's
+ * count stays its entries' (user space drops both at its exit). Insert:
+ * 0, -EEXIST (the key is live), else no room: the process at its cap
+ * (-ENOSPC) or the table full, counted refused to it. CPUs racing at the
+ * cap may pass it by one each.
+ */
+static __noinline long mem_live_insert(const struct at_mem_live_key *key,
+				       const struct at_mem_live *entry)
+{
+	struct at_mem_proc *p = mem_proc_of(key->pid);
+	long err;
+
+	if (!p)
+		return -ENOSPC;
+	if (p->live >= cfg_mem_live_proc_max) {
+		__sync_fetch_and_add(&p->refused, 1);
+		return -ENOSPC;
+	}
+	err = bpf_map_update_elem(&mem_live, key, entry, BPF_NOEXIST);
+	if (!err)
+		__sync_fetch_and_add(&p->live, 1);
+	else if (err != -EEXIST)
+		__sync_fetch_and_add(&p->refused, 1);
+	return err;
+}
+
+/* 0 where this call removed the entry (another CPU's delete may win). */
+static __noinline long mem_live_delete(const struct at_mem_live_key *key)
+{
+	struct at_mem_proc *p;
+	long err = bpf_map_delete_elem(&mem_live, key);
+
+	if (err)
+		return err;
+	p = bpf_map_lookup_elem(&mem_proc, &key->pid);
+	if (p)
+		__sync_fetch_and_sub(&p->live, 1);
+	return 0;
+}
+
 /* A live entry's memory leaves its aggregate: counted as a free. */
 static __noinline void mem_release(struct mem_call *m, __u64 bytes, __u64 device,
 				   __u32 flags, __u32 layer)
@@ -187,7 +242,7 @@ static __noinline void mem_drop_stale(struct mem_call *m, const struct at_mem_li
 	if (!old)
 		return;
 	o = *old;
-	if (!bpf_map_delete_elem(&mem_live, key) && !(o.flags & AT_MEM_LIVE_DELETED))
+	if (!mem_live_delete(key) && !(o.flags & AT_MEM_LIVE_DELETED))
 		mem_release(m, o.bytes, o.device, o.flags, o.layer);
 	m->bytes = 0;
 }
@@ -209,10 +264,10 @@ static __noinline void mem_alloc(const struct at_mem_desc *d, struct mem_call *m
 		return;
 	}
 	/* Inserted only where absent: the common case costs no lookup. */
-	err = bpf_map_update_elem(&mem_live, &key, &entry, BPF_NOEXIST);
+	err = mem_live_insert(&key, &entry);
 	if (err == -EEXIST) {
 		mem_drop_stale(m, &key);
-		err = bpf_map_update_elem(&mem_live, &key, &entry, BPF_NOEXIST);
+		err = mem_live_insert(&key, &entry);
 	}
 	__sync_fetch_and_add(&a->allocs, 1);
 	if (!m->sized) {
@@ -223,8 +278,11 @@ static __noinline void mem_alloc(const struct at_mem_desc *d, struct mem_call *m
 		/* Counted, not in in_use: its free will not find it. */
 		count_loss(LOSS_MEM_TABLE_FULL);
 		m->flags |= RT_F_MEM_TABLE_FULL;
-		if (m->sized)
+		__sync_fetch_and_add(&a->untracked, 1);
+		if (m->sized) {
 			__sync_fetch_and_add(&a->alloc_bytes, m->size);
+			__sync_fetch_and_add(&a->untracked_bytes, m->size);
+		}
 		m->bytes = m->sized ? m->size : 0;
 		m->in_use = a->in_use;
 		return;
@@ -266,7 +324,7 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 				.flags = d->flags | AT_MEM_LIVE_DELETED, .layer = d->layer,
 			};
 
-			bpf_map_update_elem(&mem_live, &key, &mark, BPF_NOEXIST);
+			mem_live_insert(&key, &mark);
 		}
 		return;
 	}
@@ -282,7 +340,7 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 		/* Its memory was freed already: the handle goes silently. */
 		m->flags |= RT_F_MEM_HANDLE_ONLY;
 		if (!(d->flags & MEM_F_KEEP_HANDLE))
-			bpf_map_delete_elem(&mem_live, &key);
+			mem_live_delete(&key);
 		return;
 	}
 	copy = *e;
@@ -293,7 +351,7 @@ static __noinline void mem_free(const struct at_mem_desc *d, struct mem_call *m)
 			return;
 		}
 		e->bytes = 0;
-	} else if (bpf_map_delete_elem(&mem_live, &key)) {
+	} else if (mem_live_delete(&key)) {
 		m->flags |= RT_F_MEM_HANDLE_ONLY;
 		return;		/* another free of it won */
 	}

@@ -219,10 +219,12 @@ enum at_mem_layer {
  * upper half of the register is not theirs), PJRT's a pointer. Device
  * values of ordinals are 32-bit (CUdevice, int) for the same reason.
  *
- * A full live table: the allocation is counted (allocs, alloc_bytes) but
- * not in in_use, since its free cannot find it and in_use would then only
- * grow (a leak that is not); LOSS_MEM_TABLE_FULL and RT_F_MEM_TABLE_FULL
- * say it, and its free is counted as unknown, subtracting nothing.
+ * No room in the live table (the process at its cap, or the table full):
+ * the allocation is counted (allocs, alloc_bytes, untracked,
+ * untracked_bytes) but not in in_use, since its free cannot find it and
+ * in_use would then only grow (a leak that is not); LOSS_MEM_TABLE_FULL,
+ * RT_F_MEM_TABLE_FULL and the process's at_mem_proc.refused say it, and
+ * its free is counted as unknown, subtracting nothing.
  */
 
 struct at_mem_desc {
@@ -300,9 +302,29 @@ struct at_mem_agg {
 	 * sized later (MEM_OP_SIZE) are in alloc_bytes from then on. */
 	__u64 allocs_unsized;
 	__u64 reserved_in_use;	/* of in_use, by MEM_F_RESERVED calls */
+	/* Allocations counted (allocs, alloc_bytes) that the live table had
+	 * no room for (the process at its cap, or the table full): not in
+	 * in_use, which is then short by at most untracked_bytes. */
+	__u64 untracked;
+	__u64 untracked_bytes;
 };
 
-#define AT_MEM_LIVE_MAX		(1u << 16)	/* live allocations, all processes */
+/* Per process: its entries in the live table, against its cap. */
+struct at_mem_proc {
+	__u64 live;		/* entries it holds */
+	__u64 refused;		/* entries refused it: at its cap, or the table full */
+};
+
+/*
+ * Live allocations, all processes: allocated as used (BPF_F_NO_PREALLOC),
+ * ~100 bytes of kernel memory each, so the size bounds the worst case; the
+ * cost up front is the hash buckets' 16 MiB. A process holds at most a quarter of them (by default: the
+ * cap is the session's, probe_session_opts.mem_live_proc_max), so one that
+ * leaks millions of buffers cannot take the table from every other
+ * process on the host.
+ */
+#define AT_MEM_LIVE_MAX		(1u << 20)
+#define AT_MEM_LIVE_PROC_MAX	(AT_MEM_LIVE_MAX / 4)
 #define AT_MEM_AGG_MAX		4096		/* (process, device) pairs */
 #define AT_MEM_THREAD_MAX	8192		/* threads with a current device */
 

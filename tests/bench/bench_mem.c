@@ -16,10 +16,13 @@
  * is ns per call: the mean of the allocation and the free. Prints BENCH
  * lines (bench.h): mem.call.<config>, and from one pass with the kernel's
  * run-time statistics on, mem.stats.<plain|mem>.return: rt_return's own
- * ns per run, where the accounting is done. Environment: BENCH_REPS (default 5),
- * BENCH_MEM_PAIRS (pairs per configuration and repetition, default 20000:
- * 2 s at 10k/s), BENCH_MEM_RATE (allocations per second, default 10000),
- * BENCH_MEM_LIVE (the working set, default 1000).
+ * ns per run, where the accounting is done; and mem.forget.<N>: ms to drop
+ * a dead process's N live allocations from the kernel's table.
+ * Environment: BENCH_REPS (default 5), BENCH_MEM_PAIRS (pairs per
+ * configuration and repetition, default 20000: 2 s at 10k/s),
+ * BENCH_MEM_RATE (allocations per second, default 10000), BENCH_MEM_LIVE
+ * (the working set, default 1000), BENCH_MEM_FORGET_LIVE (N, default
+ * 200000).
  */
 #include <inttypes.h>
 #include <bpf/bpf.h>
@@ -171,6 +174,32 @@ static void stats_pass(struct probe_session *ps, long pairs, long rate, long liv
 	close(stats_fd);
 }
 
+/*
+ * A dead process's forget (probe_session__mem_forget_pid) with @live
+ * allocations in the live table: the walk a daemon does at a traced
+ * process's exit, read in batches. ms per forget.
+ */
+static void forget_pass(struct probe_session *ps, long live)
+{
+	uint64_t d, t0, spent = 0;
+	int ids[2], n = 0;
+
+	if (attach(ps, C_MEM, ids))
+		return;
+	for (long i = 0; i < live; i++) {
+		bench_cuMemAlloc_v2(&d, 4096);
+		if (i % 1024 == 0)
+			probe_session__drain(ps);
+	}
+	probe_session__drain(ps);
+	probe_session__detach_runtime_many(ps, ids, 2);
+	t0 = bench_now_ns();
+	n = probe_session__mem_forget_pid(ps, getpid());
+	spent = bench_now_ns() - t0;
+	printf("BENCH mem.forget.%ld ms %.1f\n", live, spent / 1e6);
+	printf("INFO mem-forget %d entries dropped of %ld live\n", n, live);
+}
+
 int main(void)
 {
 	struct probe_session_opts opts = { .sz = sizeof(opts) };
@@ -228,6 +257,7 @@ int main(void)
 	for (int c = 0; c < C__N; c++)
 		bench_print(&m[c]);
 	stats_pass(ps, pairs / 4 + 1, rate, live, ring);
+	forget_pass(ps, bench_env("BENCH_MEM_FORGET_LIVE", 200000));
 	probe_session__losses(ps, losses);
 	printf("BENCH mem.lost count %" PRIu64 "\n", losses[LOSS_RINGBUF_FULL] +
 	       losses[LOSS_MEM_TABLE_FULL]);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Device memory in the metrics, from the daemon's book: in use and peak
- * per (process, device, allocator), one device's two layers told apart by
+ * Device memory in the metrics, from the daemon's book: in use, peak and
+ * bytes past the kernel's live table per (process, device, allocator), one device's two layers told apart by
  * the allocator label; a process the metrics do not report, and an exited
  * one, left out; at most METRICS_MAX_MEM allocators a process.
  */
@@ -29,7 +29,9 @@ static void sample(struct devmem_book *b, uint32_t pid, uint16_t layer, uint64_t
 		   uint64_t in_use, uint64_t peak)
 {
 	struct at_mem_agg_key k = { .pid = pid, .layer = layer, .device = device };
-	struct at_mem_agg a = { .in_use = in_use, .peak = peak };
+	/* Past the live table: as many bytes untracked as in use. */
+	struct at_mem_agg a = { .in_use = in_use, .peak = peak, .untracked = pid == 200,
+				.untracked_bytes = pid == 200 ? in_use : 0 };
 
 	ASSERT_OK(devmem_book__sample(b, SEC, &k, &a, resolve, NULL), "sample");
 }
@@ -95,6 +97,12 @@ int main(void)
 		ASSERT_STRCONTAINS(text, "acceltrace_device_memory_bytes" LABELS("200")
 				   "device=\"1\",allocator=\"GPU_1_cuda_reserved\"} 4096\n",
 				   "another process");
+		ASSERT_STRCONTAINS(text, "acceltrace_device_memory_untracked_bytes" LABELS("200")
+				   "device=\"1\",allocator=\"GPU_1_cuda_reserved\"} 4096\n",
+				   "untracked bytes of a process past the live table");
+		ASSERT_STRCONTAINS(text, "acceltrace_device_memory_untracked_bytes" LABELS("100")
+				   "device=\"0\",allocator=\"GPU_0_cuda_reserved\"} 0\n",
+				   "none of one within it");
 		ASSERT_FALSE(strstr(text, "pid=\"300\""), "not reported: not in the metrics");
 		ASSERT_FALSE(strstr(text, "allocator=\"GPU_17_cuda_reserved\""),
 			     "past METRICS_MAX_MEM: left out");

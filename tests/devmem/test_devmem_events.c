@@ -174,6 +174,8 @@ static void test_cuda(struct devmem_events *d, struct capture *cap)
 	/* The live table was full: an event all the same, counted. */
 	r = rec(1, 2000, RT_F_MEM_TABLE_FULL, 4, (uint64_t[]){ 0x6, 16, 16, (1 << 20) + 16 });
 	ASSERT_EQ(make(d, cap, &r, &cu_alloc, "GPU", &e), 1, "table full: an event");
+	ASSERT_TRUE(e.flags & CAPTURE_MEM_F_UNTRACKED, "said untracked");
+	ASSERT_EQ(e.bytes, 16, "with its bytes");
 	ASSERT_EQ(devmem_events__stats(d)->table_full, 1, "table full counted");
 	ASSERT_EQ(devmem_events__stats(d)->failed, 1, "failed counted");
 	ASSERT_EQ(devmem_events__stats(d)->nested, 1, "nested counted");

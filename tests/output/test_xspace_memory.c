@@ -91,7 +91,8 @@ static struct capture *build_sample(void)
 		       MEM_LAYER_PJRT, CAPTURE_MEM_F_SIZE_FROM_SHAPE, 0xb0, 131072, 131072,
 		       131072, "f32[128,256]", "PJRT_Client_BufferFromHostBuffer");
 	err |= add_mem(101, WS + 800000, CAPTURE_MEM_ALLOC, "GPU_1_cuda_reserved", 1,
-		       MEM_LAYER_CUDA, CAPTURE_MEM_F_RESERVED, 0x7f00, 8192, 12288, 12288, NULL,
+		       MEM_LAYER_CUDA, CAPTURE_MEM_F_RESERVED | CAPTURE_MEM_F_UNTRACKED, 0x7f00, 8192,
+		       12288, 12288, NULL,
 		       "cuMemAlloc_v2");
 	/* The oldest: the one the budget drops. */
 	err |= add_mem(101, WS + 50000, CAPTURE_MEM_ALLOC, "GPU_1_cuda_reserved", 1,

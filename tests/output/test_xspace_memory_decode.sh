@@ -90,6 +90,8 @@ if mem101:
     check(b.get("region_type") == ("ref_value", "reserved"), "reserved")
     check(b.get("allocator_name") == ("ref_value", "GPU_1_cuda_reserved"), "cuda allocator")
     check(b.get("device_ordinal") == ("int64_value", 1), "device 1")
+    check(b.get("acceltrace.untracked") == ("int64_value", 1), "past the live table: said")
+    check("acceltrace.untracked" not in stats(mem101.events[0]), "not said of one within it")
 
 # Thread 102: only a free; its own line.
 l102 = lines.get(102)

@@ -9,12 +9,16 @@
  * current device (set, or its context's), cuMemCreate's device from its
  * properties, shapes sized and hostile ones not, PJRT's Delete then
  * Destroy counted once, a Destroy whose handle another thread's new buffer
- * took before it returned freeing only the old one, the values and flags written into the records, a
- * full live table, and a dead process's entries forgotten.
+ * took before it returned freeing only the old one, the values and flags
+ * written into the records, a process at its share of the live table and
+ * the table full (allocations counted, said untracked, not in use), and a
+ * dead process's entries forgotten.
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -270,14 +274,20 @@ static int find_agg(void *ctx, const struct at_mem_agg_key *key, const struct at
 	return 0;
 }
 
-static struct at_mem_agg agg_of(struct probe_session *ps, int layer, int flags, uint64_t dev)
+static struct at_mem_agg agg_of_pid(struct probe_session *ps, uint32_t pid, int layer, int flags,
+				    uint64_t dev)
 {
-	struct agg_find f = { .key = { .pid = getpid(), .layer = layer, .flags = flags,
+	struct agg_find f = { .key = { .pid = pid, .layer = layer, .flags = flags,
 				      .device = dev } };
 
 	ASSERT_OK(probe_session__mem_for_each(ps, find_agg, &f), "walk the aggregates");
 	ASSERT_TRUE(f.found, "the aggregate exists");
 	return f.agg;
+}
+
+static struct at_mem_agg agg_of(struct probe_session *ps, int layer, int flags, uint64_t dev)
+{
+	return agg_of_pid(ps, getpid(), layer, flags, dev);
 }
 
 static int my_aggs(struct probe_session *ps)
@@ -548,34 +558,105 @@ static void check_contexts(struct probe_session *ps)
 	ASSERT_EQ(a.reserved_in_use, 0, "and its reservation");
 }
 
-/* The live table full: the next allocation is counted, not in in_use. */
-static void check_full_table(struct probe_session *ps)
+/* The session's live table and a process's share of it: small, so that
+ * both fill in a test. */
+#define TEST_LIVE_MAX 6144
+#define TEST_PROC_MAX 4096
+
+static struct at_mem_proc proc_of(struct probe_session *ps, uint32_t pid)
+{
+	struct at_mem_proc p = {};
+
+	ASSERT_OK(probe_session__mem_proc(ps, pid, &p), "the process's count");
+	return p;
+}
+
+/* A process at its cap: its next allocation is counted and said untracked,
+ * not in in_use; a free makes room again. */
+static void check_process_cap(struct probe_session *ps)
 {
 	uint64_t losses[LOSS_KIND_MAX], d, first = 0;
+	struct at_mem_proc before, p;
 	struct at_mem_agg a;
-	int i;
+	int i, room;
 
 	fake_cudaSetDevice(2);
-	for (i = 0; i < (int)AT_MEM_LIVE_MAX; i++) {
+	before = proc_of(ps, getpid());
+	room = TEST_PROC_MAX - (int)before.live;
+	ASSERT_GE(room, 1, "room below the cap");
+	for (i = 0; i < room; i++) {
 		fake_cuMemAlloc_v2(&d, 1);
 		if (!first)
 			first = d;
-		if (i % 4096 == 0)
+		if (i % 1024 == 0)
 			probe_session__drain(ps);
 	}
+	probe_session__drain(ps);
+	p = proc_of(ps, getpid());
+	ASSERT_EQ(p.live, TEST_PROC_MAX, "its entries reach its cap");
+	ASSERT_EQ(p.refused, before.refused, "none refused below it");
+	ASSERT_FALSE(seen[ids[P_ALLOC]].flags & RT_F_MEM_TABLE_FULL, "the last one below is kept");
+
 	fake_cuMemAlloc_v2(&d, 1000);
 	probe_session__drain(ps);
-	ASSERT_TRUE(seen[ids[P_ALLOC]].flags & RT_F_MEM_TABLE_FULL, "the table is full");
+	ASSERT_TRUE(seen[ids[P_ALLOC]].flags & RT_F_MEM_TABLE_FULL, "the one past it is not");
+	ASSERT_EQ(proc_of(ps, getpid()).refused, before.refused + 1, "refused to it");
 	probe_session__losses(ps, losses);
 	ASSERT_GE(losses[LOSS_MEM_TABLE_FULL], 1, "a loss counted");
 	a = agg_of(ps, MEM_LAYER_CUDA, 0, 2);
+	ASSERT_EQ(a.untracked, 1, "said untracked");
+	ASSERT_EQ(a.untracked_bytes, 1000, "with its bytes");
 	ASSERT_EQ(a.allocs, a.alloc_bytes - 999, "every allocation counted");
-	ASSERT_TRUE(a.in_use < a.alloc_bytes, "the one not kept is not in use");
+	ASSERT_EQ(a.in_use + a.untracked_bytes, a.alloc_bytes - a.free_bytes,
+		  "in use short by the untracked bytes, no more");
 	fake_cuMemFree_v2(d);
 	a = agg_of(ps, MEM_LAYER_CUDA, 0, 2);
 	ASSERT_GE(a.frees_unknown, 1, "its free is unknown, nothing subtracted");
+
 	fake_cuMemFree_v2(first);
 	ASSERT_GE(agg_of(ps, MEM_LAYER_CUDA, 0, 2).frees, 1, "a kept one frees");
+	ASSERT_EQ(proc_of(ps, getpid()).live, TEST_PROC_MAX - 1, "and leaves the count");
+	fake_cuMemAlloc_v2(&d, 7);
+	probe_session__drain(ps);
+	ASSERT_FALSE(seen[ids[P_ALLOC]].flags & RT_F_MEM_TABLE_FULL, "room again for one");
+	ASSERT_EQ(proc_of(ps, getpid()).live, TEST_PROC_MAX, "at the cap again");
+}
+
+/* The table full: a child's allocations past the room the parent left are
+ * refused to it, below its own cap; its exit's forget drops its entries. */
+static void check_table_full(struct probe_session *ps)
+{
+	const int room = TEST_LIVE_MAX - TEST_PROC_MAX, extra = 100;
+	struct at_mem_proc p;
+	struct at_mem_agg a;
+	int status = 0;
+	pid_t child;
+
+	child = fork();
+	if (child == 0) {
+		uint64_t d;
+
+		fake_cudaSetDevice(3);
+		for (int i = 0; i < room + extra; i++)
+			fake_cuMemAlloc_v2(&d, 10);
+		_exit(0);
+	}
+	if (!ASSERT_GE(child, 1, "fork"))
+		return;
+	waitpid(child, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ran");
+	probe_session__drain(ps);
+	p = proc_of(ps, child);
+	ASSERT_EQ(p.live, room, "the child filled the table's room");
+	ASSERT_EQ(p.refused, extra, "the rest refused to it, below its cap");
+	a = agg_of_pid(ps, child, MEM_LAYER_CUDA, 0, 3);
+	ASSERT_EQ(a.allocs, room + extra, "every allocation counted");
+	ASSERT_EQ(a.untracked, extra, "those refused said untracked");
+	ASSERT_EQ(a.in_use, 10 * room, "those kept in use");
+	ASSERT_EQ(probe_session__mem_forget_pid(ps, child), room + 1,
+		  "its entries and aggregate forgotten");
+	ASSERT_EQ(probe_session__mem_proc(ps, child, &p), -ENOENT, "no count left");
+	ASSERT_EQ(proc_of(ps, getpid()).live, TEST_PROC_MAX, "the parent's untouched");
 }
 
 int main(void)
@@ -609,6 +690,9 @@ int main(void)
 	fake_cuMemAlloc_v2(&before, 4096);	/* made before the probes */
 	opts.features = &f;
 	opts.ring_bytes = 8 << 20;
+	opts.children = true;		/* check_table_full's child */
+	opts.mem_live_max = TEST_LIVE_MAX;
+	opts.mem_live_proc_max = TEST_PROC_MAX;
 	ps = probe_session__open(&opts, on_record, NULL);
 	if (!ASSERT_OK_PTR(ps, "open and load"))
 		return test_exit();
@@ -630,8 +714,11 @@ int main(void)
 	check_cuda(ps, before);
 	check_pjrt(ps);
 	check_contexts(ps);
-	check_full_table(ps);
-	ASSERT_TRUE(probe_session__mem_forget_pid(ps, getpid()) > 0, "forget the pid");
+	check_process_cap(ps);
+	check_table_full(ps);
+	ASSERT_TRUE(probe_session__mem_forget_pid(ps, getpid()) > TEST_PROC_MAX, "forget the pid");
+	ASSERT_EQ(probe_session__mem_proc(ps, getpid(), &(struct at_mem_proc){ 0 }), -ENOENT,
+		  "and its count");
 	ASSERT_EQ(my_aggs(ps), 0, "no aggregate of it left");
 out:
 	probe_session__free(ps);

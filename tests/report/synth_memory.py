@@ -44,10 +44,12 @@ class Mem:
         self.in_use, self.peak = in_use, in_use
         self.region, self.ordinal = layer_region, ordinal
 
-    def ev(self, kind, t_ps, addr, size, group=None, unknown=False, api="api", shape=None):
+    def ev(self, kind, t_ps, addr, size, group=None, unknown=False, api="api", shape=None,
+           untracked=False):
+        """untracked: past the kernel's live table, not in bytes_allocated."""
         h = self.host
         if kind == "MemoryAllocation":
-            self.in_use += size
+            self.in_use += 0 if untracked else size
         elif not unknown:
             self.in_use -= size
         self.peak = max(self.peak, self.in_use)
@@ -59,6 +61,8 @@ class Mem:
                  "process_id": PID, "acceltrace.api": api}
         if group is not None:
             stats["group_id"] = group
+        if untracked:
+            stats["acceltrace.untracked"] = 1
         if unknown:
             stats["acceltrace.size_unknown"] = 1
             stats["acceltrace.size_from"] = "live_table"
@@ -103,7 +107,8 @@ def mem_leak_eval(space, group_ids=True, timelines=None):
     200000 + 100000 bytes of activations and leaks 4096; step 6 (eval)
     also allocates 700000 and frees it; step 3 frees two allocations made
     before the probes. A second allocator (cuda_reserved) reserves 2 MiB
-    once; a third (GPU_1, another device) is in the timeline only.
+    once, past the kernel's live table (untracked: not in its bytes in
+    use); a third (GPU_1, another device) is in the timeline only.
 
     Answers: in use at the start 1000000; peak 1000000 + 7 * 4096 +
     300000 + 700000 = 2028672 in step 6; end 1000000 + 10 * 4096; growth
@@ -124,7 +129,8 @@ def mem_leak_eval(space, group_ids=True, timelines=None):
         g = i if group_ids else None
         dev.event(steps, "train", t, 8 * MS, step_num=i)
         if i == 0:
-            rs.ev("MemoryAllocation", t + MS // 20, 0x1000, 2 << 20, g, api="cuMemAlloc_v2")
+            rs.ev("MemoryAllocation", t + MS // 20, 0x1000, 2 << 20, g, api="cuMemAlloc_v2",
+                  untracked=True)
         a1, a2, lk = addr, addr + 0x100000, addr + 0x200000 + i * 0x1000
         pj.ev("MemoryAllocation", t + MS // 10, a1, ACT[0], g,
               api="PJRT_Client_BufferFromHostBuffer", shape=("f32", "[500,100]"))

@@ -55,6 +55,8 @@ check mem_leak_eval "${common[@]}" "m['peak_time_ns'] == 61000000" \
 	"len(d['memory']['devices']) == 3" \
 	"[x['reserved_not_tensors'] for x in d['memory']['devices'] if x['layer'] == 'cuda_reserved'] == [True, True]" \
 	"[(x['leak'], x['growth_bytes_per_step'], x['timeline']['leak']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_0_cuda_reserved'] == [(False, 0, False)]" \
+	"[(x['untracked'], x['untracked_bytes'], x['alloc_bytes']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_0_cuda_reserved'] == [(1, 2 << 20, 2 << 20)]" \
+	"m['untracked'] == 0 and m['untracked_bytes'] == 0" \
 	"[(x['device_ordinal'], x['peak_bytes'], x['in_use_end_bytes'], x['allocs']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_1_cuda_reserved'] == [(1, 5 << 20, 5 << 20, 0)]"
 # No group_id: steps are the Steps line's ranges (9 complete steps).
 check mem_steps_only "${common[@]}" "m['churn_steps'] == 9" \
@@ -77,6 +79,7 @@ for want in "Device memory" "GPU_0_pjrt_buffers, pid 42, device 0" \
 	"peak in the window   1.93 MiB ($PEAK B) at 61.000 ms, step 6" \
 	"+4.00 KiB/step (R^2 1.00 over 10 points): LEAK" \
 	"2 frees of allocations made before the probes: counted, sizes unknown" \
+	"1 allocation (2.00 MiB) past the kernel's live-allocation table: counted, not in use; in use and growth are short by up to that" \
 	"made before the window: not known one by one" \
 	"reserved (PyTorch's caching allocator, XLA's BFC): not tensors" \
 	"timeline from 3.0 h before the window: 77 points" "+97.66 KiB/h"; do

@@ -39,6 +39,10 @@ enum capture_mem_flags {
 	CAPTURE_MEM_F_RESERVED = 1u << 3,
 	/* The call did not name its device; none was current: device 0. */
 	CAPTURE_MEM_F_DEVICE_GUESSED = 1u << 4,
+	/* An allocation the kernel's live table had no room for (the process
+	 * at its share, or the table full): counted, with its bytes, but not
+	 * in in_use_after, then or later. */
+	CAPTURE_MEM_F_UNTRACKED = 1u << 5,
 };
 
 /* Identifies one allocator of one process. */

@@ -319,6 +319,7 @@ void metrics__set_device_memory(struct metrics *m, const struct devmem_book *b)
 		snprintf(s->allocator, sizeof(s->allocator), "%s", e.name);
 		s->in_use = e.in_use;
 		s->peak = e.peak;
+		s->untracked_bytes = e.untracked_bytes;
 	}
 }
 

@@ -72,7 +72,7 @@ struct proc_metrics {
 	struct mem_series {
 		uint32_t device;
 		char allocator[40];	/* XProf's "GPU_0_cuda_reserved" */
-		uint64_t in_use, peak;
+		uint64_t in_use, peak, untracked_bytes;
 	} mem[METRICS_MAX_MEM];
 	uint32_t n_mem;
 };

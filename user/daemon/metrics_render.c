@@ -206,9 +206,16 @@ static void reads(const struct metrics *m, FILE *out, const char *name,
 	}
 }
 
-/* One sample per (process, allocator): @peak, or bytes in use. */
+enum mem_figure { MEM_IN_USE, MEM_PEAK, MEM_UNTRACKED };
+
+static uint64_t mem_figure(const struct mem_series *s, enum mem_figure f)
+{
+	return f == MEM_PEAK ? s->peak : f == MEM_UNTRACKED ? s->untracked_bytes : s->in_use;
+}
+
+/* One sample per (process, allocator) of figure @f. */
 static void device_memory(const struct metrics *m, FILE *out, const char *name,
-			  const char *help, bool peak)
+			  const char *help, enum mem_figure f)
 {
 	family(out, name, "gauge", help);
 	for (size_t i = 0; i < m->n; i++) {
@@ -219,7 +226,7 @@ static void device_memory(const struct metrics *m, FILE *out, const char *name,
 			proc_labels(out, p);
 			fprintf(out, ",device=\"%" PRIu32 "\",allocator=\"", p->mem[j].device);
 			escaped(out, p->mem[j].allocator);
-			fprintf(out, "\"} %" PRIu64 "\n", peak ? p->mem[j].peak : p->mem[j].in_use);
+			fprintf(out, "\"} %" PRIu64 "\n", mem_figure(&p->mem[j], f));
 		}
 	}
 }
@@ -239,9 +246,14 @@ static void aggregates(const struct metrics *m, FILE *out)
 		  "Detail probe hits the detail switch turned away (sampled mode).", AGG_DETAIL_SKIPPED);
 	device_memory(m, out, "acceltrace_device_memory_bytes",
 		      "Device memory the process holds now, per allocator (its PJRT buffers, "
-		      "or what its allocator reserved from the CUDA driver).", false);
+		      "or what its allocator reserved from the CUDA driver).", MEM_IN_USE);
 	device_memory(m, out, "acceltrace_device_memory_peak_bytes",
-		      "The most device memory the process held at once, per allocator.", true);
+		      "The most device memory the process held at once, per allocator.", MEM_PEAK);
+	device_memory(m, out, "acceltrace_device_memory_untracked_bytes",
+		      "Bytes of the process's allocations the kernel's live-allocation table had "
+		      "no room for (the process at its share, or the table full): not in "
+		      "acceltrace_device_memory_bytes, which is short by at most this.",
+		      MEM_UNTRACKED);
 }
 
 static void daemon_counters(const struct metrics *m, const struct metrics_globals *g,

@@ -287,6 +287,8 @@ int devmem_book__entry(const struct devmem_book *b, size_t i, struct devmem_book
 	out->allocs = e->last.allocs;
 	out->frees = e->last.frees;
 	out->frees_unknown = e->last.frees_unknown;
+	out->untracked = e->last.untracked;
+	out->untracked_bytes = e->last.untracked_bytes;
 	out->exited_ns = e->exited_ns;
 	return 0;
 }

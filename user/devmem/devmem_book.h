@@ -63,6 +63,9 @@ struct devmem_book_entry {
 	uint64_t peak;
 	uint64_t peak_ns;
 	uint64_t allocs, frees, frees_unknown;
+	/* Allocations the kernel's live table had no room for, and their
+	 * bytes: in_use is short by at most these (struct at_mem_agg). */
+	uint64_t untracked, untracked_bytes;
 	uint64_t exited_ns;			/* 0: alive */
 };
 size_t devmem_book__count(const struct devmem_book *b);

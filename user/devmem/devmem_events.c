@@ -326,8 +326,10 @@ int devmem_events__make(struct devmem_events *d, struct capture *cap,
 	}
 	if (m->flags & MEM_F_RESERVED)
 		out->flags |= CAPTURE_MEM_F_RESERVED;
-	if (r->flags & RT_F_MEM_TABLE_FULL)
+	if (r->flags & RT_F_MEM_TABLE_FULL) {
+		out->flags |= CAPTURE_MEM_F_UNTRACKED;
 		d->st.table_full++;
+	}
 
 	/* The device: a PJRT_Device the caller resolved, an ordinal in the
 	 * call, for a free its allocation's, or the thread's current one. */

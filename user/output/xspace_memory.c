@@ -267,6 +267,8 @@ static void mem_event_stats(struct stat_list *l, const struct capture_mem_event 
 		add_i64(l, "acceltrace.size_unknown", 1);
 	if (e->flags & CAPTURE_MEM_F_DEVICE_GUESSED)
 		add_i64(l, "acceltrace.device_guessed", 1);
+	if (e->flags & CAPTURE_MEM_F_UNTRACKED)
+		add_i64(l, "acceltrace.untracked", 1);
 }
 
 /* Room for @n events of up to @per stats each in the writer's buffers. */

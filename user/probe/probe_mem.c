@@ -39,14 +39,29 @@ int probe_session__mem_for_each(struct probe_session *ps, probe_mem_agg_fn fn, v
 	return 0;
 }
 
-/* The context table's key is (pid, context): the same shape as a live
- * allocation's. */
+int probe_session__mem_proc(struct probe_session *ps, uint32_t pid, struct at_mem_proc *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(ps->skel->maps.mem_proc), &pid, out))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The live table is walked only for a process that holds entries in it
+ * (its count says so: every entry is counted in and out), since that walk
+ * reads the whole table. The context table's key is (pid, context): the
+ * same shape as a live allocation's.
+ */
 int probe_session__mem_forget_pid(struct probe_session *ps, uint32_t pid)
 {
+	struct at_mem_proc proc;
 	int n = 0;
 
-	n += map_delete_matching(bpf_map__fd(ps->skel->maps.mem_live),
-				 sizeof(struct at_mem_live_key), 0, map_key_pid_is, pid, NULL);
+	if (!probe_session__mem_proc(ps, pid, &proc) && proc.live)
+		n += map_delete_matching(bpf_map__fd(ps->skel->maps.mem_live),
+					 sizeof(struct at_mem_live_key), 0, map_key_pid_is, pid,
+					 NULL);
+	bpf_map_delete_elem(bpf_map__fd(ps->skel->maps.mem_proc), &pid);
 	n += map_delete_matching(bpf_map__fd(ps->skel->maps.mem_agg),
 				 sizeof(struct at_mem_agg_key), 0, map_key_pid_is, pid, NULL);
 	n += map_delete_matching(bpf_map__fd(ps->skel->maps.mem_ctx_dev),

@@ -190,6 +190,21 @@ static bool power_of_two(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* Device memory's live-allocation table and a process's share of it
+ * (probe_session_opts). */
+static int size_mem_live(struct probe_session *ps, const struct probe_session_opts *opts)
+{
+	uint32_t max = opts->mem_live_max ? opts->mem_live_max : AT_MEM_LIVE_MAX;
+	uint32_t proc_max = opts->mem_live_proc_max ? opts->mem_live_proc_max : max / 4;
+
+	if (max < 64 || max > (1u << 24)) {
+		log_err("a live-allocation table of %u entries: from 64 to %u", max, 1u << 24);
+		return -EINVAL;
+	}
+	ps->skel->rodata->cfg_mem_live_proc_max = proc_max < max ? proc_max : max;
+	return bpf_map__set_max_entries(ps->skel->maps.mem_live, max);
+}
+
 /* The traced-process table is written through a shared mapping: a byte
  * store, where a map update would be a syscall. */
 static int map_shared_tables(struct probe_session *ps)
@@ -279,6 +294,9 @@ struct probe_session *probe_session__open(const struct probe_session_opts *opts,
 		goto err_out;
 	}
 	ps->skel->rodata->cfg_slot_mask = ps->n_slots - 1;
+	err = size_mem_live(ps, opts);
+	if (err)
+		goto err_out;
 	bpf_map__set_max_entries(ps->skel->maps.sys_slots, ps->n_slots);
 	bpf_map__set_max_entries(ps->skel->maps.rt_slots, ps->n_slots);
 	ps->skel->rodata->cfg_whole_host = opts->whole_host;

@@ -49,8 +49,13 @@ struct probe_session_opts {
 	/* Most time one poll spends handing records on (0: 20 ms); see
 	 * probe_session__poll. */
 	uint64_t poll_budget_ns;
+	/* Device memory's live-allocation table, all processes (0:
+	 * AT_MEM_LIVE_MAX), and the most entries one process may hold (0:
+	 * a quarter of the table; at most all of it). */
+	uint32_t mem_live_max;
+	uint32_t mem_live_proc_max;
 };
-#define probe_session_opts__last_field poll_budget_ns
+#define probe_session_opts__last_field mem_live_proc_max
 
 /* Most processes runtime probes are attached for one by one; beyond, for
  * every process (each costs a link per probe on perf uprobes). */
@@ -160,6 +165,9 @@ int probe_session__mem_for_each(struct probe_session *ps, probe_mem_agg_fn fn, v
  * current devices go in the kernel, at each thread's exit. Returns the
  * entries dropped. */
 int probe_session__mem_forget_pid(struct probe_session *ps, uint32_t pid);
+/* @pid's count of live-table entries and of those refused it (its cap, or
+ * the table full): -ENOENT where it has made none. */
+int probe_session__mem_proc(struct probe_session *ps, uint32_t pid, struct at_mem_proc *out);
 
 /*
  * Calls still in progress (the open-span tables): each is handed to fn as a

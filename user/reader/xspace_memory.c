@@ -104,6 +104,7 @@ static int add_event(struct xs_memory *m, size_t *cap, size_t *ev_caps, size_t n
 		.time_ps = e->start_ps,
 		.is_free = !strcmp(e->meta->name, "MemoryDeallocation"),
 		.size_unknown = stat_int(e, "acceltrace.size_unknown", 0) == 1,
+		.untracked = stat_int(e, "acceltrace.untracked", 0) == 1,
 		.in_use = stat_int(e, "bytes_allocated", 0),
 		.size = stat_int(e, "allocation_bytes", 0),
 		.addr = (uint64_t)stat_int(e, "addr", 0),

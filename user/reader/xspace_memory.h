@@ -24,6 +24,7 @@ struct xs_mem_event {
 	int64_t time_ps;	/* the XSpace's time */
 	bool is_free;
 	bool size_unknown;	/* acceltrace.size_unknown: made before the probes */
+	bool untracked;		/* acceltrace.untracked: not in in_use (the live table full) */
 	int64_t in_use;		/* bytes_allocated: the allocator's, after the event */
 	int64_t size;		/* allocation_bytes, else requested_bytes; 0: unknown */
 	uint64_t addr;

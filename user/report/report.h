@@ -93,6 +93,9 @@ struct report_mem_device {
 	size_t n_largest;
 	int64_t peak_unattributed_bytes;	/* at the peak, made before the window */
 	uint64_t allocs, frees, alloc_bytes, free_bytes, frees_unknown_size;
+	/* Allocations the kernel's live table had no room for, and their
+	 * bytes: in use (and growth) short by up to these from the first. */
+	uint64_t untracked, untracked_bytes;
 	/* Churn per step, over the steps the window's events fall in (NaN: no steps). */
 	size_t churn_steps;
 	double allocs_per_step, frees_per_step, alloc_bytes_per_step, free_bytes_per_step;

@@ -205,6 +205,8 @@ static void memory(const struct report *r, struct json_writer *jw)
 		jw_uint_field(jw, "alloc_bytes", d->alloc_bytes);
 		jw_uint_field(jw, "free_bytes", d->free_bytes);
 		jw_uint_field(jw, "frees_unknown_size", d->frees_unknown_size);
+		jw_uint_field(jw, "untracked", d->untracked);
+		jw_uint_field(jw, "untracked_bytes", d->untracked_bytes);
 		jw_uint_field(jw, "churn_steps", d->churn_steps);
 		jw_double_field(jw, "allocs_per_step", d->allocs_per_step);
 		jw_double_field(jw, "frees_per_step", d->frees_per_step);

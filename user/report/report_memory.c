@@ -416,6 +416,10 @@ static int one_allocator(struct report_ctx *c, const struct xs_mem_allocator *a,
 		d->allocs += !e->is_free;
 		d->frees += e->is_free;
 		d->frees_unknown_size += e->is_free && e->size_unknown;
+		if (!e->is_free && e->untracked) {
+			d->untracked++;
+			d->untracked_bytes += (uint64_t)e->size;
+		}
 		if (e->is_free)
 			d->free_bytes += (uint64_t)e->size;
 		else

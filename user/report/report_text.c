@@ -377,6 +377,11 @@ static void print_mem_device(const struct report *r, const struct report_mem_dev
 		fprintf(out, "    %" PRIu64 " %s of allocations made before the probes: counted, "
 			"sizes unknown (not in the freed bytes)\n", d->frees_unknown_size,
 			plural(d->frees_unknown_size, "free", "frees"));
+	if (d->untracked)
+		fprintf(out, "    %" PRIu64 " %s (%s) past the kernel's live-allocation table: "
+			"counted, not in use; in use and growth are short by up to that\n",
+			d->untracked, plural(d->untracked, "allocation", "allocations"),
+			human_bytes((double)d->untracked_bytes, b1, sizeof(b1)));
 	print_mem_largest(d, origin, out);
 	if (!d->timeline_points)
 		return;

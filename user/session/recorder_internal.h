@@ -64,6 +64,10 @@ struct recorder {
 	struct devmem_book *mem_book;
 	uint64_t mem_sampled_ns;	/* the last sample */
 	bool mem_walk_failed;		/* said once */
+	/* Processes said to be past the kernel's live-allocation table
+	 * (once each; the first 16 of them). */
+	uint32_t mem_untracked_pids[16];
+	size_t n_mem_untracked_pids;
 	struct collector_observer mem_observer;
 };
 

@@ -24,10 +24,37 @@ struct sample_walk {
 	uint64_t now;
 };
 
+/*
+ * A process whose allocations the kernel's live table had no room for
+ * (at its share of it, or the table full): its in-use figures are short
+ * from now on, so it is named, once (the metrics keep the count).
+ */
+static void say_untracked(struct recorder *r, const struct at_mem_agg_key *key,
+			  const struct at_mem_agg *agg)
+{
+	const size_t max = sizeof(r->mem_untracked_pids) / sizeof(r->mem_untracked_pids[0]);
+
+	if (!agg->untracked)
+		return;
+	for (size_t i = 0; i < r->n_mem_untracked_pids; i++)
+		if (r->mem_untracked_pids[i] == key->pid)
+			return;
+	if (r->n_mem_untracked_pids == max)
+		return;
+	r->mem_untracked_pids[r->n_mem_untracked_pids++] = key->pid;
+	log_warn("device memory: pid %u has more live allocations than the kernel's table "
+		 "keeps for it: %llu allocations (%llu bytes) untracked so far, and its bytes in "
+		 "use are short by up to that from now on (acceltrace_device_memory_untracked_"
+		 "bytes)%s", key->pid, (unsigned long long)agg->untracked,
+		 (unsigned long long)agg->untracked_bytes,
+		 r->n_mem_untracked_pids == max ? "; further processes past it are not named" : "");
+}
+
 static int sample_one(void *ctx, const struct at_mem_agg_key *key, const struct at_mem_agg *agg)
 {
 	struct sample_walk *w = ctx;
 
+	say_untracked(w->r, key, agg);
 	/* The collector names the device (a PJRT_Device handle is the
 	 * process's own); refusals are the book's to count (-ENOSPC) or to
 	 * retry at the next sample (-EAGAIN). */
