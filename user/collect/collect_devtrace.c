@@ -358,8 +358,8 @@ static void open_span(struct dt_open *o, const struct devtrace_record *r)
 
 /*
  * With the window's stop planned (the next opening there), a record past
- * it is the next window's: kept as read and replayed when that opens, like
- * the ring buffers' records (collector.c, carry()). Spans running at the
+ * it is the next window's: kept as read and replayed once its capture is
+ * set, like the ring buffers' records (collector.c, carry()). Spans running at the
  * stop are drawn to it, open, and go on in the next window.
  */
 static bool carry(struct collect_devtrace *d, int buf, struct dt_core *k,

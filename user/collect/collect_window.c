@@ -139,7 +139,19 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	KEY(k_irq, "irq");
 #undef KEY
 	/* A key interned as 0 reads as "": its arguments would be unnamed. */
-	return named ? 0 : -ENOMEM;
+	if (!named)
+		return -ENOMEM;
+	/*
+	 * Carrying ends with the last window: what it read past its stop is
+	 * handled now, before any record read later. Held until the next
+	 * window opened (record --windows: an interval later), its Executes
+	 * took the events and callback arguments the runtime had freed and
+	 * reused since, and work still running lost its completion.
+	 */
+	c->stop_planned = false;
+	collect_replay_carried(c);
+	collect_devtrace_replay_carried(c);
+	return 0;
 }
 
 void collect_remember_execution(struct collector *c, const struct capture_span *s)
@@ -186,8 +198,6 @@ static bool drawn_by_devtrace(const struct collector *c, const struct capture_sp
 
 int collector__open_window(struct collector *c, uint64_t start_ns)
 {
-	int err;
-
 	c->start_ns = start_ns;
 	c->window_open = true;
 	smallest_k__reset(&c->step_starts, c->steps ? c->steps + 1 : 0);
@@ -205,11 +215,9 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	c->prearm_len = 0;
 	c->prearm_head = 0;
 	collect_devmem_window_opened(c, start_ns);
-	err = capture__set_window(c->cap, start_ns, start_ns);
-	/* What the last window read past its stop is this one's. */
-	collect_replay_carried(c);
-	collect_devtrace_replay_carried(c);
-	return err;
+	/* What the last window read past its stop was handled when this
+	 * capture was set, and held above (collector__set_capture). */
+	return capture__set_window(c->cap, start_ns, start_ns);
 }
 
 void collector__begin_close(struct collector *c, uint64_t stop_ns)

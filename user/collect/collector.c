@@ -231,8 +231,9 @@ int collect_replay_open_call(struct collector *c, const void *data, size_t size,
  * stop is planned reads past it before it closes: records of work that
  * began after the stop belong to the next window, which opens at that stop
  * (the daemon's flight recorder, record --windows), not to this one. They are kept as they came (a span would hold the old capture's
- * string and track ids) and replayed when the next window opens. Task,
- * device-open and mapping records act at once: they change what is probed.
+ * string and track ids) and replayed once the next capture is set, before
+ * any record read after them (collector__set_capture). Task, device-open
+ * and mapping records act at once: they change what is probed.
  */
 static bool carry(struct collector *c, const void *data, size_t size)
 {

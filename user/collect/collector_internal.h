@@ -382,7 +382,8 @@ void collect_irq(struct collector *c, const struct ev_irq *r);
 
 /* A device execution kept in the window: a candidate for steps. */
 void collect_remember_execution(struct collector *c, const struct capture_span *s);
-/* Replays the records carried past the last window's stop (collector.c). */
+/* Replays the records carried past the last window's stop (collector.c),
+ * once the next capture is set. */
 void collect_replay_carried(struct collector *c);
 
 #endif /* ACCELTRACE_COLLECTOR_INTERNAL_H */
