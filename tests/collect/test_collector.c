@@ -21,6 +21,8 @@
  *   difference from the run without failures is counted, never silent.
  * - a planned stop (the daemon's trigger): an execution read after the stop
  *   but before the close is the next window's, whole, not lost to both.
+ * - record --windows: the records carried past a window's stop are handled
+ *   before the interval's, which may reuse their pointers.
  */
 #include <linux/types.h>
 
@@ -196,26 +198,35 @@ static void task(struct rig *r, enum task_event ev, uint32_t other, uint64_t t)
 	feed(r, &rec, sizeof(rec));
 }
 
-/* Compile names executable 0x1000 jit_step; launch 7 runs it on two
- * devices, whose completions come through OnReady callbacks. */
-static void execution(struct rig *r, uint64_t launch, uint64_t t, bool complete)
+/* Launch @launch runs executable 0x1000 on two devices, whose
+ * completions come through OnReady callbacks; its events and callback
+ * arguments are the pointers numbered @slot (a runtime reuses freed ones). */
+static void execution_in(struct rig *r, uint64_t launch, uint64_t slot, uint64_t t,
+			 bool complete)
 {
 	uint64_t exec[V_EXEC_EVENT0 + 2] = {
 		[V_EXEC_EXECUTABLE] = 0x1000, [V_EXEC_LAUNCH_ID] = launch,
 		[V_EXEC_NUM_DEVICES] = 2, [V_EXEC_EVENTS] = 0x5000,
-		[V_EXEC_EVENT0] = 0xa0 + launch * 2, [V_EXEC_EVENT0 + 1] = 0xa1 + launch * 2,
+		[V_EXEC_EVENT0] = 0xa0 + slot * 2, [V_EXEC_EVENT0 + 1] = 0xa1 + slot * 2,
 	};
 
 	rt_call(r, P_EXEC, t, t + 1 * MS, exec, V_EXEC_EVENT0 + 2, NULL);
 	for (uint64_t d = 0; d < 2; d++) {
-		uint64_t on_ready[] = { exec[V_EXEC_EVENT0 + d], 0xc0, 0x100 + launch * 2 + d };
-		uint64_t cb[] = { 0, 0x100 + launch * 2 + d };
+		uint64_t on_ready[] = { exec[V_EXEC_EVENT0 + d], 0xc0, 0x100 + slot * 2 + d };
+		uint64_t cb[] = { 0, 0x100 + slot * 2 + d };
 
 		rt_call(r, P_ONREADY, t + 1 * MS, t + 1 * MS, on_ready, 3, NULL);
 		if (complete)
 			rt_call(r, P_CALLBACK, t + 5 * MS + d, t + 5 * MS + d + 1000, cb, 2,
 				NULL);
 	}
+}
+
+/* Compile names executable 0x1000 jit_step; launch 7 runs it on two
+ * devices, pointers of its own. */
+static void execution(struct rig *r, uint64_t launch, uint64_t t, bool complete)
+{
+	execution_in(r, launch, launch, t, complete);
 }
 
 static uint64_t count_kind(const struct capture *c, enum span_kind kind)
@@ -906,6 +917,70 @@ out:
 	capture__free(next);
 }
 
+/*
+ * record --windows: a window's close reads records past its stop and
+ * carries them to the next window; the next one is armed an interval
+ * later. Launch 2, read during the close, completed long ago; launch 3,
+ * issued between the windows on launch 2's freed events and callback
+ * arguments, runs through the second window. Launch 2's records must be
+ * handled before launch 3's (they came first): replayed when the second
+ * window opened, they took launch 3's events and its device work was
+ * lost on every device.
+ */
+static void test_carried_before_later_records(void)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "testhost", .session = "s2" };
+	uint64_t compile[V_COMPILE_EXECUTABLE + 1] = { [V_COMPILE_EXECUTABLE] = 0x1000 };
+	const uint64_t start2 = 1500 * MS, stop2 = 1800 * MS;
+	struct capture *next = NULL;
+	uint64_t open = 0, mine = 0;
+	struct rig r;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	rt_call(&r, P_COMPILE, 1 * MS, 2 * MS, compile, V_COMPILE_EXECUTABLE + 1,
+		"HloModule jit_step");
+	ASSERT_OK(collector__open_window(r.col, 2 * MS), "open window");
+	execution(&r, 1, 10 * MS, true);
+	collector__begin_close(r.col, 30 * MS);
+	/* Read in the close's drain: past the stop, carried. */
+	execution(&r, 2, 35 * MS, true);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		goto out;
+
+	next = capture__new(&copts);
+	if (!ASSERT_OK_PTR(next, "next capture") ||
+	    !ASSERT_OK(collector__set_capture(r.col, next), "set capture"))
+		goto out;
+	/* The interval: launch 3 reuses launch 2's pointers, still running. */
+	execution_in(&r, 3, 2, 100 * MS, false);
+	ASSERT_OK(collector__open_window(r.col, start2), "the second window opens");
+	collector__begin_close(r.col, stop2);
+	ASSERT_OK(collector__finish(r.col), "finish next");
+	if (!ASSERT_OK(capture__finalize(next), "finalize next"))
+		goto out;
+	for (size_t t = 0; t < capture__num_tracks(next); t++) {
+		size_t ns;
+		const struct capture_span *s = capture__track_spans(next, t, &ns);
+
+		for (size_t i = 0; s && i < ns; i++) {
+			if (s[i].kind != SPAN_DEVICE_MODULE)
+				continue;
+			mine += s[i].correlation_id == 3;
+			open += s[i].correlation_id == 3 && s[i].start_ns == 101 * MS &&
+				s[i].end_ns == stop2 && (s[i].flags & SPAN_F_OPEN_AT_STOP);
+		}
+	}
+	ASSERT_EQ(mine, 2, "launch 3's device work, on both devices");
+	ASSERT_EQ(open, 2, "from its true start, open at the stop");
+	ASSERT_EQ(collector__stats(r.col)->unobserved_completions, 0,
+		  "no live work taken for work that completed unseen");
+out:
+	rig_close(&r);
+	capture__free(next);
+}
+
 /* What the allocation-failure runs are compared on. */
 struct outcome {
 	uint64_t modules, steps, callbacks;
@@ -1228,6 +1303,7 @@ int main(void)
 	test_bad_records();
 	test_thread_renames();
 	test_planned_stop();
+	test_carried_before_later_records();
 	test_allocation_failures();
 	return test_exit();
 }

@@ -77,20 +77,14 @@ def main():
     launch_id = dev_t[0]["launch_id"]
     mods = [e for e in cap.line_events("/device:TPU", "XLA Modules")
             if e.stats.get("correlation_id") == launch_id]
-    # Every core, where each core's completion registration was matched
-    # to its execution (see docs/record.md on correlation across CPUs).
+    # Every core. The first window's close read records past its stop
+    # and carried them; they were once replayed only when this window
+    # opened, after the interval's records, and took the events and
+    # callback arguments the long execution had reused: on no core then.
     print("busy device: the long execution on %d of %d cores" % (len(mods), len(dev_t)))
-    if not mods:
-        # Quarantined, not passed: in about 1 run in 3 (on 2026-11-26, on
-        # main and on the commit before that day's collector and probe
-        # work alike) no core's completion registration is matched to the
-        # execution in progress, so the window holds it on none of them.
-        # A bug, open: the checks above (the window opens during the
-        # execution, armed at once) still hold. Remove this when fixed.
-        print("SKIP-PART: known bug: the long execution on none of the cores in the "
-              "second window (its completions unmatched); see the note above")
-        return
     check(mods, "busy device: the long execution in the second window")
+    check(len(mods) == len(dev_t), "busy device: the long execution on every core "
+          "(%d of %d)" % (len(mods), len(dev_t)))
     stale = [e for e in cap.line_events("/device:TPU", "XLA Modules")
              if e.stats.get("acceltrace.open_at_stop") and cap.true_start(e) < launched - 5000000]
     check(not stale, "busy device: no execution that completed before the long one is "

@@ -358,8 +358,8 @@ static void open_span(struct dt_open *o, const struct devtrace_record *r)
 
 /*
  * With the window's stop planned (the next opening there), a record past
- * it is the next window's: kept as read and replayed when that opens, like
- * the ring buffers' records (collector.c, carry()). Spans running at the
+ * it is the next window's: kept as read and replayed once its capture is
+ * set, like the ring buffers' records (collector.c, carry()). Spans running at the
  * stop are drawn to it, open, and go on in the next window.
  */
 static bool carry(struct collect_devtrace *d, int buf, struct dt_core *k,
@@ -405,6 +405,9 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 
 	if (!k || !k->known || k->clock < 0)
 		return 0;
+	/* Records carried past the last window's stop come first. */
+	if (!d->replaying)
+		collect_replay_pending(d->c);
 	if (carry(d, buf, k, r))
 		return 0;
 	switch (r->kind) {

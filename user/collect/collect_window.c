@@ -139,7 +139,30 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 	KEY(k_irq, "irq");
 #undef KEY
 	/* A key interned as 0 reads as "": its arguments would be unnamed. */
-	return named ? 0 : -ENOMEM;
+	if (!named)
+		return -ENOMEM;
+	/*
+	 * Carrying ends with the last window: what it read past its stop is
+	 * handled before any record read later. Held until the next window
+	 * opened (record --windows: an interval later), its Executes took the
+	 * events and callback arguments the runtime had freed and reused
+	 * since, and work still running lost its completion. Where the next
+	 * window opens at once (the daemon's flight recorder), it goes into
+	 * that window, not through the pre-arm ring, which holds fewer spans
+	 * than a close may carry.
+	 */
+	c->stop_planned = false;
+	c->replay_pending = true;
+	return 0;
+}
+
+void collect_replay_pending(struct collector *c)
+{
+	if (!c->replay_pending)
+		return;
+	c->replay_pending = false;
+	collect_replay_carried(c);
+	collect_devtrace_replay_carried(c);
 }
 
 void collect_remember_execution(struct collector *c, const struct capture_span *s)
@@ -206,9 +229,9 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	c->prearm_head = 0;
 	collect_devmem_window_opened(c, start_ns);
 	err = capture__set_window(c->cap, start_ns, start_ns);
-	/* What the last window read past its stop is this one's. */
-	collect_replay_carried(c);
-	collect_devtrace_replay_carried(c);
+	/* What the last window read past its stop, where no later record
+	 * came first (collector__set_capture). */
+	collect_replay_pending(c);
 	return err;
 }
 

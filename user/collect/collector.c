@@ -231,8 +231,9 @@ int collect_replay_open_call(struct collector *c, const void *data, size_t size,
  * stop is planned reads past it before it closes: records of work that
  * began after the stop belong to the next window, which opens at that stop
  * (the daemon's flight recorder, record --windows), not to this one. They are kept as they came (a span would hold the old capture's
- * string and track ids) and replayed when the next window opens. Task,
- * device-open and mapping records act at once: they change what is probed.
+ * string and track ids) and replayed once the next capture is set, before
+ * any record read after them (collector__set_capture). Task, device-open
+ * and mapping records act at once: they change what is probed.
  */
 static bool carry(struct collector *c, const void *data, size_t size)
 {
@@ -284,6 +285,9 @@ int collector__record(void *ctx, const void *data, size_t size)
 		[EV_MAPPED] = sizeof(struct ev_mapped),
 	};
 
+	/* Records carried past the last window's stop come first. */
+	if (!c->replaying)
+		collect_replay_pending(c);
 	if (size < sizeof(*h) || h->type == 0 || h->type >= EV_TYPE_MAX ||
 	    size < sizes[h->type]) {
 		c->st.bad_records++;

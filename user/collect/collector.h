@@ -201,8 +201,9 @@ void collector__note_busy_device(struct collector *c, uint64_t now_ns);
  */
 uint64_t collector__window_steps_end(const struct collector *c);
 
-/* Switches the capture a new window fills (several windows in one run);
- * -ENOMEM when the collector's per-capture state cannot be made. */
+/* Switches the capture a new window fills (several windows in one run),
+ * and hands it what the last window read past its stop, before any later
+ * record; -ENOMEM when the collector's per-capture state cannot be made. */
 int collector__set_capture(struct collector *c, struct capture *capture);
 int collector__open_window(struct collector *c, uint64_t start_ns);
 void collector__begin_close(struct collector *c, uint64_t stop_ns);

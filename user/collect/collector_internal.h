@@ -220,6 +220,10 @@ struct collector {
 	struct raw_record **carried;
 	size_t n_carried, cap_carried;
 	bool replaying;
+	/* A new capture is set and the carried records (ring and devtrace)
+	 * wait: replayed before the next record read, or into the window if
+	 * it opens first (collect_replay_pending). */
+	bool replay_pending;
 	/* Compile programs waiting to be named, oldest first (a ring), and
 	 * the runtime records of their processes held meanwhile
 	 * (collect_programs.c). */
@@ -382,7 +386,11 @@ void collect_irq(struct collector *c, const struct ev_irq *r);
 
 /* A device execution kept in the window: a candidate for steps. */
 void collect_remember_execution(struct collector *c, const struct capture_span *s);
-/* Replays the records carried past the last window's stop (collector.c). */
+/* Replays the records carried past the last window's stop (collector.c),
+ * once the next capture is set. */
 void collect_replay_carried(struct collector *c);
+/* Replays them, ring and devtrace, where a set capture left them waiting
+ * (collect_window.c). */
+void collect_replay_pending(struct collector *c);
 
 #endif /* ACCELTRACE_COLLECTOR_INTERNAL_H */
