@@ -44,8 +44,9 @@ static void say_untracked(struct recorder *r, const struct at_mem_agg_key *key,
 	r->mem_untracked_pids[r->n_mem_untracked_pids++] = key->pid;
 	log_warn("device memory: pid %u has more live allocations than the kernel's table "
 		 "keeps for it: %llu allocations (%llu bytes) untracked so far, and its bytes in "
-		 "use are short by up to that from now on (acceltrace_device_memory_untracked_"
-		 "bytes)%s", key->pid, (unsigned long long)agg->untracked,
+		 "use are short by up to that from now on (said in captures and in the daemon's "
+		 "acceltrace_device_memory_untracked_bytes)%s", key->pid,
+		 (unsigned long long)agg->untracked,
 		 (unsigned long long)agg->untracked_bytes,
 		 r->n_mem_untracked_pids == max ? "; further processes past it are not named" : "");
 }
