@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "self_offset.h"
 #include "lib/log.h"
 #include "probe/probe_session.h"
@@ -222,16 +222,10 @@ int main(void)
 {
 	char path[] = "/tmp/at-detail-XXXXXX", buf[4096] = {};
 	struct features f;
-	char missing[512];
 	int fd;
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	fd = mkstemp(path);
 	if (!ASSERT_GE(fd, 0, "temp file"))
 		return test_exit();

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "self_offset.h"
 #include "lib/log.h"
 #include "discover/probe_packs.h"
@@ -664,7 +664,6 @@ int main(void)
 	struct probe_session_opts opts = { .sz = sizeof(opts) };
 	struct probe_session *ps;
 	struct features f;
-	char missing[512];
 	uint64_t before;
 	void *fns[P__N] = {
 		fake_cuMemAlloc_v2, fake_cuMemFree_v2, fake_cuMemAllocPitch_v2,
@@ -680,13 +679,8 @@ int main(void)
 		"cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuMemCreate", "cuMemRelease",
 	};
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	fake_cuMemAlloc_v2(&before, 4096);	/* made before the probes */
 	opts.features = &f;
 	opts.ring_bytes = 8 << 20;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "self_offset.h"
 #include "lib/log.h"
 #include "probe/packed_records.h"
@@ -69,17 +69,11 @@ int main(void)
 	struct probe_session *ps;
 	struct seen s = {};
 	struct features f;
-	char missing[512];
 	uint64_t t0, first_ns;
 	int polls = 0, id, n;
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	opts.features = &f;
 	opts.ring_bytes = 4 << 20;	/* every call's record fits */
 	opts.cpus_per_ring = 1024;	/* one shard: one order */

@@ -20,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "self_offset.h"
 #include "probe/fetch_plan.h"
 #include "lib/log.h"
@@ -686,17 +686,9 @@ int main(void)
 {
 	char dir[] = "/tmp/at-test-XXXXXX";
 	struct features f;
-	char missing[512];
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	if (getenv("TEST_VERBOSE"))
-		log_set_verbosity(LOG_DEBUG);
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	if (!mkdtemp(dir))
 		return 1;
 	run_flavour("syscall tracepoints, BTF tracepoints", &f, dir, true);

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "self_offset.h"
 #include "lib/log.h"
 #include "probe/packed_records.h"
@@ -158,16 +158,10 @@ out:
 int main(void)
 {
 	struct features f;
-	char missing[512];
 	pid_t child;
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	/* The other process: alive, never calling the probed functions. */
 	child = fork();
 	if (child == 0) {

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "lib/log.h"
 #include "probe/probe_session.h"
 
@@ -213,15 +213,9 @@ int main(void)
 	struct probe_session *ps = NULL;
 	struct seen s = {};
 	struct features f;
-	char missing[512];
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	opts.features = &f;
 	opts.sched_switch = true;
 	opts.ring_bytes = 1 << 20;

@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "test.h"
+#include "bpf_test.h"
 #include "capture/capture.h"
 #include "devmem/devmem_book.h"
 #include "lib/log.h"
@@ -126,19 +126,11 @@ out:
 int main(void)
 {
 	struct features f;
-	char missing[512];
 	pid_t child;
 	int status;
 
-	test_require_root("loads BPF programs");
-	log_route_libbpf();
-	if (getenv("TEST_VERBOSE"))
-		log_set_verbosity(LOG_DEBUG);
-	features__probe(&f);
-	if (!features__can_run(&f, missing, sizeof(missing))) {
-		printf("SKIP: acceltrace cannot run here: %s\n", missing);
+	if (!test_require_bpf(&f))
 		return TEST_SKIP;
-	}
 	child = fork();
 	if (child == 0) {
 		pause();
