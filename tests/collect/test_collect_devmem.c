@@ -121,12 +121,27 @@ static const char *str(struct capture *cap, uint32_t id)
 	return capture__string(cap, id);
 }
 
-static void test_pjrt_window(void)
+/* A capture and a collector on it, connected to the fake control ops, for
+ * platform @plat; NULL collector (the capture maybe made) on failure. */
+static struct collector *open_collector(const char *plat, struct capture **cap)
 {
 	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
-	struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
-				   .device_platform = fake_platform };
+	static const struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
+						.device_platform = fake_platform };
 	struct collector_opts opts = { .sz = sizeof(opts) };
+	struct collector *col;
+
+	platform = plat;
+	*cap = capture__new(&copts);
+	opts.capture = *cap;
+	col = *cap ? collector__new(&opts) : NULL;
+	if (col)
+		collector__connect(col, NULL, &ops);
+	return col;
+}
+
+static void test_pjrt_window(void)
+{
 	struct at_mem_agg_key key = { .pid = PID, .layer = MEM_LAYER_PJRT,
 				      .flags = MEM_F_DEVICE_HANDLE, .device = 0xd1 };
 	const struct capture_mem_event *e;
@@ -136,13 +151,9 @@ static void test_pjrt_window(void)
 	uint32_t ord = 99;
 	bool h2d_span = false;
 
-	platform = "TPU";
-	cap = capture__new(&copts);
-	opts.capture = cap;
-	col = cap ? collector__new(&opts) : NULL;
+	col = open_collector("TPU", &cap);
 	if (!ASSERT_OK_PTR(col, "collector"))
 		goto out;
-	collector__connect(col, NULL, &ops);
 
 	/* Before the window opens: one before its start, one in it. */
 	h2d(col, 5 * MS, 0xd0, 0xb0, 24);
@@ -196,10 +207,6 @@ out:
 
 static void test_cuda_and_exit(void)
 {
-	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
-	struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
-				   .device_platform = fake_platform };
-	struct collector_opts opts = { .sz = sizeof(opts) };
 	struct at_mem_agg_key key = { .pid = PID, .layer = MEM_LAYER_PJRT,
 				      .flags = MEM_F_DEVICE_HANDLE, .device = 0xd0 };
 	struct ev_task exit_rec = {
@@ -213,13 +220,9 @@ static void test_cuda_and_exit(void)
 	const char *plat;
 	uint32_t ord;
 
-	platform = "GPU";
-	cap = capture__new(&copts);
-	opts.capture = cap;
-	col = cap ? collector__new(&opts) : NULL;
+	col = open_collector("GPU", &cap);
 	if (!ASSERT_OK_PTR(col, "collector"))
 		goto out;
-	collector__connect(col, NULL, &ops);
 	ASSERT_OK(collector__open_window(col, 1 * MS), "open");
 	rt_call(col, P_CU_ALLOC, 2 * MS, (uint64_t[]){ 0x7000, 2 << 20, 2 << 20, 2 << 20, 0 }, 5);
 	rt_call(col, P_CU_FREE, 3 * MS, (uint64_t[]){ 0x7000, 0, 2 << 20, 0, 0 }, 5);
@@ -251,20 +254,12 @@ out:
 /* The daemon's window moves on: what it forgot is not in its capture. */
 static void test_forget_before(void)
 {
-	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
-	struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
-				   .device_platform = fake_platform };
-	struct collector_opts opts = { .sz = sizeof(opts) };
 	struct capture *cap;
 	struct collector *col;
 
-	platform = "TPU";
-	cap = capture__new(&copts);
-	opts.capture = cap;
-	col = cap ? collector__new(&opts) : NULL;
+	col = open_collector("TPU", &cap);
 	if (!ASSERT_OK_PTR(col, "collector"))
 		goto out;
-	collector__connect(col, NULL, &ops);
 	ASSERT_OK(collector__open_window(col, 1 * MS), "open");
 	h2d(col, 2 * MS, 0xd0, 0xb0, 24);
 	h2d(col, 10 * MS, 0xd0, 0xb1, 48);
@@ -284,10 +279,6 @@ out:
  * false once a run saw no failure. */
 static bool attempt(long n, bool persistent)
 {
-	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
-	struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
-				   .device_platform = fake_platform };
-	struct collector_opts opts = { .sz = sizeof(opts) };
 	long live = alloc_fail_live();
 	struct capture *cap = NULL;
 	struct collector *col = NULL;
@@ -295,11 +286,8 @@ static bool attempt(long n, bool persistent)
 	bool finished = false;
 
 	alloc_fail_at(n, persistent);
-	cap = capture__new(&copts);
-	opts.capture = cap;
-	col = cap ? collector__new(&opts) : NULL;
+	col = open_collector("TPU", &cap);
 	if (col) {
-		collector__connect(col, NULL, &ops);
 		collector__open_window(col, 1 * MS);
 		for (uint64_t i = 0; i < 4; i++) {
 			rt_call(col, P_CU_ALLOC, (2 + i) * MS,
@@ -329,7 +317,6 @@ static void test_alloc_failures(void)
 	int fails = test_failures;
 	long n;
 
-	platform = "TPU";
 	log_set_verbosity(LOG_ERROR);	/* losses are logged as they happen */
 	for (n = 0; n < 5000 && attempt(n, false) && test_failures == fails; n++)
 		;
