@@ -34,8 +34,12 @@ static const char *const md_names[] = {
 	[MD_IN_USE] = "Memory in use",
 };
 
-/* The most stats one memory event carries (see mem_event_stats). */
-#define MAX_MEM_STATS 17
+/* The most stats one memory event carries (mem_event_stats: 8 always,
+ * group_id, region_type, 3 of a shape, process_id, api, size_from and 3
+ * flags), and a timeline point (in_use_event). A stat past them is
+ * refused, never written past the buffer (add_i64). */
+#define MAX_MEM_STATS 19
+#define MAX_POINT_STATS 5
 /* Counter lines: 2^62 + i, above every thread's id and extra line. */
 #define COUNTER_LINE_ID (1LL << 62)
 
@@ -144,8 +148,8 @@ struct stat_list {
 	struct xw *w;
 	XStat *st;
 	XStat **sp;
-	size_t n;
-	bool oom;
+	size_t n, cap;		/* cap: the room reserve() made for this event */
+	bool oom;		/* a stat name not interned, or past cap */
 };
 
 static uint32_t sid(struct stat_list *l, const char *name)
@@ -156,11 +160,18 @@ static uint32_t sid(struct stat_list *l, const char *name)
 	return id;
 }
 
+/* Room for one more stat, or the list fails. */
+static bool room(struct stat_list *l)
+{
+	l->oom |= l->n == l->cap;
+	return l->n < l->cap;
+}
+
 static void add_i64(struct stat_list *l, const char *name, int64_t v)
 {
 	uint32_t id = sid(l, name);
 
-	if (id) {
+	if (id && room(l)) {
 		stat_i64(&l->st[l->n], id, v);
 		l->sp[l->n] = &l->st[l->n];
 		l->n++;
@@ -171,7 +182,7 @@ static void add_ref(struct stat_list *l, const char *name, const char *value)
 {
 	uint32_t id = sid(l, name), ref = value ? sid(l, value) : 0;
 
-	if (id && ref) {
+	if (id && ref && room(l)) {
 		stat_ref(&l->st[l->n], id, ref);
 		l->sp[l->n] = &l->st[l->n];
 		l->n++;
@@ -314,7 +325,8 @@ static int write_group(struct xw *w, const struct mem_group *g, int64_t line_id,
 	for (size_t k = 0; k < g->n; k++) {
 		const struct capture_mem_event *e = capture__mem_event(w->c,
 								       w->mem_order[g->first + k]);
-		struct stat_list l = { w, &w->stat_buf[used], &w->stat_ptrs[used] };
+		struct stat_list l = { w, &w->stat_buf[used], &w->stat_ptrs[used], 0,
+				       MAX_MEM_STATS, false };
 		XEvent *ev = &w->events[n];
 		int idx;
 
@@ -403,7 +415,8 @@ int xw_memory_other_threads(struct xw *w)
 static int in_use_event(struct xw *w, size_t n, size_t *used, uint64_t t,
 			const struct capture_mem_point *p)
 {
-	struct stat_list l = { w, &w->stat_buf[*used], &w->stat_ptrs[*used] };
+	struct stat_list l = { w, &w->stat_buf[*used], &w->stat_ptrs[*used], 0, MAX_POINT_STATS,
+			       false };
 	XEvent *ev = &w->events[n];
 	int idx = md_index(w, MD_IN_USE);
 
@@ -440,7 +453,7 @@ int xw_memory_counter_lines(struct xw *w)
 		/* The last point before the window is drawn at its start. */
 		while (first + 1 < np && p[first + 1].ts_ns <= w->ws)
 			first++;
-		err = reserve(w, np - first, 5);
+		err = reserve(w, np - first, MAX_POINT_STATS);
 		if (err)
 			return err;
 		for (size_t k = first; k < np && p[k].ts_ns <= w->we; k++) {
