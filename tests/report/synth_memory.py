@@ -108,7 +108,7 @@ def mem_leak_eval(space, group_ids=True, timelines=None):
     also allocates 700000 and frees it; step 3 frees two allocations made
     before the probes. A second allocator (cuda_reserved) reserves 2 MiB
     once, past the kernel's live table (untracked: not in its bytes in
-    use); a third (GPU_1, another device) is in the timeline only.
+    use, 3 MiB reserved before the window); a third (GPU_1, another device) is in the timeline only.
 
     Answers: in use at the start 1000000; peak 1000000 + 7 * 4096 +
     300000 + 700000 = 2028672 in step 6; end 1000000 + 10 * 4096; growth
@@ -122,7 +122,7 @@ def mem_leak_eval(space, group_ids=True, timelines=None):
     dev = Plane(space, "/device:GPU:0", 0)
     steps = dev.line("Steps", 1)
     pj = Mem(host, line, "GPU_0_pjrt_buffers", BASE)
-    rs = Mem(host, line, "GPU_0_cuda_reserved", 0, "reserved")
+    rs = Mem(host, line, "GPU_0_cuda_reserved", 3 << 20, "reserved")
     addr = 0x7F0000000000
     for i in range(STEPS):
         t = i * 10 * MS

@@ -56,6 +56,7 @@ check mem_leak_eval "${common[@]}" "m['peak_time_ns'] == 61000000" \
 	"[x['reserved_not_tensors'] for x in d['memory']['devices'] if x['layer'] == 'cuda_reserved'] == [True, True]" \
 	"[(x['leak'], x['growth_bytes_per_step'], x['timeline']['leak']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_0_cuda_reserved'] == [(False, 0, False)]" \
 	"[(x['untracked'], x['untracked_bytes'], x['alloc_bytes']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_0_cuda_reserved'] == [(1, 2 << 20, 2 << 20)]" \
+	"[(x['in_use_start_bytes'], x['peak_bytes'], x['largest_at_peak'], x['peak_unattributed_bytes']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_0_cuda_reserved'] == [(3 << 20, 3 << 20, [], 3 << 20)]" \
 	"m['untracked'] == 0 and m['untracked_bytes'] == 0" \
 	"[(x['device_ordinal'], x['peak_bytes'], x['in_use_end_bytes'], x['allocs']) for x in d['memory']['devices'] if x['allocator_name'] == 'GPU_1_cuda_reserved'] == [(1, 5 << 20, 5 << 20, 0)]"
 # No group_id: steps are the Steps line's ranges (9 complete steps).

@@ -102,6 +102,9 @@ static int64_t in_use_at_start(const struct xs_mem_allocator *a)
 	if (a->n_events) {
 		const struct xs_mem_event *e = &a->events[0];
 
+		/* Past the kernel's live table: counted, not in use. */
+		if (!e->is_free && e->untracked)
+			return e->in_use;
 		if (!e->is_free && e->size > 0 && e->in_use >= e->size)
 			return e->in_use - e->size;
 		if (e->is_free && !e->size_unknown && e->size > 0)
@@ -145,7 +148,9 @@ static int largest_at_peak(const struct xs_mem_allocator *a, size_t peak,
 		const struct xs_mem_event *e = v[i];
 		size_t k;
 
-		if ((i < peak && v[i + 1]->addr == e->addr) || e->is_free || e->size <= 0)
+		/* Untracked ones are not in the peak's bytes in use either. */
+		if ((i < peak && v[i + 1]->addr == e->addr) || e->is_free || e->size <= 0 ||
+		    e->untracked)
 			continue;
 		if (__builtin_add_overflow(known, e->size, &known))
 			known = INT64_MAX;	/* a hostile file's sizes */
