@@ -294,7 +294,7 @@ static __noinline void mem_alloc(const struct at_mem_desc *d, struct mem_call *m
 	__sync_fetch_and_add(&a->alloc_bytes, m->size);
 	if (d->flags & MEM_F_RESERVED)
 		__sync_fetch_and_add(&a->reserved_in_use, m->size);
-	m->in_use = mem_add_in_use(a, m->size, m->ts_ns);
+	m->in_use = mem_add_in_use(a, m->size, m->done_ns);
 	m->bytes = m->size;
 }
 
@@ -371,6 +371,7 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 	}
 	e = bpf_map_lookup_elem(&mem_live, &key);
 	if (!e) {
+		m->device = mem_device_of(d, m);
 		mem_alloc(d, m);
 		return;
 	}
@@ -385,7 +386,7 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 	__sync_fetch_and_add(&a->alloc_bytes, m->size);
 	if (e->flags & MEM_F_RESERVED)
 		__sync_fetch_and_add(&a->reserved_in_use, m->size);
-	m->in_use = mem_add_in_use(a, m->size, m->ts_ns);
+	m->in_use = mem_add_in_use(a, m->size, m->done_ns);
 	m->bytes = m->size;
 }
 
@@ -483,9 +484,9 @@ static __noinline void mem_account(const struct at_mem_desc *d, struct mem_call 
 	m->size = 0;
 	if (op == MEM_OP_ALLOC || op == MEM_OP_SIZE)
 		mem_size_of(d, m);
-	/* A free's device is its allocation's: asked only where that is
-	 * not known. */
-	if (op != MEM_OP_FREE)
+	/* A free's or a sizing's device is its allocation's: asked only
+	 * where that is not known (mem_free, mem_size). */
+	if (op == MEM_OP_ALLOC)
 		m->device = mem_device_of(d, m);
 	switch (op) {
 	case MEM_OP_ALLOC:

@@ -503,6 +503,9 @@ static void check_pjrt(struct probe_session *ps)
 	/* An unsized one gets its size; one never seen is added by it. */
 	b.buffer = h.buffer;
 	fake_Buffer_OnDeviceSizeInBytes(&b);
+	probe_session__drain(ps);
+	ASSERT_FALSE(seen[ids[P_SIZE]].flags & RT_F_MEM_DEVICE_GUESSED,
+		     "a known buffer's device: its allocation's, not guessed");
 	fake_Buffer_OnDeviceSizeInBytes(&b);
 	a = agg_of(ps, MEM_LAYER_PJRT, MEM_F_DEVICE_HANDLE, 0xd0d0);
 	ASSERT_EQ(a.in_use, 12345, "sized once, though asked twice");
