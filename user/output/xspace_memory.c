@@ -333,7 +333,7 @@ static int write_group(struct xw *w, const struct mem_group *g, int64_t line_id,
 		/* The model keeps the window's only; a window moved since is
 		 * not drawn outside itself. */
 		if (e->ts_ns < w->ws || e->ts_ns > w->we) {
-			w->outside++;
+			w->mem_outside++;
 			continue;
 		}
 		idx = md_index(w, e->op == CAPTURE_MEM_FREE ? MD_DEALLOCATION : MD_ALLOCATION);

@@ -599,6 +599,12 @@ static void write_warnings(struct xw *w)
 			 w->outside);
 		pb_string_field(&w->o, XSPACE_WARNINGS, buf);
 	}
+	if (w->mem_outside) {
+		snprintf(buf, sizeof(buf),
+			 "%" PRIu64 " device-memory events outside the capture window not written",
+			 w->mem_outside);
+		pb_string_field(&w->o, XSPACE_WARNINGS, buf);
+	}
 }
 
 int xspace_write_stream(const struct capture *c, FILE *out,

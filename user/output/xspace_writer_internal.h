@@ -107,6 +107,7 @@ struct xw {
 
 	/* Totals. */
 	uint64_t outside;	/* spans wholly outside the window */
+	uint64_t mem_outside;	/* memory events outside it (xspace_memory.c) */
 	uint64_t events_written;
 };
 
