@@ -406,7 +406,7 @@ static int on_record(void *ctx, int buf, const struct devtrace_record *r)
 	if (!k || !k->known || k->clock < 0)
 		return 0;
 	/* Records carried past the last window's stop come first. */
-	if (!d->replaying)
+	if (d->c->replay_pending)
 		collect_replay_pending(d->c);
 	if (carry(d, buf, k, r))
 		return 0;

@@ -158,8 +158,6 @@ int collector__set_capture(struct collector *c, struct capture *capture)
 
 void collect_replay_pending(struct collector *c)
 {
-	if (!c->replay_pending)
-		return;
 	c->replay_pending = false;
 	collect_replay_carried(c);
 	collect_devtrace_replay_carried(c);
@@ -231,7 +229,8 @@ int collector__open_window(struct collector *c, uint64_t start_ns)
 	err = capture__set_window(c->cap, start_ns, start_ns);
 	/* What the last window read past its stop, where no later record
 	 * came first (collector__set_capture). */
-	collect_replay_pending(c);
+	if (c->replay_pending)
+		collect_replay_pending(c);
 	return err;
 }
 

@@ -285,8 +285,9 @@ int collector__record(void *ctx, const void *data, size_t size)
 		[EV_MAPPED] = sizeof(struct ev_mapped),
 	};
 
-	/* Records carried past the last window's stop come first. */
-	if (!c->replaying)
+	/* Records carried past the last window's stop come first (the
+	 * replay clears the flag before it calls back here). */
+	if (c->replay_pending)
 		collect_replay_pending(c);
 	if (size < sizeof(*h) || h->type == 0 || h->type >= EV_TYPE_MAX ||
 	    size < sizes[h->type]) {

@@ -390,7 +390,7 @@ void collect_remember_execution(struct collector *c, const struct capture_span *
  * once the next capture is set. */
 void collect_replay_carried(struct collector *c);
 /* Replays them, ring and devtrace, where a set capture left them waiting
- * (collect_window.c). */
+ * (c->replay_pending: its callers test it, on the record path). */
 void collect_replay_pending(struct collector *c);
 
 #endif /* ACCELTRACE_COLLECTOR_INTERNAL_H */

@@ -121,13 +121,8 @@ static uint64_t live_key(uint32_t pid, uint32_t layer)
 static void live_remember(struct devmem_events *d, uint32_t pid, uint32_t layer, uint64_t addr,
 			  uint32_t device)
 {
-	uint64_t a = live_key(pid, layer);
-
-	if (!hashmap__get(d->live, a, addr) && hashmap__count(d->live) >= DEVMEM_MAX_LIVE) {
-		d->st.untracked++;
-		return;
-	}
-	set_device(d, d->live, a, addr, device);
+	/* set_device bounds the table and counts what it cannot keep. */
+	set_device(d, d->live, live_key(pid, layer), addr, device);
 }
 
 static bool live_device(const struct devmem_events *d, uint32_t pid, uint32_t layer,

@@ -72,10 +72,9 @@ static int delete_keys(int map_fd, char *keys, size_t key_size, __u32 n, __u64 *
 		done = n;
 	else if (done > n)
 		done = 0;
-	for (__u32 i = 0; i < done; i++) {
-		deleted++;
-		count_off(in_hash);
-	}
+	deleted = (int)done;
+	if (in_hash)
+		__atomic_fetch_sub(in_hash, done, __ATOMIC_SEQ_CST);
 	for (__u32 i = done; i < n; i++) {
 		if (!bpf_map_delete_elem(map_fd, keys + (size_t)i * key_size)) {
 			deleted++;

@@ -75,17 +75,6 @@ static void sample(struct recorder *r, uint64_t now)
 	}
 }
 
-static bool book_has_pid(const struct devmem_book *b, uint32_t pid)
-{
-	struct devmem_book_entry e;
-
-	for (size_t i = 0; !devmem_book__entry(b, i, &e); i++) {
-		if (e.alloc.pid == pid)
-			return true;
-	}
-	return false;
-}
-
 /* The collector's observer: an exit stops the process's timelines, whose
  * last point is the last tick's sample (the attach controller has dropped
  * the kernel's entries by now: the collector hands it the exit first);
@@ -101,8 +90,8 @@ static void on_process_exit(void *ctx, uint32_t pid, int32_t exit_code, uint64_t
 {
 	struct recorder *r = ctx;
 
-	if (book_has_pid(r->mem_book, pid))
-		devmem_book__process_exited(r->mem_book, pid, now_ns());
+	/* A pid the book does not hold: nothing. */
+	devmem_book__process_exited(r->mem_book, pid, now_ns());
 	if (r->o.observer && r->o.observer->process_exit)
 		r->o.observer->process_exit(r->o.observer->ctx, pid, exit_code, ts_ns);
 }
