@@ -25,7 +25,7 @@ done
 # Record types are literals given to tl_begin*() or to the helpers that
 # call it with their first argument.
 types=$( { grep -ho 'tl_begin\(_dev\)\?(&\?[a-z]*, "[a-z0-9_]*"' tests/sim/*.c
-	   grep -hoE '(truth_run|truth_transfer|truth_feed)\("[a-z0-9_]*"' tests/sim/*.c; } |
+	   grep -hoE '(truth_run|truth_transfer|truth_feed|truth_mem|trainer_mem_truth)\("[a-z0-9_]*"' tests/sim/*.c; } |
 	grep -o '"[a-z0-9_]*"' | tr -d '"' | sort -u)
 [[ $(wc -w <<<"$types") -ge 20 ]] || fail "found too few record types: $types"
 for t in $types; do
