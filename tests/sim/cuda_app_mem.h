@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * cuda-app's device memory (docs/simulator.md, "Device memory in
- * cuda-app"): each step's tensors allocated at its start and freed at its
+ * cuda-app's device memory (docs/simulator-cuda.md, "Device memory of
+ * the CUDA pair"): each step's tensors allocated at its start and freed at its
  * end, through one of four allocators as frameworks have them, with the
  * ground truth of every allocation and free the driver or runtime saw
  * (mem_alloc, mem_free) and of the tensors no probe sees (mem_tensor).

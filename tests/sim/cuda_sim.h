@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The simulated CUDA pair (docs/simulator.md): libsimdrv.so plays libcuda
+ * The simulated CUDA pair (docs/simulator-cuda.md): libsimdrv.so plays libcuda
  * (the driver API, exported) and libsimrt.so plays libcudart (the runtime
  * API). As with the real pair, the runtime reaches the driver through a
  * private table the driver hands out (cuGetExportTable), whose functions

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libcupti.so.13: the part of NVIDIA's CUPTI Activity API that an activity
- * tracer uses, over the simulated CUDA pair (docs/simulator.md, "The
+ * tracer uses, over the simulated CUDA pair (docs/simulator-cuda.md, "The
  * simulated CUPTI"). It exports CUPTI's real names and hands out records
  * laid out as CUDA 13's CUPTI lays them out: CUpti_ActivityKernel10 (216
  * bytes) for kernels, CUpti_ActivityMemcpy6 (96) for copies,

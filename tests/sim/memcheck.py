@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Checks of the simulator's device-memory ground truth, from the truth
-alone (docs/simulator.md, "Device memory" and "Device memory of the CUDA
-pair"). Each command prints what it measured and exits 1 on a failure.
+alone (docs/simulator.md, "Device memory", and docs/simulator-cuda.md,
+"Device memory of the CUDA pair"). Each command prints what it measured and exits 1 on a failure.
 
   memcheck.py pjrt truth=F [leak=B] [eval_mem=M] [output_bytes=O] [capacity=C]
   memcheck.py cuda truth=F mode=direct|caching|vmm|pool steps=N
