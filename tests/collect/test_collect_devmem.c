@@ -20,6 +20,8 @@
  */
 #include <linux/types.h>
 
+#include <string.h>
+
 #include "test.h"
 #include "alloc_fail.h"
 #include "acceltrace/events.h"
@@ -275,6 +277,42 @@ out:
 	capture__free(cap);
 }
 
+static uint64_t loss_named(const struct capture *cap, const char *prefix)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < capture__num_losses(cap); i++) {
+		const char *what = capture__loss(cap, i, &n);
+
+		if (what && !strncmp(what, prefix, strlen(prefix)))
+			return n;
+	}
+	return 0;
+}
+
+/* More events before the window than its buffer holds: the oldest go,
+ * and the capture says how many. */
+static void test_prearm_dropped(void)
+{
+	const int held = 4096, extra = 10;	/* collect_devmem.c's MEM_PREARM_MAX */
+	struct capture *cap;
+	struct collector *col;
+
+	col = open_collector("TPU", &cap);
+	if (!ASSERT_OK_PTR(col, "collector"))
+		goto out;
+	for (int i = 0; i < held + extra; i++)
+		h2d(col, (1 + i) * 1000, 0xd0, 0x100000 + i, 24);
+	ASSERT_OK(collector__open_window(col, 1 * MS), "open");
+	collector__begin_close(col, 40 * MS);
+	ASSERT_OK(collector__finish(col), "finish");
+	ASSERT_EQ(loss_named(cap, "device-memory events before the window dropped"), extra,
+		  "the dropped ones counted in the capture");
+out:
+	collector__free(col);
+	capture__free(cap);
+}
+
 /* One run of allocations and a buffer with the n-th allocation failing;
  * false once a run saw no failure. */
 static bool attempt(long n, bool persistent)
@@ -331,6 +369,7 @@ int main(void)
 	test_pjrt_window();
 	test_cuda_and_exit();
 	test_forget_before();
+	test_prearm_dropped();
 	test_alloc_failures();
 	return test_exit();
 }

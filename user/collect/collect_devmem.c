@@ -207,6 +207,24 @@ void collect_devmem_new_capture(struct collector *c)
 		c->devmem->prearm_len = c->devmem->prearm_head = 0;
 }
 
+void collect_devmem_count_losses(struct collector *c)
+{
+	const struct devmem_events_stats *st;
+
+	if (c->st.mem_prearm_dropped)
+		capture__count_loss(c->cap, "device-memory events before the window dropped",
+				    c->st.mem_prearm_dropped);
+	if (c->st.mem_handles_unnamed)
+		capture__count_loss(c->cap, "device-memory calls past the PJRT devices a process "
+				    "may name (device guessed)", c->st.mem_handles_unnamed);
+	if (!c->devmem)
+		return;
+	st = devmem_events__stats(c->devmem->events);
+	if (st->untracked)
+		capture__count_loss(c->cap, "device-memory allocations or thread devices past "
+				    "user space's tables (a free's device guessed)", st->untracked);
+}
+
 static int handle_of_pid(uint64_t pid, uint64_t b, void *value, void *ctx)
 {
 	(void)b;

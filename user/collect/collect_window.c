@@ -373,6 +373,7 @@ static void count_losses(struct collector *c)
 				    c->st.programs_too_large);
 	if (c->st.bad_records)
 		capture__count_loss(c->cap, "malformed records", c->st.bad_records);
+	collect_devmem_count_losses(c);
 	if (c->st.out_of_memory)
 		capture__count_loss(c->cap, "collector state lost (out of memory)",
 				    c->st.out_of_memory);

@@ -326,6 +326,8 @@ void collect_devmem_window_opened(struct collector *c, uint64_t start_ns);
 void collect_devmem_new_capture(struct collector *c);
 /* @pid exited: its device handles, peaks and threads' devices go. */
 void collect_devmem_process_exit(struct collector *c, uint32_t pid);
+/* What device memory could not keep, as the capture's losses. */
+void collect_devmem_count_losses(struct collector *c);
 void collect_devmem_free(struct collector *c);
 
 /* ---- collect_devtrace.c ----------------------------------------------- */
