@@ -24,5 +24,6 @@ volatile __u32 detail_off;
 volatile __u64 detail_on_ns;
 
 __u64 rt_in_hash, sys_in_hash;
+__u64 mem_thread_in_hash, mem_outer_in_hash;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -32,6 +32,11 @@ struct {
 	__type(value, struct at_mem_proc);
 } mem_proc SEC(".maps") __weak;
 
+/* Entries of mem_thread_dev and mem_outer, or more: every thread of the
+ * host leaves through task.bpf.c's exit, which looks them up only while
+ * some are held (HASH_FORGET). Counted in by mem_thread_put. */
+extern __u64 mem_thread_in_hash, mem_outer_in_hash;
+
 /* Most mem_live entries one process may hold (AT_MEM_LIVE_PROC_MAX). */
 extern const volatile __u32 cfg_mem_live_proc_max;
 

@@ -111,7 +111,7 @@ static __always_inline __u64 mem_device_of(const struct at_mem_desc *d, struct m
 	__u64 *dev;
 
 	if (d->flags & MEM_F_THREAD_DEVICE) {
-		dev = bpf_map_lookup_elem(&mem_thread_dev, &m->tid);
+		dev = HASH_KEPT(&mem_thread_dev, &m->tid, mem_thread_in_hash);
 		if (dev)
 			return *dev;
 	} else if (d->dev_val != AT_MEM_NO_VAL) {
@@ -163,6 +163,17 @@ static __always_inline __u64 mem_add_in_use(struct at_mem_agg *a, __u64 bytes, _
 		}
 	}
 	return after;
+}
+
+/* Puts @val under the thread @tid in a per-thread table, counting a new
+ * entry in @in_hash (HASH_FORGET takes it out). */
+static __always_inline long mem_thread_put(void *map, __u32 *tid, __u64 *val, __u64 *in_hash)
+{
+	if (!bpf_map_update_elem(map, tid, val, BPF_NOEXIST)) {
+		__sync_fetch_and_add(in_hash, 1);
+		return 0;
+	}
+	return bpf_map_update_elem(map, tid, val, BPF_EXIST);
 }
 
 /* The process's count of live entries, made on first use. */
@@ -412,7 +423,7 @@ static __always_inline void mem_set_device(const struct at_mem_desc *d, struct m
 		dev = *ctx_dev;
 		break;
 	}
-	if (bpf_map_update_elem(&mem_thread_dev, &m->tid, &dev, BPF_ANY))
+	if (mem_thread_put(&mem_thread_dev, &m->tid, &dev, &mem_thread_in_hash))
 		count_loss(LOSS_MEM_TABLE_FULL);
 }
 
@@ -425,13 +436,13 @@ static __always_inline void mem_set_device(const struct at_mem_desc *d, struct m
  */
 static __always_inline bool mem_in_outer(struct mem_call *m)
 {
-	__u64 *outer_sp = bpf_map_lookup_elem(&mem_outer, &m->tid);
+	__u64 *outer_sp = HASH_KEPT(&mem_outer, &m->tid, mem_outer_in_hash);
 
 	if (!outer_sp)
 		return false;
 	if (m->sp < *outer_sp)
 		return true;
-	bpf_map_delete_elem(&mem_outer, &m->tid);
+	HASH_FORGET(&mem_outer, &m->tid, mem_outer_in_hash);
 	return false;
 }
 
@@ -442,17 +453,17 @@ static __always_inline void mem_outer_enter(__u32 tid, __u64 sp)
 	__u64 *outer_sp = bpf_map_lookup_elem(&mem_outer, &tid);
 
 	if (!outer_sp || *outer_sp <= sp)
-		bpf_map_update_elem(&mem_outer, &tid, &sp, BPF_ANY);
+		mem_thread_put(&mem_outer, &tid, &sp, &mem_outer_in_hash);
 }
 
 /* Returned (@sp: past the return address its entry's sp pointed at): its
  * own mark goes (or a stale one below), not an outer one's above. */
 static __always_inline void mem_outer_leave(__u32 tid, __u64 sp)
 {
-	__u64 *outer_sp = bpf_map_lookup_elem(&mem_outer, &tid);
+	__u64 *outer_sp = HASH_KEPT(&mem_outer, &tid, mem_outer_in_hash);
 
 	if (outer_sp && *outer_sp + 8 <= sp)
-		bpf_map_delete_elem(&mem_outer, &tid);
+		HASH_FORGET(&mem_outer, &tid, mem_outer_in_hash);
 }
 
 /*

@@ -95,9 +95,9 @@ static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 	}
 	HASH_FORGET(&sys_pending, &tid, sys_in_hash);
 	/* Its current device and outer-call mark (devmem.bpf.h) die with it:
-	 * tids are reused. */
-	bpf_map_delete_elem(&mem_thread_dev, &tid);
-	bpf_map_delete_elem(&mem_outer, &tid);
+	 * tids are reused. No lookup while the tables hold none. */
+	HASH_FORGET(&mem_thread_dev, &tid, mem_thread_in_hash);
+	HASH_FORGET(&mem_outer, &tid, mem_outer_in_hash);
 	if (!pid_traced(pid))
 		return 0;
 	code = BPF_CORE_READ(task, exit_code);
