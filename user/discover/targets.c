@@ -294,10 +294,7 @@ int targets__start(struct targets *t)
 static void forget_gone(struct targets *t, pid_t pid)
 {
 	if (t->ps) {
-		probe_session__forget_pid_calls(t->ps, pid);
-		probe_session__forget_pid_fds(t->ps, pid);
-		probe_session__forget_pid_aggregates(t->ps, pid);
-		probe_session__mem_forget_pid(t->ps, pid);
+		probe_session__forget_pid(t->ps, pid);
 	}
 	if (t->ra)
 		runtime_attach__remove_process(t->ra, pid);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Walks of the BPF side's hash maps for a dead process's entries: open
- * calls, device fds, device memory (probe_session_internal.h).
+ * calls, device fds, device memory (probe_session_internal.h); and the
+ * one call that drops them all (probe_session__forget_pid).
  *
  * A walk reads the table in batches (BPF_MAP_LOOKUP_BATCH, Linux 5.6):
  * the live-allocation table may hold a million entries, which a key-by-key
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "probe/probe_session.h"
 #include "probe/probe_session_internal.h"
 
 /* Bytes of keys and values one batch reads at most. */
@@ -162,4 +164,21 @@ int map_delete_matching(int map_fd, size_t key_size, size_t val_size, map_match_
 bool map_key_pid_is(const void *key, const union map_value *val, uint32_t pid)
 {
 	return *(const __u32 *)key == pid;
+}
+
+int probe_session__forget_pid(struct probe_session *ps, uint32_t pid)
+{
+	int (*const forgets[])(struct probe_session *, uint32_t) = {
+		probe_session__forget_pid_calls, probe_session__forget_pid_fds,
+		probe_session__forget_pid_aggregates, probe_session__mem_forget_pid,
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(forgets) / sizeof(forgets[0]); i++) {
+		int e = forgets[i](ps, pid);
+
+		if (e < 0 && !err)
+			err = e;
+	}
+	return err;
 }

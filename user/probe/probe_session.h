@@ -204,6 +204,9 @@ int probe_session__proc_aggregates(const struct probe_session *ps, uint32_t pid,
 				   uint64_t out[AGG_MAX]);
 /* Drops a dead process's aggregates: 1 if it had some, 0, or -errno. */
 int probe_session__forget_pid_aggregates(struct probe_session *ps, uint32_t pid);
+/* Drops a dead process's entries from every table (its calls, fds,
+ * aggregates, device memory): 0, or the first -errno. */
+int probe_session__forget_pid(struct probe_session *ps, uint32_t pid);
 
 /* Loss counters and per-type totals from the BPF side. */
 void probe_session__losses(const struct probe_session *ps,

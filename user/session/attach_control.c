@@ -60,20 +60,12 @@ static int set_fd(struct attach_control *ac, uint32_t pid, uint32_t fd,
 
 static int forget(struct attach_control *ac, uint32_t pid)
 {
-	int err = 0, e;
+	int err = 0;
 
-	if (ac->ps) {
-		/* Each returns how many entries went, or -errno. */
-		err = probe_session__forget_pid_calls(ac->ps, pid);
-		e = probe_session__forget_pid_fds(ac->ps, pid);
-		err = err < 0 ? err : e < 0 ? e : 0;
-		e = probe_session__forget_pid_aggregates(ac->ps, pid);
-		err = err < 0 ? err : e < 0 ? e : 0;
-		/* Its device memory: a reused pid's first free must not
-		 * find this process's allocation. */
-		e = probe_session__mem_forget_pid(ac->ps, pid);
-		err = err < 0 ? err : e < 0 ? e : 0;
-	}
+	/* Its calls, fds, aggregates and device memory: a reused pid must
+	 * not find this process's. */
+	if (ac->ps)
+		err = probe_session__forget_pid(ac->ps, pid);
 	if (ac->ra)
 		runtime_attach__remove_process(ac->ra, pid);
 	return err;
