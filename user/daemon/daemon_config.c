@@ -17,13 +17,14 @@ struct key {
 	const char *name;
 	enum key_type type;
 	size_t offset;
-	size_t size;		/* strings: the buffer's */
+	size_t size;		/* the field's bytes (strings: the buffer's) */
 	uint64_t min;		/* durations and counts: the least allowed */
 };
 
 #define STR(n, f) { n, K_PATH, offsetof(struct daemon_config, f), \
 		    sizeof(((struct daemon_config *)0)->f), 0 }
-#define NUM(n, t, f, m) { n, t, offsetof(struct daemon_config, f), 0, m }
+#define NUM(n, t, f, m) { n, t, offsetof(struct daemon_config, f), \
+			  sizeof(((struct daemon_config *)0)->f), m }
 
 static const struct key keys[] = {
 	{ "listen", K_LISTEN, offsetof(struct daemon_config, listen),
@@ -307,10 +308,7 @@ static void keep_flags(struct daemon_config *c, const struct daemon_config *flag
 		if (!(flags->from_flags & (1ull << i)))
 			continue;
 		memcpy((char *)c + keys[i].offset, (const char *)flags + keys[i].offset,
-		       keys[i].size ? keys[i].size :
-		       keys[i].type == K_FACTOR ? sizeof(double) :
-		       keys[i].type == K_BOOL || keys[i].type == K_DETAIL ||
-		       keys[i].type == K_PRIORITY ? sizeof(bool) : sizeof(uint64_t));
+		       keys[i].size);
 	}
 	c->from_flags = flags->from_flags;
 }
