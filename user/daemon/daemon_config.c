@@ -149,17 +149,17 @@ static int set_tiers(struct daemon_mem_tiers *out, const struct key *k, const ch
 		if (parse_duration(tok, &res) || res < 1000000 || parse_uint(colon + 1, &points) ||
 		    !points || points > 1000000)
 			goto bad;
-		if (t.n && (res <= t.t[t.n - 1].resolution_ns ||
-			    res % t.t[t.n - 1].resolution_ns)) {
-			snprintf(err, err_len, "%s: each tier must be coarser than the last and "
-				 "a multiple of it, got '%s'", k->name, v);
-			return -EINVAL;
-		}
 		t.t[t.n].resolution_ns = res;
 		t.t[t.n++].points = (uint32_t)points;
 	}
 	if (!t.n)
 		goto bad;
+	/* Each read is in bounds: what the timeline refuses is their order. */
+	if (devmem_timeline__check_tiers(t.t, t.n)) {
+		snprintf(err, err_len, "%s: each tier must be coarser than the last and "
+			 "a multiple of it, got '%s'", k->name, v);
+		return -EINVAL;
+	}
 	*out = t;
 	return 0;
 bad:

@@ -41,7 +41,6 @@ struct devmem_book {
 struct devmem_book *devmem_book__new(const struct devmem_book_opts *opts)
 {
 	struct devmem_book *b = calloc(1, sizeof(*b));
-	struct devmem_timeline *probe;
 
 	if (!b)
 		return NULL;
@@ -49,18 +48,12 @@ struct devmem_book *devmem_book__new(const struct devmem_book_opts *opts)
 		memcpy(&b->o, opts, opts->sz < sizeof(b->o) ? opts->sz : sizeof(b->o));
 	b->o.sz = sizeof(b->o);
 	if (b->o.tiers) {
-		if (b->o.n_tiers > DEVMEM_MAX_TIERS)
+		/* Refused now, not at the first sample. */
+		if (devmem_timeline__check_tiers(b->o.tiers, b->o.n_tiers))
 			goto inval;
 		memcpy(b->tiers, b->o.tiers, b->o.n_tiers * sizeof(b->tiers[0]));
 		b->o.tiers = b->tiers;	/* the caller's array need not outlive us */
 	}
-	/* Refuse bad tiers now, not at the first sample. */
-	probe = devmem_timeline__new(b->o.tiers, b->o.n_tiers);
-	if (!probe) {
-		free(b);
-		return NULL;
-	}
-	devmem_timeline__free(probe);
 	if (!b->o.max_allocators)
 		b->o.max_allocators = DEFAULT_MAX_ALLOCATORS;
 	if (!b->o.keep_after_exit_ns)

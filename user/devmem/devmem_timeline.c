@@ -49,7 +49,7 @@ struct devmem_timeline {
 	struct tier tiers[DEVMEM_MAX_TIERS];
 };
 
-static int check_tiers(const struct devmem_tier *tiers, size_t n)
+int devmem_timeline__check_tiers(const struct devmem_tier *tiers, size_t n)
 {
 	if (!n || n > DEVMEM_MAX_TIERS)
 		return -EINVAL;
@@ -74,7 +74,7 @@ struct devmem_timeline *devmem_timeline__new(const struct devmem_tier *tiers, si
 		tiers = default_tiers;
 		n = sizeof(default_tiers) / sizeof(default_tiers[0]);
 	}
-	err = check_tiers(tiers, n);
+	err = devmem_timeline__check_tiers(tiers, n);
 	if (err) {
 		errno = -err;
 		return NULL;

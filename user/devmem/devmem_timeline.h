@@ -27,6 +27,10 @@ struct devmem_timeline;
 /* @tiers finest first, each coarser (a multiple of the last); NULL: the
  * defaults. NULL and errno on failure (-EINVAL for tiers out of order). */
 struct devmem_timeline *devmem_timeline__new(const struct devmem_tier *tiers, size_t n);
+/* 0 where @tiers can make a timeline (1 to DEVMEM_MAX_TIERS, finest first,
+ * each coarser than the last and a multiple of it, points bounded), else
+ * -EINVAL. */
+int devmem_timeline__check_tiers(const struct devmem_tier *tiers, size_t n);
 void devmem_timeline__free(struct devmem_timeline *t);
 /* A sample: bytes in use at @ts_ns (non-decreasing), and the peak so far. */
 void devmem_timeline__add(struct devmem_timeline *t, uint64_t ts_ns, uint64_t in_use,
