@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * devmem/devmem_names.h: allocator names in XProf's form for each layer and
- * platform (unknown ones: "DEVICE", or refused), PJRT element type names by
- * their pjrt_c_api.h numbers (checked against tests/sim/pjrt_abi.h's enum),
- * shape strings, and buffers too small refused, never overrun.
+ * platform (unknown ones: "DEVICE", or refused), shape strings, and buffers
+ * too small refused, never overrun. (PJRT element type names:
+ * tests/discover/test_probe_packs.c.)
  */
 #include <string.h>
 
 #include "test.h"
-#include "../sim/pjrt_abi.h"
 #include "capture/capture_memory.h"
 #include "devmem/devmem_names.h"
 #include <linux/types.h>
@@ -40,22 +39,6 @@ static void test_allocator_names(void)
 	ASSERT_EQ(devmem_allocator_name(buf, 10, "GPU", 0, MEM_LAYER_CUDA), -ENOSPC, "too small");
 }
 
-static void test_type_names(void)
-{
-	ASSERT_TRUE(devmem_pjrt_type_name(PJRT_Buffer_Type_INVALID) == NULL, "invalid");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_PRED), "pred", "pred");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_S32), "s32", "s32");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_U8), "u8", "u8");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_F16), "f16", "f16");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_F32), "f32", "f32");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_BF16), "bf16", "bf16");
-	ASSERT_STREQ(devmem_pjrt_type_name(PJRT_Buffer_Type_C128), "c128", "c128");
-	ASSERT_STREQ(devmem_pjrt_type_name(17), "f8e4m3fn", "F8E4M3FN is 17");
-	ASSERT_STREQ(devmem_pjrt_type_name(21), "s4", "S4 is 21");
-	ASSERT_TRUE(devmem_pjrt_type_name(1000) == NULL, "beyond the enum");
-	ASSERT_TRUE(devmem_pjrt_type_name(UINT64_MAX) == NULL, "hostile");
-}
-
 static void test_shapes(void)
 {
 	uint64_t dims[AT_MEM_MAX_DIMS + 1] = { 128, 256 };
@@ -80,7 +63,6 @@ static void test_shapes(void)
 int main(void)
 {
 	test_allocator_names();
-	test_type_names();
 	test_shapes();
 	return test_exit();
 }

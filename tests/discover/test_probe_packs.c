@@ -6,6 +6,7 @@
  * right entries, and ioctls decode to the right fields.
  */
 #include "test.h"
+#include "../sim/pjrt_abi.h"
 #include "discover/device_nodes.h"
 #include "discover/probe_packs.h"
 
@@ -303,6 +304,24 @@ static void check_detail_kinds(void)
 	ASSERT_GE(detail, 10, "most are detail");
 }
 
+/* PJRT_Buffer_Type numbers (tests/sim/pjrt_abi.h's enum, written from
+ * pjrt_c_api.h) and their XLA names. */
+static void test_type_names(void)
+{
+	ASSERT_TRUE(pjrt_buffer_type_name(PJRT_Buffer_Type_INVALID) == NULL, "invalid");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_PRED), "pred", "pred");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_S32), "s32", "s32");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_U8), "u8", "u8");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_F16), "f16", "f16");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_F32), "f32", "f32");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_BF16), "bf16", "bf16");
+	ASSERT_STREQ(pjrt_buffer_type_name(PJRT_Buffer_Type_C128), "c128", "c128");
+	ASSERT_STREQ(pjrt_buffer_type_name(17), "f8e4m3fn", "F8E4M3FN is 17");
+	ASSERT_STREQ(pjrt_buffer_type_name(21), "s4", "S4 is 21");
+	ASSERT_TRUE(pjrt_buffer_type_name(1000) == NULL, "beyond the enum");
+	ASSERT_TRUE(pjrt_buffer_type_name(UINT64_MAX) == NULL, "hostile");
+}
+
 int main(void)
 {
 	check_detail_kinds();
@@ -311,5 +330,6 @@ int main(void)
 	check_library_matching();
 	check_signatures();
 	check_device_nodes();
+	test_type_names();
 	return test_exit();
 }

@@ -236,7 +236,7 @@ static int requested(const struct ev_rt_call *r, const struct at_mem_desc *m,
 static uint32_t shape_name(struct capture *cap, uint64_t type, const uint64_t *dims,
 			   uint32_t ndims)
 {
-	const char *t = devmem_pjrt_type_name(type);
+	const char *t = pjrt_buffer_type_name(type);
 	char buf[16 + DEVMEM_SHAPE_MAX];
 	size_t len;
 

@@ -54,26 +54,6 @@ int devmem_allocator_name(char *buf, size_t len, const char *platform, uint32_t 
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
 }
 
-const char *devmem_pjrt_type_name(uint64_t type)
-{
-	/* PJRT_Buffer_Type order, from pjrt_c_api.h (as pjrt_buffer_type_size
-	 * in discover/probe_packs.c); XLA's primitive type names. */
-	static const char *const names[] = {
-		NULL,		/* INVALID */
-		"pred", "s8", "s16", "s32", "s64",
-		"u8", "u16", "u32", "u64",
-		"f16", "f32", "f64", "bf16",
-		"c64", "c128",
-		"f8e5m2", "f8e4m3fn", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz",
-		"s4", "u4", "token",
-		"s2", "u2",
-		"f8e4m3", "f8e3m4", "f8e8m0fnu",
-		"f4e2m1fn", "s1", "u1",
-	};
-
-	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
-}
-
 int devmem_shape_string(char *buf, size_t len, const uint64_t *dims, uint32_t ndims)
 {
 	size_t at = 0;

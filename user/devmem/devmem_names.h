@@ -29,9 +29,6 @@ const char *devmem_platform_name(const char *platform);
  */
 int devmem_allocator_name(char *buf, size_t len, const char *platform, uint32_t ordinal,
 			  uint32_t layer);
-/* PJRT_Buffer_Type (pjrt_c_api.h numbering) as XLA's short name ("f32",
- * "bf16", "pred"); NULL for INVALID or a number it does not know. */
-const char *devmem_pjrt_type_name(uint64_t type);
 /*
  * "[d0,d1,...]" into @buf ("[]" for a scalar). Its length, or -EINVAL for
  * more than AT_MEM_MAX_DIMS dims, -ENOSPC when @len is too small

@@ -731,20 +731,33 @@ bool rt_event_kind_is_cuda_driver(enum rt_event_kind kind)
 	return kind >= RT_EV_CUDA_LAUNCH && kind <= RT_EV_CUDA_GRAPH_LAUNCH;
 }
 
-/* PJRT_Buffer_Type order, from pjrt_c_api.h (reference section 1.5). */
+/* PJRT_Buffer_Type order, from pjrt_c_api.h (reference section 1.5):
+ * XLA's short name and the bytes of an element (0: sub-byte or none). The
+ * BPF side's AT_PJRT_ELEM_LOG2_* encode the same sizes (test_mem_packs). */
+static const struct {
+	const char *name;
+	unsigned char bytes;
+} pjrt_types[] = {
+	{ NULL, 0 },	/* INVALID */
+	{ "pred", 1 }, { "s8", 1 }, { "s16", 2 }, { "s32", 4 }, { "s64", 8 },
+	{ "u8", 1 }, { "u16", 2 }, { "u32", 4 }, { "u64", 8 },
+	{ "f16", 2 }, { "f32", 4 }, { "f64", 8 }, { "bf16", 2 },
+	{ "c64", 8 }, { "c128", 16 },
+	{ "f8e5m2", 1 }, { "f8e4m3fn", 1 }, { "f8e4m3b11fnuz", 1 }, { "f8e5m2fnuz", 1 },
+	{ "f8e4m3fnuz", 1 },
+	{ "s4", 0 }, { "u4", 0 }, { "token", 0 },
+	{ "s2", 0 }, { "u2", 0 },
+	{ "f8e4m3", 1 }, { "f8e3m4", 1 }, { "f8e8m0fnu", 1 },
+	{ "f4e2m1fn", 0 }, { "s1", 0 }, { "u1", 0 },
+};
+#define N_PJRT_TYPES (sizeof(pjrt_types) / sizeof(pjrt_types[0]))
+
 unsigned int pjrt_buffer_type_size(unsigned int type)
 {
-	static const unsigned char bytes[] = {
-		0,		/* INVALID */
-		1, 1, 2, 4, 8,	/* PRED, S8, S16, S32, S64 */
-		1, 2, 4, 8,	/* U8, U16, U32, U64 */
-		2, 4, 8, 2,	/* F16, F32, F64, BF16 */
-		8, 16,		/* C64, C128 */
-		1, 1, 1, 1, 1,	/* F8E5M2, F8E4M3FN, F8E4M3B11FNUZ, F8E5M2FNUZ, F8E4M3FNUZ */
-		0, 0, 0,	/* S4, U4 (sub-byte), TOKEN */
-		0, 0,		/* S2, U2 */
-		1, 1, 1,	/* F8E4M3, F8E3M4, F8E8M0FNU */
-		0, 0, 0,	/* F4E2M1FN, S1, U1 */
-	};
-	return type < sizeof(bytes) ? bytes[type] : 0;
+	return type < N_PJRT_TYPES ? pjrt_types[type].bytes : 0;
+}
+
+const char *pjrt_buffer_type_name(uint64_t type)
+{
+	return type < N_PJRT_TYPES ? pjrt_types[type].name : NULL;
 }

@@ -262,5 +262,8 @@ bool rt_event_kind_is_detail(enum rt_event_kind kind);
 
 /* Bytes per element of a PJRT_Buffer_Type; 0 when unknown. */
 unsigned int pjrt_buffer_type_size(unsigned int type);
+/* Its XLA short name ("f32", "bf16", "pred"); NULL for INVALID or a number
+ * it does not know. */
+const char *pjrt_buffer_type_name(uint64_t type);
 
 #endif /* ACCELTRACE_PROBE_PACKS_H */
