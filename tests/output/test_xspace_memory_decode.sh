@@ -18,11 +18,11 @@ cd "$(dirname "$0")/../.."
 
 EMIT=$OUTPUT/tests/output/test_xspace_memory
 emit_for_decode "$EMIT"
-protoc --python_out="$TEST_TMP" -I user/output user/output/xplane.proto || fail "protoc --python_out"
 cat >"$TEST_TMP/check.py" <<'EOF'
 import json, sys
-sys.path.insert(0, sys.argv[1])
-import xplane_pb2
+sys.path.insert(0, "tests/harness")
+import xspace
+xplane_pb2 = xspace.xplane_pb2()	# the generated module, made by protoc
 
 failures = []
 def check(cond, what):
