@@ -294,15 +294,13 @@ def cuda_caching():
     work = tmpdir()
     tp = os.path.join(work, "truth.jsonl")
     env = dict(os.environ, SIMRT_DRIVER="exported")
-    rc, out, err = acceltrace("record", "-j", "--logdir", os.path.join(work, "logs"), "--",
-                              APP, "--mode", "runtime", "--steps", "0", "--duration", "3",
-                              "--step-time", "1000", "--alloc-mode", "caching",
-                              "--allocs-per-step", "8", "--mem-leak", str(MIB),
-                              "--truth", tp, env=env, timeout=120)
-    if not check(rc == 0, "record -- cuda-app --alloc-mode caching: %s" % err[-1500:]):
+    rc, s, err = record("--logdir", os.path.join(work, "logs"), "--",
+                        APP, "--mode", "runtime", "--steps", "0", "--duration", "3",
+                        "--step-time", "1000", "--alloc-mode", "caching",
+                        "--allocs-per-step", "8", "--mem-leak", str(MIB),
+                        "--truth", tp, env=env, timeout=120)
+    if not check(rc == 0 and s, "record -- cuda-app --alloc-mode caching: %s" % err[-1500:]):
         return
-    from e2e import xspace
-    s = xspace.record_summary(out)
     cap = capture_of(s)
     recs = truth(tp)
     reserved = mem_truth(recs, "cuda_reserved")

@@ -136,9 +136,9 @@ def step_ms(steps):
 record_logs = []
 
 
-def record(args, timeout=900):
+def record(args, timeout=900, env=None):
     p = subprocess.run([ACCELTRACE, "record", "-j"] + args, capture_output=True,
-                       text=True, timeout=timeout)
+                       text=True, timeout=timeout, env=env)
     record_logs.append("$ record %s\n%s" % (" ".join(args), p.stderr))
     if not check(p.returncode == 0, "record %s: exit %d: %s" % (args, p.returncode,
                                                                p.stderr[-2000:])):
@@ -330,16 +330,11 @@ def memory_case(work, expandable):
     env = dict(os.environ)
     if expandable:
         env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
-    p = subprocess.run([ACCELTRACE, "record", "-j", "--duration", "5s", "--logdir",
-                        os.path.join(work, label), "--", PYTHON,
-                        os.path.join(HERE, "torch_memory.py"), "--truth", tp,
-                        "--duration", "15s"], capture_output=True, text=True, env=env,
-                       timeout=300)
-    record_logs.append("$ record (%s)\n%s" % (label, p.stderr))
-    if not check(p.returncode == 0, "%s: record exit %d: %s" % (label, p.returncode,
-                                                              p.stderr[-2000:])):
+    s = record(["--duration", "5s", "--logdir", os.path.join(work, label), "--", PYTHON,
+                os.path.join(HERE, "torch_memory.py"), "--truth", tp, "--duration", "15s"],
+               timeout=300, env=env)
+    if not s:
         return
-    s = xspace.record_summary(p.stdout)
     cap = xspace.Capture(s["path"], s["window_start_ns"])
     ev = sorted((e for e in cap.events
                  if e.name in ("MemoryAllocation", "MemoryDeallocation") and
