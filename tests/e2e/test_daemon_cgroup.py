@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (ACCELTRACE, Trainer, capture_of, check, finish, require_root, skip,
                  tmpdir, wait_for)
 from daemon import Daemon, free_port
+import xspace  # noqa: E402
 
 CGROUP2_MAGIC = 0x63677270
 
@@ -135,7 +136,7 @@ def main():
         check(a_pids <= ex_pids, "executions of both A trainers captured: %s" % ex_pids)
         # Host lines are threads (by tid); device planes say their process.
         lines = {ln.id & 0xffffffff for pl in cap.space.planes
-                 if pl.name.startswith("/host:") for ln in pl.lines if ln.id < 1 << 62}
+                 if pl.name.startswith("/host:") for ln in xspace.thread_lines(pl)}
         check(not (lines & (b_pids | b_tids)),
               "no line of B's threads in the capture: %s" % sorted(lines & (b_pids | b_tids)))
         dev_pids = set()

@@ -23,6 +23,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (capture_of, check, finish, record, require_root, tmpdir,  # noqa: E402
                  trainer_cmd, truth)
+import xspace  # noqa: E402
 
 
 def histories(plane):
@@ -61,8 +62,7 @@ def main():
     # One row per thread (extra lines of a row only for overlapping spans),
     # named by the thread's latest name.
     rows = collections.defaultdict(list)
-    # Thread rows: not the device-memory counter lines (ids 2^62 + i).
-    thread_lines = [l for l in host.lines if l.id < 1 << 62]
+    thread_lines = xspace.thread_lines(host)
     for l in thread_lines:
         rows[l.display_id].append(l)
     firsts = collections.Counter(l.display_id for l in thread_lines if l.id == l.display_id)

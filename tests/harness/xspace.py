@@ -36,6 +36,16 @@ def xplane_pb2():
     return _pb2
 
 
+# Host-plane lines from 2^62 up are device-memory counter lines, not
+# threads (docs/capture-format.md, "Device memory").
+COUNTER_LINE_ID = 1 << 62
+
+
+def thread_lines(plane):
+    """A host plane's thread lines: not its counter lines."""
+    return [ln for ln in plane.lines if ln.id < COUNTER_LINE_ID]
+
+
 class Event:
     """One XEvent, with its stats by name and absolute times."""
 
