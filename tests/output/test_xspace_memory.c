@@ -68,7 +68,7 @@ static struct capture *build_sample(void)
 		{ WS + 500000, 10, 30, 25, 32, 32 },
 		{ WE + 100, 10, 40, 35, 42, 42 },
 	};
-	int err = 0, t101, d0, steps;
+	int err = 0, t101, t201, d0, steps;
 
 	cap = capture__new(&opts);
 	if (!cap)
@@ -77,6 +77,10 @@ static struct capture *build_sample(void)
 	capture__set_thread(cap, 100, 101, "python3", 0);
 	capture__set_thread(cap, 100, 102, "worker", 0);
 	t101 = capture__host_track(cap, 100, 101);
+	/* A second process's thread: lines are labelled with their pid. */
+	capture__set_thread(cap, 200, 201, "other", 0);
+	t201 = capture__host_track(cap, 200, 201);
+	err |= add_span(t201, SPAN_CALLBACK, "callback", WS + 100000, WS + 110000, 0);
 	d0 = capture__device(cap, 100, 0, "TPU v4", 0, 0);
 	steps = capture__device_track(cap, d0, TRACK_DEVICE_STEPS);
 	err |= add_span(t101, SPAN_EXECUTE, "PJRT_LoadedExecutable_Execute", WS + 100000,

@@ -96,6 +96,9 @@ if mem101:
 # Thread 102: only a free; its own line.
 l102 = lines.get(102)
 check(l102 is not None and l102.name == "worker", "a line for the memory-only thread")
+check(l102 is not None and l102.display_name == "worker (pid 100)",
+      "labelled with its pid as every thread line of a two-process capture: %r"
+      % (l102 and l102.display_name))
 if l102:
     check([ev_names[e.metadata_id] for e in l102.events] == ["MemoryDeallocation"], "the free")
     f = stats(l102.events[0])

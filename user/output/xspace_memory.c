@@ -22,6 +22,7 @@
 #include "capture/capture_memory.h"
 #include "lib/array.h"
 #include "lib/json_writer.h"
+#include "output/thread_names.h"
 #include "output/xspace_memory.h"
 
 /* Event metadata keys of the memory names, apart from span names (an
@@ -388,7 +389,7 @@ int xw_memory_thread_line(struct xw *w, uint32_t pid, uint32_t tid, size_t rows,
 			   name, display_name);
 }
 
-int xw_memory_other_threads(struct xw *w)
+int xw_memory_other_threads(struct xw *w, bool multi)
 {
 	int err = 0;
 
@@ -396,7 +397,7 @@ int xw_memory_other_threads(struct xw *w)
 		const struct mem_group *g = &w->mem_groups[i];
 		int t = capture__find_thread(w->c, g->pid, g->tid);
 		const char *name = NULL;
-		char buf[64];
+		char buf[64], display[512];
 
 		if (g->written)
 			continue;
@@ -406,7 +407,9 @@ int xw_memory_other_threads(struct xw *w)
 			snprintf(buf, sizeof(buf), "thread %u", g->tid);
 			name = buf;
 		}
-		err = write_group(w, g, g->tid, g->tid, name, NULL);
+		err = write_group(w, g, g->tid, g->tid, name,
+				  thread_line_label(w->c, name, g->pid, multi, NULL, 0, 0, display,
+						    sizeof(display)));
 	}
 	return err;
 }

@@ -19,8 +19,9 @@ void xw_memory_free(struct xw *w);
  * after the @rows its spans took (0: the thread's own line id). */
 int xw_memory_thread_line(struct xw *w, uint32_t pid, uint32_t tid, size_t rows,
 			  const char *name, const char *display_name);
-/* Lines for threads with memory events and no spans. */
-int xw_memory_other_threads(struct xw *w);
+/* Lines for threads with memory events and no spans, labelled as the
+ * others are (@multi: more than one process, "(pid N)"). */
+int xw_memory_other_threads(struct xw *w, bool multi);
 /* A counter line per allocator: "Memory in use" instants in the window. */
 int xw_memory_counter_lines(struct xw *w);
 /* The acceltrace.memory_timelines JSON (malloc'd; NULL when the capture

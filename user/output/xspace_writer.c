@@ -431,7 +431,7 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 			err = name_histories__add(&hist, c, w->ws, tr, h, nh, more);
 	}
 	if (!err)
-		err = xw_memory_other_threads(w);
+		err = xw_memory_other_threads(w, multi);
 	if (!err)
 		err = xw_memory_counter_lines(w);
 	err2 = name_histories__finish(&hist, &json);
