@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "bench.h"
+#include "bench_bpf.h"
 #include "lib/log.h"
 #include "probe/kernel_features.h"
 #include "discover/probe_packs.h"
@@ -126,18 +127,6 @@ static double run_pairs(struct probe_session *ps, long pairs, long rate, long li
 	return (double)spent / (2.0 * pairs);
 }
 
-static void prog_stats(int fd, uint64_t *ns, uint64_t *cnt)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	*ns = *cnt = 0;
-	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		*ns = info.run_time_ns;
-		*cnt = info.run_cnt;
-	}
-}
-
 /*
  * The kernel's own run time per rt_return run (where a paired call's
  * accounting is done), with and without the accounting: immune to the
@@ -158,9 +147,9 @@ static void stats_pass(struct probe_session *ps, long pairs, long rate, long liv
 	for (int c = C_PLAIN; c < C__N; c++) {
 		if (attach(ps, c, ids))
 			break;
-		prog_stats(fd, &ns0, &cnt0);
+		bench_prog_stats(fd, &ns0, &cnt0);
 		run_pairs(ps, pairs, rate, live, ring);
-		prog_stats(fd, &ns1, &cnt1);
+		bench_prog_stats(fd, &ns1, &cnt1);
 		if (cnt1 > cnt0)
 			printf("BENCH mem.stats.%s.return ns/run %.1f\n", config_names[c],
 			       (double)(ns1 - ns0) / (cnt1 - cnt0));

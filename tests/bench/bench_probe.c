@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "bench.h"
+#include "bench_bpf.h"
 #include "bench.skel.h"
 #include "probe/kernel_features.h"
 #include "lib/log.h"
@@ -212,18 +213,6 @@ static double time_preads(int fd, long n)
 	return (double)(bench_now_ns() - t0) / n;
 }
 
-static const struct rt_pack_entry *pack_entry(const char *name)
-{
-	for (size_t p = 0; p < rt_pack_count(); p++) {
-		const struct rt_pack *pack = rt_pack_get(p);
-
-		for (size_t i = 0; i < pack->n_entries; i++)
-			if (!strcmp(pack->entries[i].name, name))
-				return &pack->entries[i];
-	}
-	return NULL;
-}
-
 struct rt_ctx {
 	struct probe_session *ps;
 	struct bench *skel;
@@ -239,12 +228,12 @@ static void build_specs(struct rt_ctx *rc)
 	rt_pack_entry__spec(rt_pack_callback_entry(), &rc->specs[C_CALLBACK]);
 	rt_pack_entry__spec(rt_pack_callback_entry(), &rc->specs[C_UNTRACED]);
 	rc->have_spec[C_CALLBACK] = rc->have_spec[C_UNTRACED] = true;
-	e = pack_entry("PJRT_Event_OnReady");
+	e = rt_pack_entry_named("PJRT_Event_OnReady");
 	if (e) {
 		rt_pack_entry__spec(e, &rc->specs[C_ONREADY]);
 		rc->have_spec[C_ONREADY] = true;
 	}
-	e = pack_entry("PJRT_LoadedExecutable_Execute");
+	e = rt_pack_entry_named("PJRT_LoadedExecutable_Execute");
 	if (e) {
 		rt_pack_entry__spec(e, &rc->specs[C_EXECUTE]);
 		rt_pack_entry__spec(e, &rc->specs[C_UNTRACED_RET]);
@@ -363,18 +352,6 @@ static int own_prog_fd(const char *name)
 	return found;
 }
 
-static void prog_stats(int fd, uint64_t *ns, uint64_t *cnt)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	*ns = *cnt = 0;
-	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		*ns = info.run_time_ns;
-		*cnt = info.run_cnt;
-	}
-}
-
 /*
  * ns per run of the programs @cfg runs, over @calls calls with it attached:
  * the benchmark's own by name, acceltrace's as the probe session says (a
@@ -405,12 +382,12 @@ static void stats_pass(struct rt_ctx *rc, enum config cfg, const char *path,
 			fds[1] = probe_session__runtime_prog_fd(rc->ps, flags, true);
 	}
 	for (int i = 0; i < 2; i++)
-		prog_stats(fds[i], &ns0[i], &cnt0[i]);
+		bench_prog_stats(fds[i], &ns0[i], &cnt0[i]);
 	time_calls(bench_fn_push, calls);
 	for (int i = 0; i < 2; i++) {
 		if (fds[i] < 0)
 			continue;
-		prog_stats(fds[i], &ns1, &cnt1);
+		bench_prog_stats(fds[i], &ns1, &cnt1);
 		if (cnt1 > cnt0[i])
 			printf("BENCH stats.%s.%s ns/run %.1f\n", config_names[cfg],
 			       i ? "return" : "entry",
@@ -536,11 +513,11 @@ static void syscall_prog_stats(const char *label, const char *const *names,
 
 	for (int i = 0; i < n; i++) {
 		fds[i] = own_prog_fd(names[i]);
-		prog_stats(fds[i], &ns0[i], &cnt0[i]);
+		bench_prog_stats(fds[i], &ns0[i], &cnt0[i]);
 	}
 	time_preads(fd, calls);
 	for (int i = 0; i < n; i++) {
-		prog_stats(fds[i], &ns1, &cnt1);
+		bench_prog_stats(fds[i], &ns1, &cnt1);
 		if (fds[i] >= 0 && cnt1 > cnt0[i])
 			printf("BENCH stats.%s.%s ns/run %.1f\n", label,
 			       i ? "exit" : "enter", (double)(ns1 - ns0[i]) / (cnt1 - cnt0[i]));

@@ -8,6 +8,7 @@
 
 #include "capture/capture.h"
 #include "daemon/metrics.h"
+#include "devmem/devmem_names.h"
 #include "lib/hashmap.h"
 
 #define METRICS_MAX_CORES 64
@@ -71,7 +72,7 @@ struct proc_metrics {
 	/* Device memory per allocator (metrics__set_device_memory). */
 	struct mem_series {
 		uint32_t device;
-		char allocator[40];	/* XProf's "GPU_0_cuda_reserved" */
+		char allocator[DEVMEM_ALLOCATOR_NAME_MAX];	/* "GPU_0_cuda_reserved" */
 		uint64_t in_use, peak, untracked_bytes;
 	} mem[METRICS_MAX_MEM];
 	uint32_t n_mem;
