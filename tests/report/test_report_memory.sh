@@ -66,7 +66,9 @@ check mem_bad_timeline "${common[@]}" "m['timeline']['points'] == 0" \
 	"m['timeline']['growth_bytes_per_hour'] is None" \
 	"any('memory timelines stat is malformed' in l for l in d['losses'])"
 # Timeline times at the ends of int64: read, nothing overflows.
-check mem_extreme_times "m['timeline']['points'] == 3" "m['peak_bytes'] == $PEAK"
+# Three points: no line through them, in the JSON as in the text.
+check mem_extreme_times "m['timeline']['points'] == 3" "m['peak_bytes'] == $PEAK" \
+	"m['timeline']['growth_bytes_per_hour'] is None and not m['timeline']['leak']"
 # Sizes, bytes in use and group ids at the ends of int64: reported, nothing
 # overflows (make check-sanitize's build of acceltrace says so), group ids
 # too far apart for steps give way to the steps' ranges.

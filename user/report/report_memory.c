@@ -39,7 +39,9 @@ static int64_t point_end_ns(const struct xs_mem_point *p)
 	return __builtin_add_overflow(p->t_ns, p->span_ns, &end) ? INT64_MAX : end;
 }
 
-/* Least-squares line y = a + slope x, points weighted by w (NULL: 1 each). */
+/* Least-squares line y = a + slope x, points weighted by w (NULL: 1 each).
+ * No line through fewer points than the leak rule needs: two or three say
+ * nothing (three points over two seconds made MiB an hour). */
 static void fit_line(const double *x, const double *y, const double *w, size_t n,
 		     double peak, struct report_mem_fit *f)
 {
@@ -48,7 +50,7 @@ static void fit_line(const double *x, const double *y, const double *w, size_t n
 	f->points = n;
 	f->slope = f->r2 = NAN;
 	f->leak = false;
-	if (n < 2)
+	if (n < REPORT_MEM_LEAK_MIN_POINTS)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		double wi = w ? w[i] : 1;
@@ -73,7 +75,7 @@ static void fit_line(const double *x, const double *y, const double *w, size_t n
 	if (syy > 0)
 		f->r2 = sxy * sxy / (sxx * syy);
 	span = x[n - 1] - x[0];
-	f->leak = n >= REPORT_MEM_LEAK_MIN_POINTS && f->slope > 0 && !isnan(f->r2) &&
+	f->leak = f->slope > 0 && !isnan(f->r2) &&
 		  f->r2 >= REPORT_MEM_LEAK_MIN_R2 &&
 		  f->slope * span >= REPORT_MEM_LEAK_MIN_SHARE * peak;
 }

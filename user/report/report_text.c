@@ -297,9 +297,8 @@ static void print_growth(FILE *out, const char *what, const char *per,
 {
 	char b[32];
 
-	/* As few points as the leak rule needs: a line through fewer says
-	 * nothing (three points over two seconds made MiB an hour). */
-	if (isnan(f->slope) || f->points < REPORT_MEM_LEAK_MIN_POINTS) {
+	/* NaN: too few points for a line (fit_line), or all at one time. */
+	if (isnan(f->slope)) {
 		fprintf(out, "    %-20s unknown (%zu %s: too few)\n", what, f->points,
 			plural(f->points, "point", "points"));
 		return;
