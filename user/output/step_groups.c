@@ -109,6 +109,13 @@ int step_groups__build(struct step_groups *g, const struct capture *c,
 							    v[i].end_ns };
 		if (!ret)
 			qsort(g->ranges, n, sizeof(*g->ranges), cmp_range);
+		for (size_t i = 0; i < n && !ret; i++) {
+			struct step_range *r = &g->ranges[i];
+
+			r->max_end_ns = r->end_ns;
+			if (i && r[-1].pid == r->pid && r[-1].max_end_ns > r->end_ns)
+				r->max_end_ns = r[-1].max_end_ns;
+		}
 	}
 	free(v);
 	u64_map__free(&seen);
@@ -142,10 +149,19 @@ bool step_groups__at(const struct step_groups *g, uint32_t pid, uint64_t t, int6
 		else
 			hi = mid;
 	}
-	if (!lo || g->ranges[lo - 1].pid != pid || g->ranges[lo - 1].end_ns < t)
-		return false;
-	*step = g->ranges[lo - 1].step;
-	return true;
+	/* Back from there while an earlier step may still hold @t (a step
+	 * nested in a longer one: the longer one holds what follows it). */
+	for (size_t i = lo; i > 0; i--) {
+		const struct step_range *r = &g->ranges[i - 1];
+
+		if (r->pid != pid || r->max_end_ns < t)
+			break;
+		if (r->end_ns >= t) {
+			*step = r->step;
+			return true;
+		}
+	}
+	return false;
 }
 
 void step_groups__free(struct step_groups *g)

@@ -22,6 +22,7 @@ struct capture;
 struct step_range {
 	uint32_t pid, step;
 	uint64_t start_ns, end_ns;
+	uint64_t max_end_ns;	/* the latest end of @pid's steps up to this one */
 };
 
 struct step_groups {
