@@ -14,7 +14,7 @@
 
 struct resolver {
 	bool know_handle;
-	bool npu_is_gpu;	/* device 7's platform known */
+	bool platform_known;	/* device 7's platform said (TPU: not the guess) */
 	int calls;
 };
 
@@ -32,7 +32,10 @@ static bool resolve(void *ctx, const struct at_mem_agg_key *key, uint32_t *ordin
 		return true;
 	}
 	*ordinal = (uint32_t)key->device;
-	*platform = key->device == 7 && !r->npu_is_gpu ? "NPU" : "GPU";
+	/* Device 7's process: no runtime has said its platform yet. */
+	*platform = key->device == 7 && !r->platform_known ? NULL : "TPU";
+	if (key->layer == MEM_LAYER_CUDA && key->device != 7)
+		*platform = "GPU";
 	return true;
 }
 
@@ -83,13 +86,14 @@ static void test_names_and_resolve(void)
 	ASSERT_EQ(e.alloc.device, 3, "ordinal");
 	ASSERT_EQ(e.alloc.layer, MEM_LAYER_PJRT, "layer");
 	ASSERT_OK(devmem_book__entry(b, 1, &e), "entry 1");
-	ASSERT_TRUE(!strcmp(e.name, "DEVICE_7_cuda_reserved"), "unknown platform: DEVICE");
+	ASSERT_TRUE(!strcmp(e.name, "GPU_7_cuda_reserved"),
+		    "no platform yet: the layer's guess (CUDA: GPU)");
 	/* Once the platform is known, the name follows; the timeline stays. */
-	r.npu_is_gpu = true;
+	r.platform_known = true;
 	k = key(10, MEM_LAYER_CUDA, 7);
 	ASSERT_OK(devmem_book__sample(b, 4 * SEC, &k, &a, resolve, &r), "named again");
 	ASSERT_OK(devmem_book__entry(b, 1, &e), "entry 1 again");
-	ASSERT_TRUE(!strcmp(e.name, "GPU_7_cuda_reserved"), "renamed once the platform is known");
+	ASSERT_TRUE(!strcmp(e.name, "TPU_7_cuda_reserved"), "renamed once the platform is known");
 	r.calls = 0;
 	ASSERT_OK(devmem_book__sample(b, 5 * SEC, &k, &a, resolve, &r), "and after");
 	ASSERT_EQ(r.calls, 0, "not asked again");

@@ -257,8 +257,8 @@ bool collector__mem_device(void *ctx, const struct at_mem_agg_key *key, uint32_t
 	} else {
 		*ordinal = key->device > UINT32_MAX ? UINT32_MAX : (uint32_t)key->device;
 	}
+	/* NULL while no runtime said: the book names it by the layer's guess
+	 * (devmem_allocator_name) and again once the platform is known. */
 	*platform = platform_of(c, key->pid);
-	if (!*platform)
-		*platform = key->layer == MEM_LAYER_CUDA ? "GPU" : "TPU";
 	return true;
 }

@@ -236,7 +236,8 @@ void collector__detail_ended(struct collector *c);
 /*
  * A device as a memory aggregate names it (an ordinal, or with
  * MEM_F_DEVICE_HANDLE a PJRT_Device handle of that process) as its ordinal
- * and platform ("GPU", "TPU"); false while the collector does not know it.
+ * and platform ("GPU", "TPU"; NULL while no runtime said); false while the
+ * collector does not know the device.
  * A devmem_resolve_fn (devmem/devmem_book.h), @ctx the collector.
  */
 struct at_mem_agg_key;

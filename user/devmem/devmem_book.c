@@ -22,7 +22,8 @@ struct book_entry {
 	struct at_mem_agg_key key;
 	uint32_t ordinal;
 	char name[DEVMEM_ALLOCATOR_NAME_MAX];
-	/* The platform was not known yet ("DEVICE_..."): asked again at each
+	/* No runtime had said the platform (named by the layer's guess, as
+	 * the XSpace writer names device planes): asked again at each
 	 * sample, the name made right once it is. */
 	bool platform_unknown;
 	struct devmem_timeline *tl;
@@ -128,7 +129,7 @@ static int insert(struct devmem_book *b, size_t at, const struct at_mem_agg_key 
 	err = devmem_allocator_name(e.name, sizeof(e.name), platform, e.ordinal, key->layer);
 	if (err < 0)
 		return err;
-	e.platform_unknown = !strcmp(devmem_platform_name(platform), "DEVICE");
+	e.platform_unknown = !platform;	/* named by the layer's guess for now */
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 16;
 		struct book_entry *grown;
@@ -157,8 +158,7 @@ static void name_again(struct book_entry *e, devmem_resolve_fn resolve, void *ct
 	const char *platform = NULL;
 	uint32_t ordinal;
 
-	if (!resolve || !resolve(ctx, &e->key, &ordinal, &platform) ||
-	    !strcmp(devmem_platform_name(platform), "DEVICE"))
+	if (!resolve || !resolve(ctx, &e->key, &ordinal, &platform) || !platform)
 		return;
 	if (devmem_allocator_name(e->name, sizeof(e->name), platform, e->ordinal,
 				  e->key.layer) >= 0)

@@ -33,8 +33,10 @@ struct devmem_book_opts {
 
 /*
  * Names an aggregate: its device ordinal (a PJRT_Device handle resolved by
- * whoever knows the process's devices) and platform ("GPU", "TPU"). Returns
- * false when it cannot yet (the sample is skipped, not misfiled).
+ * whoever knows the process's devices) and platform ("GPU", "TPU"; NULL
+ * while no runtime said: named by the layer's guess, and again once
+ * known). Returns false when it cannot yet (the sample is skipped, not
+ * misfiled).
  */
 typedef bool (*devmem_resolve_fn)(void *ctx, const struct at_mem_agg_key *key,
 				  uint32_t *ordinal, const char **platform);
