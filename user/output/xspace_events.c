@@ -129,14 +129,6 @@ bool xw_has_stat(XStat **sp, size_t n, int64_t id)
 	return false;
 }
 
-static void stat_int(XStat *st, uint32_t id, int64_t v)
-{
-	tensorflow__profiler__xstat__init(st);
-	st->metadata_id = id;
-	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
-	st->int64_value = v;
-}
-
 /* An int64 stat @name = @v, unless the event already has one (the
  * producer's own). Returns the new count, or -ENOMEM. */
 static int int_stat_once(struct xw *w, uint32_t *slot, const char *name, int64_t v,
@@ -147,7 +139,7 @@ static int int_stat_once(struct xw *w, uint32_t *slot, const char *name, int64_t
 	if (!id)
 		return -ENOMEM;
 	if (!xw_has_stat(sp, n, id)) {
-		stat_int(&st[n], id, v);
+		xw_stat_int(&st[n], id, v);
 		sp[n] = &st[n];
 		n++;
 	}
@@ -251,10 +243,10 @@ int xw_event_stats(struct xw *w, const struct capture_span *s,
 		if (!ids[0] || !ids[1] || !ids[2])
 			return -ENOMEM;
 		/* True times relative to the window start; negative before it. */
-		stat_int(&st[n], ids[0], (int64_t)(s->start_ns - w->ws));
+		xw_stat_int(&st[n], ids[0], (int64_t)(s->start_ns - w->ws));
 		sp[n] = &st[n];
 		n++;
-		stat_int(&st[n], ids[1], (int64_t)(s->end_ns - w->ws));
+		xw_stat_int(&st[n], ids[1], (int64_t)(s->end_ns - w->ws));
 		sp[n] = &st[n];
 		n++;
 		tensorflow__profiler__xstat__init(&st[n]);
@@ -270,7 +262,7 @@ int xw_event_stats(struct xw *w, const struct capture_span *s,
 		id = xw_fixed_stat(w, &w->st_flags[f], flag_stats[f].stat);
 		if (!id)
 			return -ENOMEM;
-		stat_int(&st[n], id, 1);
+		xw_stat_int(&st[n], id, 1);
 		sp[n] = &st[n];
 		n++;
 	}

@@ -123,22 +123,6 @@ void xw_memory_free(struct xw *w)
 	w->nmem_groups = 0;
 }
 
-static void stat_i64(XStat *st, uint32_t id, int64_t v)
-{
-	tensorflow__profiler__xstat__init(st);
-	st->metadata_id = id;
-	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
-	st->int64_value = v;
-}
-
-static void stat_ref(XStat *st, uint32_t id, uint32_t ref)
-{
-	tensorflow__profiler__xstat__init(st);
-	st->metadata_id = id;
-	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE;
-	st->ref_value = ref;
-}
-
 /* Bytes as XProf's int64 stats hold them. */
 static int64_t bytes64(uint64_t v)
 {
@@ -173,7 +157,7 @@ static void add_i64(struct stat_list *l, const char *name, int64_t v)
 	uint32_t id = sid(l, name);
 
 	if (id && room(l)) {
-		stat_i64(&l->st[l->n], id, v);
+		xw_stat_int(&l->st[l->n], id, v);
 		l->sp[l->n] = &l->st[l->n];
 		l->n++;
 	}
@@ -184,7 +168,7 @@ static void add_ref(struct stat_list *l, const char *name, const char *value)
 	uint32_t id = sid(l, name), ref = value ? sid(l, value) : 0;
 
 	if (id && ref && room(l)) {
-		stat_ref(&l->st[l->n], id, ref);
+		xw_stat_ref(&l->st[l->n], id, ref);
 		l->sp[l->n] = &l->st[l->n];
 		l->n++;
 	}

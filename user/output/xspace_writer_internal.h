@@ -26,6 +26,23 @@ typedef Tensorflow__Profiler__XLine XLine;
 typedef Tensorflow__Profiler__XEventMetadata XEventMetadata;
 typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
 
+/* An int64 stat, and a stat whose value is another stat's name (ref). */
+static inline void xw_stat_int(XStat *st, uint32_t id, int64_t v)
+{
+	tensorflow__profiler__xstat__init(st);
+	st->metadata_id = id;
+	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+	st->int64_value = v;
+}
+
+static inline void xw_stat_ref(XStat *st, uint32_t id, uint32_t ref)
+{
+	tensorflow__profiler__xstat__init(st);
+	st->metadata_id = id;
+	st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE;
+	st->ref_value = ref;
+}
+
 /* Field numbers of XSpace and XPlane (xplane.proto). */
 #define XSPACE_PLANES 1
 #define XSPACE_WARNINGS 3
