@@ -21,6 +21,9 @@
 #include "capture/capture_internal.h"
 #include "lib/array.h"
 
+#include <linux/types.h>
+#include "acceltrace/events.h"
+
 struct mem_order {
 	uint64_t ts_ns;
 	size_t i;
@@ -270,4 +273,16 @@ const struct capture_mem_point *capture__mem_timeline(const struct capture *c, s
 		*a = c->mem_timelines[i].alloc;
 	*n = c->mem_timelines[i].n;
 	return c->mem_timelines[i].points;
+}
+
+const char *capture__mem_layer_name(uint32_t layer)
+{
+	switch (layer) {
+	case MEM_LAYER_PJRT:
+		return "pjrt_buffers";
+	case MEM_LAYER_CUDA:
+		return "cuda_reserved";
+	default:
+		return NULL;
+	}
 }

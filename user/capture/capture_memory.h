@@ -100,6 +100,10 @@ int capture__add_mem_event(struct capture *c, const struct capture_mem_event *e)
 int capture__set_mem_timeline(struct capture *c, const struct capture_mem_allocator *a,
 			      const struct capture_mem_point *points, size_t n);
 
+/* enum at_mem_layer as a name ("pjrt_buffers", "cuda_reserved"); NULL for
+ * a layer it does not know. The allocators' names end with it. */
+const char *capture__mem_layer_name(uint32_t layer);
+
 /* Reading (writers): events in time order once finalized. */
 size_t capture__num_mem_events(const struct capture *c);
 const struct capture_mem_event *capture__mem_event(const struct capture *c, size_t i);

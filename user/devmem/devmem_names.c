@@ -13,18 +13,6 @@
 #include "capture/capture_memory.h"
 #include "devmem/devmem_names.h"
 
-const char *devmem_layer_name(uint32_t layer)
-{
-	switch (layer) {
-	case MEM_LAYER_PJRT:
-		return "pjrt_buffers";
-	case MEM_LAYER_CUDA:
-		return "cuda_reserved";
-	default:
-		return NULL;
-	}
-}
-
 const char *devmem_platform_name(const char *platform)
 {
 	if (platform && !strcasecmp(platform, "GPU"))
@@ -37,7 +25,7 @@ const char *devmem_platform_name(const char *platform)
 int devmem_allocator_name(char *buf, size_t len, const char *platform, uint32_t ordinal,
 			  uint32_t layer)
 {
-	const char *l = devmem_layer_name(layer);
+	const char *l = capture__mem_layer_name(layer);
 	int n;
 
 	if (!l)

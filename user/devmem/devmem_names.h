@@ -16,9 +16,6 @@
 /* Longest shape string: AT_MEM_MAX_DIMS dims of 20 digits, commas, "[]". */
 #define DEVMEM_SHAPE_MAX (8 * 21 + 2)
 
-/* enum at_mem_layer as a name ("pjrt_buffers", "cuda_reserved"); NULL for
- * a layer it does not know. */
-const char *devmem_layer_name(uint32_t layer);
 /* "GPU" or "TPU" as they are (any case); anything else, NULL included:
  * "DEVICE". */
 const char *devmem_platform_name(const char *platform);

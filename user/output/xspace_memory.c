@@ -462,12 +462,6 @@ int xw_memory_counter_lines(struct xw *w)
 	return 0;
 }
 
-static const char *layer_name(uint32_t layer)
-{
-	return layer == MEM_LAYER_PJRT ? "pjrt_buffers" :
-	       layer == MEM_LAYER_CUDA ? "cuda_reserved" : "unknown";
-}
-
 int xw_memory_timelines_json(const struct xw *w, char **json)
 {
 	struct json_writer *jw;
@@ -495,15 +489,16 @@ int xw_memory_timelines_json(const struct xw *w, char **json)
 	for (size_t i = 0; i < capture__num_mem_timelines(w->c); i++) {
 		struct capture_mem_allocator a;
 		const struct capture_mem_point *p;
+		const char *layer;
 		size_t np;
 
 		p = capture__mem_timeline(w->c, i, &a, &np);
-
+		layer = capture__mem_layer_name(a.layer);
 		jw_start_object(jw);
 		jw_string_field(jw, "allocator_name", capture__string(w->c, a.name));
 		jw_uint_field(jw, "pid", a.pid);
 		jw_int_field(jw, "device_ordinal", ordinal_stat(a.device));
-		jw_string_field(jw, "layer", layer_name(a.layer));
+		jw_string_field(jw, "layer", layer ? layer : "unknown");
 		jw_name(jw, "points");
 		jw_start_array(jw);
 		for (size_t k = 0; k < np; k++) {
