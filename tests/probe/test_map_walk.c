@@ -3,7 +3,9 @@
  * A dead process's entries dropped from a BPF hash map
  * (probe/map_walk.c): over a table several batches long, every entry of
  * that process goes and every other stays, matched by key or by value,
- * with the caller's count of entries kept in step.
+ * with the caller's count of entries kept in step; and each of its two
+ * ways on its own (the batches must work here, Linux 5.6+; the key-by-key
+ * walk is what older kernels get).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -88,6 +90,18 @@ int main(void)
 
 	ASSERT_EQ(map_delete_matching(fd, sizeof(struct walk_key), 0, map_key_pid_is, 102, NULL),
 		  0, "a second walk finds nothing");
+
+	/* Each way alone: not one falling back on the other unseen. */
+	n = -1;
+	ASSERT_OK(map_delete_batched(fd, sizeof(struct walk_key), 0, map_key_pid_is, 100, NULL,
+				     &n), "batches work here");
+	ASSERT_EQ(n, ENTRIES / PIDS, "in batches: every entry of the process");
+	ASSERT_EQ(count_pid(fd, 100), 0, "none of it left");
+	n = map_delete_key_by_key(fd, sizeof(struct walk_key), sizeof(__u64), value_pid_is, 101,
+				  NULL);
+	ASSERT_EQ(n, ENTRIES / PIDS, "key by key: every entry of the process");
+	ASSERT_EQ(count_pid(fd, 101), 0, "none of it left");
+	ASSERT_EQ(count_pid(fd, 103), ENTRIES / PIDS, "the last one's all kept");
 	ASSERT_EQ(map_delete_matching(fd, 65, 0, map_key_pid_is, 100, NULL), -EINVAL,
 		  "a key longer than the walk holds refused");
 	close(fd);

@@ -38,8 +38,8 @@ static bool matches(const char *key, const char *val, size_t val_size, map_match
 }
 
 /* The next key is taken before a delete: a deleted key cannot be a cursor. */
-static int delete_key_by_key(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
-			     uint32_t pid, __u64 *in_hash)
+int map_delete_key_by_key(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
+			  uint32_t pid, __u64 *in_hash)
 {
 	char key[64], next[64];
 	union map_value val;
@@ -86,8 +86,8 @@ static int delete_keys(int map_fd, char *keys, size_t key_size, __u32 n, __u64 *
 	return deleted;
 }
 
-static int delete_batched(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
-			  uint32_t pid, __u64 *in_hash)
+int map_delete_batched(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
+		       uint32_t pid, __u64 *in_hash, int *deleted_out)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct bpf_map_info info = {};
@@ -141,11 +141,8 @@ static int delete_batched(int map_fd, size_t key_size, size_t val_size, map_matc
 out:
 	free(keys);
 	free(vals);
-	if (!err)
-		return deleted;
-	/* No batches here (before 5.6), or one failed: key by key, from the
-	 * start (what went is not found again). */
-	return deleted + delete_key_by_key(map_fd, key_size, val_size, match, pid, in_hash);
+	*deleted_out = deleted;
+	return err;
 }
 
 /*
@@ -156,9 +153,16 @@ out:
 int map_delete_matching(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
 			uint32_t pid, __u64 *in_hash)
 {
+	int deleted = 0;
+
 	if (key_size > 64 || val_size > sizeof(union map_value))
 		return -EINVAL;
-	return delete_batched(map_fd, key_size, val_size, match, pid, in_hash);
+	/* No batches here (before 5.6), or one failed: key by key, from the
+	 * start (what went is not found again). */
+	if (map_delete_batched(map_fd, key_size, val_size, match, pid, in_hash, &deleted))
+		deleted += map_delete_key_by_key(map_fd, key_size, val_size, match, pid,
+						 in_hash);
+	return deleted;
 }
 
 bool map_key_pid_is(const void *key, const union map_value *val, uint32_t pid)

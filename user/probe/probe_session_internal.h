@@ -105,5 +105,11 @@ int map_delete_matching(int map_fd, size_t key_size, size_t val_size, map_match_
 			uint32_t pid, __u64 *in_hash);
 /* A match for maps whose key begins with the pid (fd_key, memory keys). */
 bool map_key_pid_is(const void *key, const union map_value *val, uint32_t pid);
+/* The two ways it walks (tests call each): in batches, 0 or -errno with
+ * *@deleted what went before a failure; key by key, how many went. */
+int map_delete_batched(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
+		       uint32_t pid, __u64 *in_hash, int *deleted);
+int map_delete_key_by_key(int map_fd, size_t key_size, size_t val_size, map_match_fn match,
+			  uint32_t pid, __u64 *in_hash);
 
 #endif /* ACCELTRACE_PROBE_SESSION_INTERNAL_H */
