@@ -51,8 +51,7 @@ static struct collect_devmem *devmem_of(struct collector *c)
 		goto nomem;
 	m->events = devmem_events__new();
 	m->handles = hashmap__new();
-	m->prearm = malloc(MEM_PREARM_MAX * sizeof(*m->prearm));
-	if (!m->events || !m->handles || !m->prearm)
+	if (!m->events || !m->handles)
 		goto nomem;
 	c->devmem = m;
 	return m;
@@ -60,7 +59,6 @@ nomem:
 	if (m) {
 		devmem_events__free(m->events);
 		hashmap__free(m->handles, NULL);
-		free(m->prearm);
 		free(m);
 	}
 	collect_out_of_memory(c);
@@ -130,6 +128,16 @@ static void keep(struct collector *c, struct collect_devmem *m,
 	int err;
 
 	if (!c->window_open) {
+		/* Made at the first event before a window (~360 KB): the
+		 * daemon, whose window is always open, never needs it. */
+		if (!m->prearm) {
+			m->prearm = malloc(MEM_PREARM_MAX * sizeof(*m->prearm));
+			if (!m->prearm) {
+				c->st.mem_prearm_dropped++;
+				collect_out_of_memory(c);
+				return;
+			}
+		}
 		if (m->prearm_len == MEM_PREARM_MAX) {
 			/* The oldest goes: a window opens at recent activity. */
 			m->prearm_head = (m->prearm_head + 1) % MEM_PREARM_MAX;
