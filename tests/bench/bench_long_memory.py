@@ -160,7 +160,7 @@ def step_rate(truth_path, pid):
     return (len(starts) - 1) / ((starts[-1] - starts[0]) / 1e9)
 
 
-def run(secs, report_at, tiers=None, leak=4096, step_time="20ms"):
+def run(secs, report_at, tiers=None, leak=2048, step_time="20ms"):
     """The scenario; checks recorded with e2e.check. @report_at: seconds
     after the trainer's start when RSS and the book's bytes are read."""
     work = tmpdir()
