@@ -33,7 +33,18 @@ static void check_entries(void)
 		ASSERT_EQ(e->event, RT_EV_MEM, expected[i]);
 		ASSERT_NEQ(e->mem.op, MEM_OP_NONE, "it has a memory effect");
 		ASSERT_OK(rt_pack_entry__validate(e, why, sizeof(why)), why);
-		ASSERT_TRUE(e->spec_flags & RT_SPEC_RETURN, "counted at its return");
+		/* A return probe only where the accounting needs the return:
+		 * a value the callee writes, or a failure that must be seen.
+		 * A PJRT free needs neither (its handle is an argument), so it
+		 * is counted at its entry: no uretprobe on the hottest call. */
+		if (e->mem.op == MEM_OP_FREE && e->mem.layer == MEM_LAYER_PJRT)
+			ASSERT_FALSE(e->spec_flags & RT_SPEC_RETURN, "a PJRT free: at its entry");
+		else
+			ASSERT_TRUE(e->spec_flags & RT_SPEC_RETURN, "counted at its return");
+		for (__u32 k = 0; k < e->n_ops; k++)
+			if (e->ops[k].flags & FETCH_AT_RETURN)
+				ASSERT_TRUE(e->spec_flags & RT_SPEC_RETURN,
+					    "a value read at return has a return probe");
 	}
 	ASSERT_FALSE(rt_event_kind_is_detail(RT_EV_MEM), "memory is always on, never detail");
 

@@ -8,8 +8,9 @@
  * sized, a driver call inside a runtime call counted once, the thread's
  * current device (set, or its context's), cuMemCreate's device from its
  * properties, shapes sized and hostile ones not, PJRT's Delete then
- * Destroy counted once, a Destroy whose handle another thread's new buffer
- * took before it returned freeing only the old one, the values and flags
+ * Destroy counted once, a Destroy (counted at its entry) whose handle
+ * another thread's new buffer took before it returned freeing only the old
+ * one, the values and flags
  * written into the records, a process at its share of the live table and
  * the table full (allocations counted, said untracked, not in use), and a
  * dead process's entries forgotten.
@@ -461,16 +462,19 @@ static void check_pjrt(struct probe_session *ps)
 	ASSERT_EQ(a.frees, 1, "counted once");
 	ASSERT_EQ(a.frees_unknown, 0, "never unknown");
 
-	/* Destroy's handle reused by another thread's new buffer, whose call
-	 * completes first: the old one goes once, the new one stays live
-	 * until its own Destroy. */
+	/* Destroy's handle reused by another thread's new buffer before
+	 * Destroy returns: counted at its entry, Destroy frees the old one
+	 * before the runtime could hand the handle on, and the new one stays
+	 * live until its own Destroy. */
 	fake_BufferFromHostBuffer(&h);
 	b.buffer = h.buffer;
 	destroy_races_reuse = 1;
 	fake_Buffer_Destroy(&b);
 	probe_session__drain(ps);
-	ASSERT_TRUE(seen[ids[P_DESTROY]].flags & RT_F_MEM_HANDLE_ONLY,
-		    "the raced Destroy moves nothing more");
+	ASSERT_EQ(seen[ids[P_DESTROY]].vals[V_MFREE_BYTES], 48,
+		  "the raced Destroy frees the old buffer, at its entry");
+	ASSERT_TRUE(seen[ids[P_DESTROY]].flags & RT_F_NO_RETURN, "no return probe");
+	ASSERT_FALSE(seen[ids[P_H2D]].flags & RT_F_MEM_TABLE_FULL, "the new one is kept");
 	a = agg_of(ps, MEM_LAYER_PJRT, MEM_F_DEVICE_HANDLE, 0xd0d0);
 	ASSERT_EQ(a.in_use, 20, "the old buffer freed, the new f32[5] in use");
 	ASSERT_EQ(a.frees, 2, "the old one counted freed once");

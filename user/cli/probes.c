@@ -30,9 +30,11 @@ void usage_probes(FILE *out)
 		"anything: the runtime libraries a process maps (path, build id, probe\n"
 		"pack), its PJRT_Api table (version and address, or why it is refused),\n"
 		"its device nodes and eventfds, and for every probe the function, the\n"
-		"file offset, where the uprobe goes and whether it single-steps\n"
-		"(on these VMs a single-stepped uprobe costs ~14 us a hit, an emulated\n"
-		"one ~0.4 us). Also the mechanism each kind of kernel probe will use.\n"
+		"file offset, where the uprobe goes, whether it single-steps (several\n"
+		"times an emulated one's cost: 10-20 us a hit against 0.5-5 us on the\n"
+		"VMs we measured), whether it has a return probe (a second trap) and\n"
+		"whether it is detail (the daemon attaches those only in slices). Also\n"
+		"the mechanism each kind of kernel probe will use.\n"
 		"\n"
 		"  -p, --pid PID      a running process (repeatable)\n"
 		"  -a, --all          every process using an accelerator runtime or device\n"
@@ -120,14 +122,15 @@ static void print_plain(const struct targets *t, const struct runtime_attach *ra
 		const struct attached_probe *p = runtime_attach__probe_at(ra, i);
 		const char *lib = p->lib ? strrchr(p->lib->path, '/') : NULL;
 
-		printf("  %-45s %-22s %s+0x%" PRIx64 " -> +0x%" PRIx64 " on %-10s %s%s\n",
+		printf("  %-45s %-22s %s+0x%" PRIx64 " -> +0x%" PRIx64 " on %-10s %s%s%s\n",
 		       p->entry->name, p->target, lib ? lib + 1 : "?", p->file_offset,
 		       p->attach_offset, p->placement.insn[0] ? p->placement.insn : "?",
 		       p->placement.refused ? "REFUSED by the kernel" :
 		       p->placement.single_steps ? "single-steps (slow)" :
 		       p->placement.moved ? "emulated (moved past a single-stepping prologue)" :
 		       "emulated",
-		       p->entry->spec_flags & RT_SPEC_RETURN ? ", with return probe" : "");
+		       p->entry->spec_flags & RT_SPEC_RETURN ? ", with return probe" : "",
+		       rt_event_kind_is_detail(p->entry->event) ? ", detail" : "");
 	}
 	if (!runtime_attach__probe_count(ra))
 		printf("  none: no runtime library found\n");
@@ -217,6 +220,7 @@ static void print_json(const struct targets *t, const struct runtime_attach *ra,
 		jw_string_field(jw, "library", p->lib ? p->lib->path : "");
 		jw_string_field(jw, "mechanism", "uprobe");
 		jw_bool_field(jw, "return_probe", p->entry->spec_flags & RT_SPEC_RETURN);
+		jw_bool_field(jw, "detail", rt_event_kind_is_detail(p->entry->event));
 		jw_uint_field(jw, "file_offset", p->file_offset);
 		jw_uint_field(jw, "attach_offset", p->attach_offset);
 		jw_string_field(jw, "instruction", p->placement.insn);

@@ -172,15 +172,22 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		    VAL_AT_RET(V_MSHAPE_ARGS, 72, 8), WRITTEN, WRITTEN),
 		PJRT_SHAPE_ALLOC,
 	}, {
-		/* Frees the buffer's device memory and the handle. */
+		/* Frees the buffer's device memory and the handle. Counted at
+		 * its entry, with no return probe: the handle is an argument
+		 * and the call reports no failure worth a trap, and a runtime
+		 * destroys every buffer it makes (two a step per device), so a
+		 * uretprobe here was the costliest part of memory accounting.
+		 * At entry the handle is not yet free for the runtime to reuse,
+		 * so a new buffer given it cannot be freed by this call. */
 		.name = "PJRT_Buffer_Destroy", .target = RT_TARGET_PJRT,
 		.pjrt_fn = PJRT_FN_BUFFER_DESTROY, .event = RT_EV_MEM,
-		.spec_flags = PAIRED, PJRT_BUFFER_FREE(0),
+		PJRT_BUFFER_FREE(0),
 	}, {
-		/* Frees the device memory; the handle lives on to its Destroy. */
+		/* Frees the device memory; the handle lives on to its Destroy.
+		 * At its entry, as Destroy. */
 		.name = "PJRT_Buffer_Delete", .target = RT_TARGET_PJRT,
 		.pjrt_fn = PJRT_FN_BUFFER_DELETE, .event = RT_EV_MEM,
-		.spec_flags = PAIRED, PJRT_BUFFER_FREE(MEM_F_KEEP_HANDLE),
+		PJRT_BUFFER_FREE(MEM_F_KEEP_HANDLE),
 	}, {
 		/* Args: buffer @16; out: on_device_size_in_bytes @24. Sizes a
 		 * buffer seen without one (an execution's output). */
