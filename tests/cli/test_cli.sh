@@ -110,6 +110,31 @@ expect_exit 1 "probes on a dead pid" -- "$ACCELTRACE" probes --pid 999999999
 contains "$err" "999999999" "probes names the dead pid"
 expect_exit 1 "probes -j on a dead pid" -- "$ACCELTRACE" probes -j --pid 999999999
 
+# Failures said first, before any work: a dead pid before a probe is
+# loaded (no "attaching" phase), a missing daemon with how to start one,
+# and no privilege in one short sentence that leads with it.
+expect_exit 1 "record on a dead pid" -- "$ACCELTRACE" record --pid 999999999 --logdir "$TEST_TMP/l"
+contains "$err" "no process with pid 999999999" "record names the dead pid"
+[[ $err != *attaching* && $err != *probes* ]] ||
+	fail "record on a dead pid did work first: $err"
+expect_exit 1 "trigger with no daemon" -- "$ACCELTRACE" trigger --socket "$TEST_TMP/none.sock"
+contains "$err" "no daemon is running at $TEST_TMP/none.sock" "trigger says none runs"
+contains "$err" "acceltrace daemon" "trigger says how to start one"
+if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null; then
+	as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	for run in "record --pid 1" "daemon --socket $TEST_TMP/d.sock --listen off"; do
+		cmd=${run%% *}
+		# shellcheck disable=SC2086 # the words of $run are its arguments
+		expect_exit 1 "$cmd unprivileged" -- "${as_nobody[@]}" "$ACCELTRACE" $run \
+			--logdir "$TEST_TMP/l"
+		contains "$err" "error: $cmd needs root: CAP_BPF and CAP_PERFMON" \
+			"$cmd leads with what it needs"
+		((${#err} < 300)) || fail "$cmd unprivileged: a ${#err}-character error: $err"
+	done
+else
+	skip_part "the unprivileged runs need root and setpriv"
+fi
+
 # Every option a command's --help shows is documented in its page; the
 # count guards the loop against a help layout it no longer matches.
 for cmd_doc in record:docs/record.md:15 probes:docs/probes.md:3 convert:docs/export.md:2; do

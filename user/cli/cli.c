@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "lib/suggest.h"
 #include "lib/units.h"
+#include "probe/kernel_features.h"
 
 bool cli_json(void)
 {
@@ -176,4 +177,14 @@ int cli_parse_duration(const char *s, uint64_t *ns)
 int cli_parse_size(const char *s, uint64_t *bytes)
 {
 	return parse_size(s, bytes);
+}
+
+int cli_require_privileges(const char *cmd)
+{
+	char why[256];
+
+	if (features__privileged(why, sizeof(why)))
+		return 0;
+	log_err("%s %s; run it as root (sudo acceltrace %s ...)", cmd, why, cmd);
+	return 1;
 }

@@ -68,6 +68,11 @@ int cli_bad_argument(const char *cmd, const char *arg);
 int cli_bad_value(const char *cmd, const char *opt, const char *value,
 		  const char *expected);
 bool cli_json(void);
+/*
+ * Before any work, for commands that load BPF: 0 when this process may,
+ * else says "CMD needs root: ..." and returns 1 (the exit status).
+ */
+int cli_require_privileges(const char *cmd);
 
 /* "10s", "500ms", "2m", "1h", "250us", "3" (seconds) -> nanoseconds. */
 int cli_parse_duration(const char *s, uint64_t *ns);

@@ -194,6 +194,8 @@ int cmd_daemon(int argc, char **argv)
 	} else {
 		o.config = flags;
 	}
+	if (cli_require_privileges("daemon"))
+		return 1;
 	install_signals();
 	o.stops = &stops;
 	o.stop_at_ns = &stop_at_ns;

@@ -547,6 +547,16 @@ int cmd_record(int argc, char **argv)
 	err = parse_options(argc, argv, &args);
 	if (err)
 		return err < 0 ? 0 : err;
+	/* What would fail later is said first, before any probe is loaded:
+	 * no privilege, a target that does not exist, a logdir it cannot
+	 * write. */
+	if (cli_require_privileges("record"))
+		return 1;
+	for (size_t i = 0; i < args.opts.n_pids; i++)
+		if (!procfs_pid_alive(args.pids[i])) {
+			log_err("no process with pid %d", (int)args.pids[i]);
+			return 1;
+		}
 	/* An unwritable logdir is said now, not after the whole window. */
 	err = xprof_logdir_check(args.logdir);
 	if (err) {

@@ -166,6 +166,13 @@ int cmd_trigger(int argc, char **argv)
 	err = control_request(socket, &rq, reply, sizeof(reply),
 			      wait_ms > 0x7fffffff ? 0x7fffffff : (int)wait_ms);
 	progress__free(progress);
+	if (err == -ENOENT || err == -ECONNREFUSED) {
+		/* Nothing listens there: say how to start one. */
+		log_err("no daemon is running at %s (%s): start one with 'acceltrace "
+			"daemon' (or 'systemctl start acceltrace' where it is installed), "
+			"or name its socket with --socket", socket, strerror(-err));
+		return 1;
+	}
 	if (err) {
 		log_err("no answer from the daemon at %s: %s", socket, strerror(-err));
 		return 1;

@@ -442,6 +442,22 @@ static void probe_capabilities(struct features *f)
 	}
 }
 
+bool features__privileged(char *why, size_t len)
+{
+	struct features f = {};
+
+	probe_capabilities(&f);
+	if ((f.r[FEAT_CAP_BPF].available && f.r[FEAT_CAP_PERFMON].available) ||
+	    f.r[FEAT_CAP_SYS_ADMIN].available)
+		return true;
+	snprintf(why, len, "needs root: CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), "
+		 "to load BPF programs and place probes; this process (uid %u) has %s",
+		 (unsigned)getuid(),
+		 f.r[FEAT_CAP_BPF].available ? "CAP_BPF only" :
+		 f.r[FEAT_CAP_PERFMON].available ? "CAP_PERFMON only" : "neither");
+	return false;
+}
+
 /*
  * Since 5.11 BPF memory is charged to the memory cgroup; before, to
  * RLIMIT_MEMLOCK. A child with a zero memlock limit creating a map tells which.
@@ -651,6 +667,10 @@ bool features__can_run(const struct features *f, char *missing, size_t len)
 	     "CAP_BPF (or CAP_SYS_ADMIN): run as root");
 	NEED(has(f, FEAT_CAP_PERFMON) || has(f, FEAT_CAP_SYS_ADMIN),
 	     "CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
+	/* Without them every load below is refused: naming each refusal
+	 * would bury the one thing to do. */
+	if (!ok)
+		return false;
 	NEED_FEATURE(FEAT_BTF, "kernel BTF");
 	NEED_FEATURE(FEAT_RINGBUF, "BPF ring buffer");
 	NEED_FEATURE(FEAT_UPROBE, "uprobes");

@@ -86,6 +86,13 @@ struct probe_choice features__choose(const struct features *f,
 				     enum probe_class pc);
 /* Optional classes: acceltrace runs without them. */
 bool probe_class_optional(enum probe_class pc);
+/*
+ * True when this process may load BPF programs and place probes (CAP_BPF
+ * and CAP_PERFMON, or CAP_SYS_ADMIN); else false, @why saying what it
+ * needs first ("needs root: ..."). A capget only: callers ask it before
+ * any work.
+ */
+bool features__privileged(char *why, size_t len);
 /* True when acceltrace can run; missing[] names what is not there. */
 bool features__can_run(const struct features *f, char *missing, size_t len);
 
