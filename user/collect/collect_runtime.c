@@ -393,6 +393,9 @@ void collect_runtime(struct collector *c, const struct ev_rt_call *r)
 	c->st.rt_calls[ev]++;
 	if (r->fault_mask)
 		c->st.rt_faults[ev]++;
+	/* Its detail twin's record is the call's span while detail is on. */
+	if (entry->memory_twin && !(r->flags & RT_F_NO_DETAIL))
+		return;
 	track = collect_host_track(c, r->h.pid, r->h.tid);
 	if (track < 0)
 		return;

@@ -156,7 +156,7 @@ static const struct rt_pack_entry pjrt_entries[] = {
 		 * buffer made. 16 values: the most a probe has. */
 		.name = "PJRT_Client_BufferFromHostBuffer (memory)", .target = RT_TARGET_PJRT,
 		.pjrt_fn = PJRT_FN_CLIENT_BUFFER_FROM_HOST_BUFFER, .event = RT_EV_MEM,
-		.spec_flags = PAIRED | ADOPT,
+		.spec_flags = PAIRED | ADOPT, .memory_twin = true,
 		OPS(ARG_AT(0, 32, 4), ARG_AT(0, 40, 8), ARG_AT(0, 48, 8),
 		    ARG_AT(0, 80, 8), EIGHT_U64(V_MSHAPE_DIMS), ARG(0),
 		    VAL_AT_RET(V_MSHAPE_ARGS, 112, 8), WRITTEN, WRITTEN),

@@ -180,6 +180,10 @@ struct rt_pack_entry {
 	/* What the call does to device memory (op MEM_OP_NONE: nothing),
 	 * kept in the kernel (include/acceltrace/events.h). */
 	struct at_mem_desc mem;
+	/* The memory half of a call a detail entry at the same place also
+	 * records: the call's span is that entry's, so this one makes a
+	 * span only while detail is off (else the call is there twice). */
+	bool memory_twin;
 };
 
 /*
