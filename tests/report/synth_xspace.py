@@ -32,6 +32,8 @@ class Plane:
         st.metadata_id = self.stat_id(name)
         if isinstance(value, str):
             st.ref_value = self.stat_id(value)
+        elif isinstance(value, bytes):
+            st.bytes_value = value
         elif isinstance(value, float):
             st.double_value = value
         else:
@@ -146,6 +148,46 @@ def device_only(space):
     dev.event(mods, "eval_step", 11 * MS, 2 * MS)
 
 
+def two_processes(space):
+    """A whole-host capture of two jobs, as acceltrace marks processes:
+    pid 100 (`jobA`) drives /device:TPU:0, 10 steps of 10 ms each with a
+    2 ms infeed op and a 6 ms convolution (input-bound 20 %); pid 200
+    (`jobB`) drives /device:TPU:1, 20 steps of 5 ms of convolution
+    (input-bound 0 %). Each job's main thread and a reader thread are lines
+    of /host:CPU, told apart by acceltrace.thread_pids ((tid, pid)
+    little-endian u32s). jobA reads 10 times while its device computes;
+    jobB reads 20 times in jobA's idle 2 ms: mixed into jobA's report,
+    they would make that idle input wait (40 %)."""
+    import struct
+    host = Plane(space, "/host:CPU", 1)
+    pairs = b""
+    for pid, name, reads in ((100, "jobA", [i * 10 + 3 for i in range(10)]),
+                             (200, "jobB", [i * 10 + 8.5 + k * 0.5 for i in range(10)
+                                            for k in range(2)])):
+        host.line(name, pid)
+        reader = host.line("reader", pid + 1)
+        for ms in reads:
+            host.event(reader, "pread64", int(ms * MS), MS // 4)
+        pairs += struct.pack("<IIII", pid, pid, pid + 1, pid)
+    host.plane_stat("acceltrace.thread_pids", pairs)
+    for core, pid, n, step, infeed in ((0, 100, 10, 10, 2), (1, 200, 20, 5, 0)):
+        dev = Plane(space, "/device:TPU:%d" % core, 10 + core)
+        dev.plane_stat("device_type_string", "TPU v5e")
+        dev.plane_stat("acceltrace.pid", pid)
+        steps = dev.line("Steps", 1)
+        ops = dev.line("XLA Ops", 3)
+        for i in range(n):
+            t = i * step * MS
+            dev.event(steps, "train", t, (step - 2 if infeed else step) * MS, step_num=i,
+                      group_id=i)
+            if infeed:
+                dev.event(ops, "infeed.1", t, infeed * MS,
+                          meta_stats={"hlo_category": "infeed"})
+            dev.event(ops, "convolution.7", t + infeed * MS,
+                      (step - 2 * infeed if infeed else step) * MS,
+                      meta_stats={"hlo_category": "convolution"})
+
+
 LONG_OP = ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nt_align4"
            "<float, cutlass::layout::RowMajor>>(cutlass_80_tensorop_s1688gemm_128x128_32x3"
            "_nt_align4::Params, int)")
@@ -177,7 +219,8 @@ def text_layout(space):
 
 CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
          "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only,
-         "device_only": device_only, "text_layout": text_layout}
+         "device_only": device_only, "text_layout": text_layout,
+         "two_processes": two_processes}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

@@ -16,6 +16,9 @@ for c in tpu_infeed_ops gpu_kernels host_only mem_leak_eval; do
 	"$ACCELTRACE" report -j "$TEST_TMP/$c.xplane.pb" >"$TEST_TMP/$c.json" ||
 		fail "report -j $c"
 done
+# One process of two: a report whose "process" is set.
+"$ACCELTRACE" report -j --pid 100 "$TEST_TMP/two_processes.xplane.pb" >"$TEST_TMP/pid.json" ||
+	fail "report -j --pid 100 two_processes"
 "$PYTHON" - docs/report.md "$TEST_TMP"/*.json <<'PY' || fail "keys differ from docs/report.md"
 import json, re, sys
 

@@ -7,7 +7,8 @@
 # infeed ops (input-bound % from hlo_category) with top ops and FLOP rate,
 # GPU kernels grouped into executions by correlation id, framework step
 # markers on the host, a host-only capture (unknowns are null and named),
-# a device-only one (device idle over its span);
+# a device-only one (device idle over its span); a capture of two jobs
+# (a report per process, --pid for one);
 # and refusals of missing, empty, truncated and garbage files.
 set -u
 cd "$(dirname "$0")/../.."
@@ -54,6 +55,29 @@ check host_only 'd["steps"]["count"] == 0' 'd["steps"]["avg_ms"] is None' \
 check device_only 'd["steps"]["count"] <= 1' 'd["host_idle_pct"] is None' \
 	'd["device_idle_pct"] is not None and abs(d["device_idle_pct"] - 25) < 1e-9' \
 	'any(m.startswith("host idle") for m in d["missing"])'
+# Two jobs in one capture: a report each, from its own device and
+# threads (jobB's reads fall in jobA's idle time: mixed, jobA would read
+# 40 % input-bound), and --pid for one.
+check two_processes 'len(d["reports"]) == 2' \
+	'[r["process"] for r in d["reports"]] == [{"pid": 100, "name": "jobA"}, {"pid": 200, "name": "jobB"}]' \
+	'all(r["processes_with_device"] == 2 for r in d["reports"])' \
+	'abs(d["reports"][0]["steps"]["avg_ms"] - 10) < 1e-9 and d["reports"][0]["steps"]["count"] == 10' \
+	'abs(d["reports"][0]["input_bound_pct"] - 20) < 1e-9' \
+	'[o["count"] for o in d["reports"][0]["input_pipeline"]["ops"]] == [10]' \
+	'abs(d["reports"][1]["steps"]["avg_ms"] - 5) < 1e-9 and d["reports"][1]["steps"]["count"] == 20' \
+	'abs(d["reports"][1]["input_bound_pct"]) < 1e-9' \
+	'[o["count"] for o in d["reports"][1]["input_pipeline"]["ops"]] == [20]'
+json=$("$ACCELTRACE" report -j --pid 200 "$TEST_TMP/two_processes.xplane.pb") ||
+	fail "report --pid 200 failed"
+[[ $(json_get "$json" 'd["process"]["pid"] == 200 and "reports" not in d') == True ]] ||
+	fail "report --pid 200: that process's report alone: ${json:0:300}"
+text=$("$ACCELTRACE" report "$TEST_TMP/two_processes.xplane.pb")
+contains "$text" "=== process 100 (jobA), 1 of 2 with a device in this capture ===" "text heads jobA"
+contains "$text" "process                200 (jobB)" "text says whose report"
+expect_exit 1 "report --pid of no process there" -- \
+	"$ACCELTRACE" report --pid 300 "$TEST_TMP/two_processes.xplane.pb"
+contains "$err" "no process 300 in this capture; processes with a device: 100 (jobA), 200 (jobB)" \
+	"--pid 300 names the processes there are"
 
 # Text output: the sections, the chart and the verdict.
 text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")

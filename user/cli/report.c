@@ -17,6 +17,7 @@
 #include "lib/json_writer.h"
 #include "lib/log.h"
 #include "reader/capture_files.h"
+#include "reader/xspace_processes.h"
 #include "reader/xspace_reader.h"
 #include "report/report.h"
 #include "report/report_fleet.h"
@@ -41,14 +42,20 @@ void usage_report(FILE *out)
 		"others, the spread of step times and whether the slowest is a\n"
 		"straggler (> 5%% slower and more than the step-time noise).\n"
 		"\n"
+		"A capture of several processes that drive a device (a whole-host\n"
+		"capture of two jobs) is reported process by process: each from its own\n"
+		"devices, threads and device memory, headed by its pid and command.\n"
+		"\n"
 		"Options:\n"
+		"      --pid PID        only that process's report\n"
 		"      --steps N|all    step rows in the text (default 20); -j lists every\n"
 		"                       step in steps.list whatever this says\n"
 		"  -w, --wide           names in full: no fitting to the terminal's width\n"
 		"                       (else $COLUMNS, the terminal's, or 120 columns)\n"
 		CLI_COMMON_HELP
 		"\n"
-		"With -j: one JSON object for one file, else {\"reports\": [...]},\n"
+		"With -j: one JSON object for one report (its \"process\": {pid, name}, or\n"
+		"null for a whole capture), else {\"reports\": [...]},\n"
 		"with \"fleet\": {...} for a session of several hosts (\"fleets\": [...]\n"
 		"for a logdir's sessions);\n"
 		"the keys are documented in docs/report.md.\n"
@@ -73,61 +80,154 @@ static size_t text_width(void)
 	return 120;
 }
 
+/* What every file's report is asked for, and the JSON output's state. */
+struct report_args {
+	struct report_text_opts text;
+	int64_t pid;		/* --pid: that process only; 0: each process */
+	struct json_writer *jw;	/* NULL: text */
+	/* One file: its reports go in {"reports": [...]} once it has
+	 * several (one per process). */
+	bool one_file, wrapped;
+};
+
+/* One report: joins the fleet, then printed (text headed by @heading). */
+static int emit(const struct report *r, const struct capture_file *f,
+		struct report_args *a, struct fleet *fleet, const char *heading)
+{
+	char label[512];
+	int ret = 0;
+
+	if (fleet) {
+		int64_t *ns = calloc(r->n_complete + 1, sizeof(*ns));
+		int64_t *num = calloc(r->n_complete + 1, sizeof(*num));
+		bool numbered = r->n_complete > 0;
+
+		for (size_t i = 0; ns && num && i < r->n_complete; i++) {
+			ns[i] = r->steps[i].time_ps / 1000;
+			num[i] = r->steps[i].step_num;
+			numbered &= num[i] >= 0;
+		}
+		/* A host of several processes is one fleet member each. */
+		if (r->pid > 0)
+			snprintf(label, sizeof(label), "%s (pid %lld)", f->host, (long long)r->pid);
+		else
+			snprintf(label, sizeof(label), "%s", f->host);
+		if (!ns || !num || fleet__add_host(fleet, label, f->path, ns,
+						   numbered ? num : NULL, r->n_complete,
+						   r->device_idle_pct, r->input_bound_pct))
+			ret = -ENOMEM;
+		free(ns);
+		free(num);
+		if (ret) {
+			log_err("%s: out of memory while comparing hosts", f->path);
+			return 1;
+		}
+	}
+	if (a->jw) {
+		report_print_json(r, f->path, f->host, a->jw);
+		return 0;
+	}
+	if (heading[0])
+		printf("%s\n", heading);
+	report_print_text(r, f->path, &a->text, stdout);
+	return 0;
+}
+
+/* The processes of @xs that drive a device, into *pids (free() it). */
+static size_t device_pids(const struct xs_space *xs, int64_t **pids, char *names,
+			  size_t len)
+{
+	struct xs_process *v;
+	size_t n, k = 0, used = 0;
+
+	*pids = NULL;
+	if (names && len)
+		names[0] = '\0';
+	if (xs_processes(xs, &v, &n))
+		return 0;
+	*pids = calloc(n ? n : 1, sizeof(**pids));
+	for (size_t i = 0; *pids && i < n; i++) {
+		if (!v[i].n_devices)
+			continue;
+		(*pids)[k++] = v[i].pid;
+		if (names && used < len)
+			used += snprintf(names + used, len - used, "%s%lld (%s)", k > 1 ? ", " : "",
+					 (long long)v[i].pid, v[i].name[0] ? v[i].name : "unnamed");
+	}
+	free(v);
+	return *pids ? k : 0;
+}
+
 /*
- * One file's report; 0, or 1 when it cannot be read. With a fleet (a
- * session of several hosts), its steps join the fleet and the text is
- * headed by its host.
+ * One file's reports; 0, or 1 when it cannot be read. A capture of
+ * several processes that drive a device (a whole-host capture of two
+ * jobs) is reported process by process, each from its own devices and
+ * threads; --pid picks one. With a fleet (a session of several hosts),
+ * each report's steps join it and the text is headed by its host.
  */
-static int report_file(const struct capture_file *f, const struct report_text_opts *o,
-		       struct json_writer *jw, struct fleet *fleet, size_t nth, size_t of)
+static int report_file(const struct capture_file *f, struct report_args *a,
+		       struct fleet *fleet, size_t nth, size_t of)
 {
 	struct xs_space *xs;
 	struct report r;
-	int64_t *ns = NULL, *num = NULL;
-	char err[512];
-	int ret;
+	int64_t *pids = NULL;
+	size_t n_pids;
+	char err[512], names[512], heading[640] = "";
+	int ret, rc = 0;
 
 	ret = xs_read_file(f->path, &xs, err, sizeof(err));
 	if (ret) {
 		log_err("%s", err);
 		return 1;
 	}
-	ret = report_build(xs, &r);
-	if (ret) {
-		log_err("%s: out of memory while analysing", f->path);
-		xs_free(xs);
-		return 1;
-	}
-	if (fleet) {
-		bool numbered = r.n_complete > 0;
-
-		ns = calloc(r.n_complete + 1, sizeof(*ns));
-		num = calloc(r.n_complete + 1, sizeof(*num));
-		for (size_t i = 0; ns && num && i < r.n_complete; i++) {
-			ns[i] = r.steps[i].time_ps / 1000;
-			num[i] = r.steps[i].step_num;
-			numbered &= num[i] >= 0;
+	n_pids = device_pids(xs, &pids, names, sizeof(names));
+	if (fleet && !a->jw)
+		printf("=== host %s (%zu of %zu in session %s) ===\n", f->host, nth, of,
+		       fleet->session);
+	if (a->pid > 0) {
+		ret = report_build_process(xs, a->pid, &r);
+		if (ret == -ESRCH) {
+			log_err("%s: no process %lld in this capture; processes with a device: %s",
+				f->path, (long long)a->pid, n_pids ? names : "none");
+			rc = 1;
+		} else if (ret) {
+			log_err("%s: out of memory while analysing", f->path);
+			rc = 1;
+		} else {
+			rc = emit(&r, f, a, fleet, "");
+			report_free(&r);
 		}
-		if (!ns || !num || fleet__add_host(fleet, f->host, f->path, ns,
-						   numbered ? num : NULL, r.n_complete,
-						   r.device_idle_pct, r.input_bound_pct))
-			ret = -ENOMEM;
-		free(ns);
-		free(num);
+	} else if (n_pids >= 2) {
+		if (a->jw && a->one_file && !a->wrapped) {
+			jw_start_object(a->jw);
+			jw_name(a->jw, "reports");
+			jw_start_array(a->jw);
+			a->wrapped = true;
+		}
+		for (size_t i = 0; i < n_pids && !rc; i++) {
+			ret = report_build_process(xs, pids[i], &r);
+			if (ret) {
+				log_err("%s: out of memory while analysing", f->path);
+				rc = 1;
+				break;
+			}
+			snprintf(heading, sizeof(heading), "%s=== process %lld (%s), %zu of %zu "
+				 "with a device in this capture ===", i ? "\n" : "",
+				 (long long)pids[i], r.process_name[0] ? r.process_name : "unnamed",
+				 i + 1, n_pids);
+			rc = emit(&r, f, a, fleet, heading);
+			report_free(&r);
+		}
+	} else if (report_build(xs, &r)) {
+		log_err("%s: out of memory while analysing", f->path);
+		rc = 1;
+	} else {
+		rc = emit(&r, f, a, fleet, "");
+		report_free(&r);
 	}
-	if (ret)
-		log_err("%s: out of memory while comparing hosts", f->path);
-	else if (jw)
-		report_print_json(&r, f->path, f->host, jw);
-	else {
-		if (fleet)
-			printf("=== host %s (%zu of %zu in session %s) ===\n", f->host, nth, of,
-			       fleet->session);
-		report_print_text(&r, f->path, o, stdout);
-	}
-	report_free(&r);
+	free(pids);
 	xs_free(xs);
-	return ret ? 1 : 0;
+	return rc;
 }
 
 /*
@@ -136,8 +236,7 @@ static int report_file(const struct capture_file *f, const struct report_text_op
  * (kept in *fleets for JSON, printed at once as text). 1 on any failure.
  */
 static int report_session(const struct capture_file *files, size_t n,
-			  const struct report_text_opts *o, struct json_writer *jw,
-			  struct fleet **fleet_out)
+			  struct report_args *a, struct fleet **fleet_out)
 {
 	struct fleet *fleet = NULL;
 	int rc = 0;
@@ -151,9 +250,9 @@ static int report_session(const struct capture_file *files, size_t n,
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!jw && i)
+		if (!a->jw && i)
 			printf("\n");
-		rc |= report_file(&files[i], o, jw, fleet, i + 1, n);
+		rc |= report_file(&files[i], a, fleet, i + 1, n);
 	}
 	if (!fleet)
 		return rc;
@@ -162,7 +261,7 @@ static int report_session(const struct capture_file *files, size_t n,
 		fleet__free(fleet);
 		return 1;
 	}
-	if (jw)
+	if (a->jw)
 		*fleet_out = fleet;
 	else {
 		fleet_print_text(fleet, stdout);
@@ -191,17 +290,19 @@ static void print_fleets(struct json_writer *jw, struct fleet **fleets, size_t n
 	jw_end_array(jw);
 }
 
-enum { OPT_STEPS = 256 };
+enum { OPT_STEPS = 256, OPT_PID };
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "wide", no_argument, NULL, 'w' },
+		{ "pid", required_argument, NULL, OPT_PID },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
-	struct report_text_opts o = { .max_steps = REPORT_DEFAULT_STEP_ROWS };
+	struct report_args args = { .text = { .max_steps = REPORT_DEFAULT_STEP_ROWS } };
+	struct report_text_opts *o = &args.text;
 	bool wide = false;
 	uint64_t v;
 	struct json_writer *jw = NULL;
@@ -218,9 +319,9 @@ int cmd_report(int argc, char **argv)
 		switch (opt) {
 		case OPT_STEPS:
 			if (!strcmp(optarg, "all"))
-				o.max_steps = SIZE_MAX;
+				o->max_steps = SIZE_MAX;
 			else if (!cli_parse_uint(optarg, &v) && v <= SIZE_MAX)
-				o.max_steps = v;
+				o->max_steps = v;
 			else
 				return cli_bad_value("report", "--steps", optarg,
 						     "a number of step rows, or all");
@@ -228,12 +329,17 @@ int cmd_report(int argc, char **argv)
 		case 'w':
 			wide = true;
 			continue;
+		case OPT_PID:
+			if (cli_parse_uint(optarg, &v) || !v || v > INT32_MAX)
+				return cli_bad_value("report", "--pid", optarg, "a process id");
+			args.pid = (int64_t)v;
+			continue;
 		}
 		done = cli_common_or_exit("report", opt, argv, usage_report);
 		if (done >= 0)
 			return done;
 	}
-	o.width = wide ? 0 : text_width();
+	o->width = wide ? 0 : text_width();
 	if (optind >= argc) {
 		log_err("name a capture: an .xplane.pb, a session directory or a logdir");
 		return EXIT_USAGE;
@@ -256,6 +362,8 @@ int cmd_report(int argc, char **argv)
 			jw_name(jw, "reports");
 			jw_start_array(jw);
 		}
+		args.jw = jw;
+		args.one_file = n == 1;
 	}
 	for (size_t i = 0, j; i < n; i = j) {
 		struct fleet *fleet;
@@ -264,7 +372,7 @@ int cmd_report(int argc, char **argv)
 			;
 		if (!jw && i)
 			printf("\n");
-		rc |= report_session(files + i, j - i, &o, jw, &fleet);
+		rc |= report_session(files + i, j - i, &args, &fleet);
 		if (fleet) {
 			struct fleet **g = realloc(fleets, (n_fleets + 1) * sizeof(*g));
 
@@ -279,7 +387,7 @@ int cmd_report(int argc, char **argv)
 		one_session = one_session && !i && j == n;
 	}
 	if (jw) {
-		if (n > 1) {
+		if (n > 1 || args.wrapped) {
 			jw_end_array(jw);
 			print_fleets(jw, fleets, n_fleets, one_session);
 			jw_end_object(jw);

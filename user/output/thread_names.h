@@ -20,6 +20,9 @@ struct capture_track;
 struct json_writer;
 
 #define STAT_THREAD_NAMES "acceltrace.thread_names"
+/* /host:CPU's map of threads to processes: bytes, a little-endian (u32 tid,
+ * u32 pid) pair per host thread (an XLine has no stats to say it). */
+#define STAT_THREAD_PIDS "acceltrace.thread_pids"
 
 /*
  * A host track's thread's name history when it was renamed (two names or

@@ -316,6 +316,16 @@ static void plane_stat_i64(struct xw *w, const char *name, int64_t v)
 	plane_stat(w, name, &st);
 }
 
+static void plane_stat_bytes(struct xw *w, const char *name, const uint8_t *v, size_t len)
+{
+	XStat st = TENSORFLOW__PROFILER__XSTAT__INIT;
+
+	st.value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
+	st.bytes_value.data = (uint8_t *)v;
+	st.bytes_value.len = len;
+	plane_stat(w, name, &st);
+}
+
 static uint64_t begin_plane(struct xw *w, int64_t id, const char *name, bool device)
 {
 	uint64_t at;
@@ -381,6 +391,10 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 	bool multi = false, have_pid = false;
 	char *json = NULL;
 	uint32_t first_pid = 0;
+	/* acceltrace.thread_pids: (tid, pid) little-endian u32 pairs, a pair
+	 * per thread line, so that a reader can tell each line's process. */
+	uint8_t *pids = NULL;
+	size_t n_pids = 0, pids_cap = 0;
 	uint64_t at;
 	int err = 0, err2;
 
@@ -427,6 +441,15 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 		if (!err)
 			err = xw_memory_thread_line(w, tr->pid, tr->tid, w->last_rows, li.name,
 						    li.display_name);
+		if (!err && !ARRAY_GROW(pids, pids_cap, (n_pids + 1) * 8)) {
+			for (int b = 0; b < 4; b++) {
+				pids[n_pids * 8 + b] = (uint8_t)(tr->tid >> (8 * b));
+				pids[n_pids * 8 + 4 + b] = (uint8_t)(tr->pid >> (8 * b));
+			}
+			n_pids++;
+		} else if (!err) {
+			err = -ENOMEM;
+		}
 		if (!err && h && w->events_written > before)
 			err = name_histories__add(&hist, c, w->ws, tr, h, nh, more);
 	}
@@ -448,6 +471,9 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 	if (!err && capture__mem_events_dropped(c))
 		plane_stat_i64(w, "acceltrace.memory_events_dropped",
 			       (int64_t)capture__mem_events_dropped(c));
+	if (!err && n_pids)
+		plane_stat_bytes(w, STAT_THREAD_PIDS, pids, n_pids * 8);
+	free(pids);
 	return err ? err : end_plane(w, at);
 }
 

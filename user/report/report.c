@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/xspace_processes.h"
 #include "report/report_internal.h"
 
 static const char *plane_str(const struct xs_plane *p, const char *name)
@@ -117,12 +118,28 @@ void report_recommend(struct report *r)
 	}
 }
 
-int report_build(const struct xs_space *xs, struct report *r)
+/* The processes of @xs that drive a device: the ones a report is of. */
+static size_t device_processes(const struct xs_space *xs)
+{
+	struct xs_process *v;
+	size_t n, with = 0;
+
+	if (xs_processes(xs, &v, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		with += v[i].n_devices > 0;
+	free(v);
+	return with;
+}
+
+static int build(const struct xs_space *xs, int64_t pid, struct report *r)
 {
 	struct report_ctx c = { .xs = xs, .r = r };
 	int ret;
 
 	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	r->process_name = "";
 	r->input_bound_pct = r->device_idle_pct = r->host_idle_pct = NAN;
 	r->compute_pct = r->other_pct = NAN;
 	r->avg_ms = r->stddev_ms = r->min_ms = r->max_ms = NAN;
@@ -175,6 +192,46 @@ int report_build(const struct xs_space *xs, struct report *r)
 	free(c.step_nums);
 	if (ret)
 		report_free(r);
+	return ret;
+}
+
+int report_build(const struct xs_space *xs, struct report *r)
+{
+	int ret = build(xs, -1, r);
+
+	if (!ret)
+		r->n_processes = device_processes(xs);
+	return ret;
+}
+
+int report_build_process(const struct xs_space *xs, int64_t pid, struct report *r)
+{
+	struct xs_process *v;
+	struct xs_space *view;
+	const char *name = NULL;
+	size_t n, with = 0;
+	int ret;
+
+	ret = xs_processes(xs, &v, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		with += v[i].n_devices > 0;
+		if (v[i].pid == pid)
+			name = v[i].name;
+	}
+	free(v);
+	if (!name)
+		return -ESRCH;
+	view = xs_scope_process(xs, pid);
+	if (!view)
+		return -ENOMEM;
+	ret = build(view, pid, r);
+	xs_scope_free(view);
+	if (!ret) {
+		r->process_name = name;
+		r->n_processes = with;
+	}
 	return ret;
 }
 

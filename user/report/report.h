@@ -109,6 +109,12 @@ struct report_mem_device {
 };
 
 struct report {
+	/* Whose: the process this report is of (report_build_process), or
+	 * pid -1 for the whole capture; the capture's processes. */
+	int64_t pid;
+	const char *process_name;	/* "" when unknown */
+	size_t n_processes;		/* processes with a device in the capture */
+
 	/* Run environment. */
 	const char *host, *producer, *device_type;
 	size_t n_device_planes;
@@ -156,6 +162,12 @@ struct report {
 
 /* Fills r from xs (which must outlive r). 0, or -ENOMEM. */
 int report_build(const struct xs_space *xs, struct report *r);
+/*
+ * The report of one process of @xs (reader/xspace_processes.h): its
+ * devices, its threads and its device memory only. 0, -ENOMEM, or -ESRCH
+ * when @xs holds no such process.
+ */
+int report_build_process(const struct xs_space *xs, int64_t pid, struct report *r);
 void report_free(struct report *r);
 
 /* How the text is laid out. */

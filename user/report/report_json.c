@@ -234,6 +234,17 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 	jw_start_object(jw);
 	jw_string_field(jw, "file", file);
 	jw_string_field(jw, "host", host);
+	/* Whose: a capture of several processes has a report per process. */
+	jw_name(jw, "process");
+	if (r->pid > 0) {
+		jw_start_object(jw);
+		jw_int_field(jw, "pid", r->pid);
+		jw_string_field(jw, "name", r->process_name);
+		jw_end_object(jw);
+	} else {
+		jw_null(jw);
+	}
+	jw_uint_field(jw, "processes_with_device", r->n_processes);
 	jw_name(jw, "environment");
 	jw_start_object(jw);
 	jw_string_field(jw, "host", r->host);

@@ -467,7 +467,11 @@ int report_memory(struct report_ctx *c)
 	}
 	g = group_range(&m);
 	for (size_t i = 0; i < m.n_allocs && !ret; i++) {
-		ret = one_allocator(c, &m.allocs[i], g, &c->r->mem[i]);
+		/* A report of one process: its allocators only (the timelines
+		 * stat holds every process's). */
+		if (c->r->pid > 0 && m.allocs[i].pid != c->r->pid)
+			continue;
+		ret = one_allocator(c, &m.allocs[i], g, &c->r->mem[c->r->n_mem]);
 		c->r->n_mem++;
 	}
 	xs_memory_free(&m);

@@ -413,6 +413,14 @@ void report_print_text(const struct report *r, const char *file,
 	fprintf(out, "acceltrace report: %s\n", file);
 	fprintf(out, "\nRun environment\n");
 	fprintf(out, "  host                   %s\n", r->host[0] ? r->host : "(unnamed)");
+	if (r->pid > 0)
+		fprintf(out, "  process                %lld (%s): its devices, threads and memory "
+			"only; %zu %s in the capture drive a device\n", (long long)r->pid,
+			r->process_name[0] ? r->process_name : "unnamed", r->n_processes,
+			plural(r->n_processes, "process", "processes"));
+	else if (r->n_processes > 1)
+		fprintf(out, "  processes              %zu drive a device: this report mixes them "
+			"(report --pid PID for one)\n", r->n_processes);
 	fprintf(out, "  written by             %s\n", r->producer);
 	fprintf(out, "  device                 %s, %zu device %s\n", r->device_type,
 		r->n_device_planes, plural(r->n_device_planes, "plane", "planes"));
