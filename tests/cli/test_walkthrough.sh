@@ -18,7 +18,7 @@ script=$TEST_TMP/walk.sh
 {
 	echo 'set -euo pipefail'
 	# What the page starts in the background is ended whatever happens.
-	echo 'trap '\''kill ${DAEMON:-} ${TRAINER:-} 2>/dev/null || true; wait 2>/dev/null || true'\'' EXIT'
+	echo 'trap '\''kill ${DAEMON:-} ${TRAINER:-} ${OTHER:-} 2>/dev/null || true; wait 2>/dev/null || true'\'' EXIT'
 	awk '/<!-- walkthrough: run -->/ { want = 1; next }
 	     want && /^```sh/ { inblock = 1; want = 0; next }
 	     inblock && /^```/ { inblock = 0; print ""; next }
@@ -75,6 +75,23 @@ contains "$cmd" "window" "record -- CMD: the window"
 trig=$(cat "$W/trigger.txt")
 [[ $trig == "$W/daemon-logdir/plugins/profile/"*.xplane.pb* ]] ||
 	fail "trigger: prints the capture's path: '$trig'"
+# 7. a whole-host capture of two jobs, reported per process: the walk's
+# trainer input-bound, the other not.
+two=$(cat "$W/two-jobs.txt")
+[[ $(grep -c '^=== process' <<<"$two") -eq 2 ]] || fail "two jobs: a report per process: $two"
+contains "$two" "(other_job), " "two jobs: the second job named by its command"
+"$PYTHON" - "$two" <<'PY' || fail "two jobs: each its own verdict: $two"
+import re, sys
+lines = sys.argv[1].splitlines()
+verdict = {}
+for i, l in enumerate(lines):
+    m = re.match(r"=== process \d+ \((\S+)\)", l)
+    if m and i + 1 < len(lines):
+        verdict[m.group(1)] = float(re.search(r"([\d.]+)%", lines[i + 1]).group(1))
+print(verdict)
+sys.exit(0 if verdict.get("other_job", 99) < 5 and
+         any(v >= 10 for k, v in verdict.items() if k != "other_job") else 1)
+PY
 fleet=$(cat "$W/fleet.txt")
 [[ $fleet == "$W/daemon-logdir/plugins/profile/fleet-1/"*.xplane.pb* ]] ||
 	fail "trigger --at --session: the capture under the fleet's session: '$fleet'"
