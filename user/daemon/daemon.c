@@ -69,6 +69,9 @@ struct ask {
 	const char *root, *host;
 };
 
+/* How often the ring's losses are read, to leave SCHED_IDLE when behind. */
+#define LOST_CHECK_NS 50000000ull
+
 struct daemon {
 	struct daemon_opts o;
 	struct daemon_config cfg;
@@ -82,6 +85,7 @@ struct daemon {
 	struct collector_observer observer;
 	struct pending pending;
 	struct detail_sampler sampler;
+	uint64_t lost_checked_ns;	/* ring losses last read (cpu priority) */
 	struct cpu_priority cpu;
 	bool detail_on;
 	uint64_t detail_since_ns;	/* when it last came on */
@@ -727,6 +731,11 @@ static int loop(struct daemon *d)
 		if (d->pending.active && now >= d->pending.stop_ns)
 			take_capture(d, d->pending.stop_ns);
 		steer_detail(d, now);
+		/* Behind at SCHED_IDLE: normal at once, not at the next look. */
+		if (now - d->lost_checked_ns >= LOST_CHECK_NS) {
+			d->lost_checked_ns = now;
+			cpu_priority__note_lost(&d->cpu, now, flight_recorder__ring_lost(d->fr));
+		}
 		cpu_priority__poll(&d->cpu, now);
 		publish(d, now);
 	}

@@ -211,6 +211,17 @@ size_t flight_recorder__losses(const struct flight_recorder *fr, const char **na
 	return n;
 }
 
+uint64_t flight_recorder__ring_lost(const struct flight_recorder *fr)
+{
+	struct probe_session *ps = recorder__probe_session(fr->rec);
+	uint64_t losses[LOSS_KIND_MAX];
+
+	if (!ps)
+		return 0;
+	probe_session__losses(ps, losses);
+	return losses[LOSS_RINGBUF_FULL];
+}
+
 void flight_recorder__free(struct flight_recorder *fr)
 {
 	if (!fr)

@@ -85,6 +85,8 @@ const struct devmem_book *flight_recorder__mem_book(const struct flight_recorder
 /* Where its window begins now (CLOCK_MONOTONIC), and spans it holds. */
 uint64_t flight_recorder__start_ns(const struct flight_recorder *fr);
 uint64_t flight_recorder__spans(const struct flight_recorder *fr);
+/* Records the ring buffers turned away so far (their losses when full). */
+uint64_t flight_recorder__ring_lost(const struct flight_recorder *fr);
 /* The probe session's losses so far, by name: fills up to @max. */
 size_t flight_recorder__losses(const struct flight_recorder *fr, const char **names,
 			       uint64_t *values, size_t max);

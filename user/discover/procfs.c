@@ -391,6 +391,30 @@ int procfs_self_run_delay(uint64_t *ns)
 	return 0;
 }
 
+int procfs_parse_cpu_pressure(const char *text, double *some_avg10)
+{
+	double v;
+
+	if (sscanf(text, "some avg10=%lf", &v) != 1 || !(v >= 0 && v <= 100))
+		return -EINVAL;
+	*some_avg10 = v;
+	return 0;
+}
+
+int procfs_cpu_pressure(double *some_avg10)
+{
+	char buf[256];
+	FILE *f = fopen("/proc/pressure/cpu", "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return procfs_parse_cpu_pressure(buf, some_avg10);
+}
+
 int procfs_self_exe(char *buf, size_t len)
 {
 	ssize_t n;

@@ -74,6 +74,14 @@ int procfs_for_each_tid(pid_t pid, int (*fn)(void *ctx, pid_t tid), void *ctx);
  */
 int procfs_self_run_delay(uint64_t *ns);
 
+/*
+ * The host's CPU pressure (PSI, /proc/pressure/cpu): the share of the last
+ * 10 s in which some task waited for a CPU, in percent. -ENOENT where the
+ * kernel keeps none; the parse alone for tests.
+ */
+int procfs_cpu_pressure(double *some_avg10);
+int procfs_parse_cpu_pressure(const char *text, double *some_avg10);
+
 /* This process's executable, as /proc/self/exe names it. 0, or -errno. */
 int procfs_self_exe(char *buf, size_t len);
 

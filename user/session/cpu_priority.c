@@ -108,11 +108,38 @@ static void set_idle(struct cpu_priority *cp, bool idle)
 	cp->idle = idle;
 }
 
+/* Held at normal priority from @now_ns, counted as starved. */
+static void hold_normal(struct cpu_priority *cp, uint64_t now_ns)
+{
+	cp->normal_until_ns = now_ns + CPU_PRIORITY_STARVED_HOLD_NS;
+	cp->starved++;
+}
+
+/*
+ * About to yield: not where the host's CPUs are all busy (tasks waited for
+ * a CPU much of the last 10 s), where SCHED_IDLE would get almost nothing
+ * and the rings would fill before the loop ran to see it. True when it
+ * held normal priority instead.
+ */
+static bool stay_normal_on_busy_host(struct cpu_priority *cp, uint64_t now_ns)
+{
+	double some;
+
+	if (!cp->cpu_pressure || cp->cpu_pressure(&some) || some < CPU_PRIORITY_BUSY_PRESSURE_PCT)
+		return false;
+	hold_normal(cp, now_ns);
+	log_info("the host's CPUs are busy (some task waited for one %.0f%% of the last "
+		 "10 s): normal priority for %.0f s", some, CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
+	return true;
+}
+
 void cpu_priority__configure(struct cpu_priority *cp, bool want_idle, uint64_t now_ns)
 {
 	uint64_t delay = 0;
-	bool readable = !procfs_self_run_delay(&delay);
+	bool readable = !procfs_self_run_delay(&delay), idle;
 
+	if (!cp->cpu_pressure)
+		cp->cpu_pressure = procfs_cpu_pressure;
 	cp->want_idle = want_idle;
 	if (want_idle && !cp->usable) {
 		if (!readable)
@@ -126,7 +153,10 @@ void cpu_priority__configure(struct cpu_priority *cp, bool want_idle, uint64_t n
 	}
 	/* The check window starts now, from the delay so far. */
 	cp->check_ns = 0;
-	set_idle(cp, readable && cpu_priority__decide(cp, now_ns, delay));
+	idle = readable && cpu_priority__decide(cp, now_ns, delay);
+	if (idle && !cp->idle && stay_normal_on_busy_host(cp, now_ns))
+		idle = false;
+	set_idle(cp, idle);
 }
 
 void cpu_priority__init(struct cpu_priority *cp, bool want_idle, uint64_t now_ns)
@@ -138,7 +168,7 @@ void cpu_priority__init(struct cpu_priority *cp, bool want_idle, uint64_t now_ns
 void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
 {
 	uint64_t delay, starved = cp->starved;
-	bool due;
+	bool due, idle;
 
 	if (!cp->want_idle || !cp->usable)
 		return;
@@ -147,7 +177,10 @@ void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
 	      (!cp->idle && now_ns >= cp->normal_until_ns);
 	if (!due || procfs_self_run_delay(&delay))
 		return;
-	set_idle(cp, cpu_priority__decide(cp, now_ns, delay));
+	idle = cpu_priority__decide(cp, now_ns, delay);
+	if (idle && !cp->idle && stay_normal_on_busy_host(cp, now_ns))
+		return;
+	set_idle(cp, idle);
 	if (cp->starved != starved)
 		log_info("starved of CPU (runnable, not running, half of the last second): "
 			 "normal priority for %.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
@@ -156,4 +189,17 @@ void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
 void cpu_priority__normal_now(struct cpu_priority *cp)
 {
 	set_idle(cp, false);
+}
+
+void cpu_priority__note_lost(struct cpu_priority *cp, uint64_t now_ns, uint64_t lost)
+{
+	bool grew = lost > cp->lost_seen;
+
+	cp->lost_seen = lost;
+	if (!grew || !cp->want_idle || !cp->usable || !cp->idle)
+		return;
+	hold_normal(cp, now_ns);
+	set_idle(cp, false);
+	log_info("fell behind (the ring buffers turned records away): normal priority for "
+		 "%.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
 }

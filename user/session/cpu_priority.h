@@ -28,7 +28,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define CPU_PRIORITY_CHECK_NS 1000000000ull		/* run delay read this often */
+/* Run delay read this often: a quarter second, since a second at SCHED_IDLE
+ * on a busy host fills the ring buffers (records then lost). */
+#define CPU_PRIORITY_CHECK_NS 250000000ull
+/* A host whose CPU pressure (PSI "some" over 10 s) is this high gets no
+ * yield: SCHED_IDLE would starve there. */
+#define CPU_PRIORITY_BUSY_PRESSURE_PCT 25.0
 #define CPU_PRIORITY_STARVED_HOLD_NS 30000000000ull	/* normal, once starved */
 
 struct cpu_priority {
@@ -39,6 +44,10 @@ struct cpu_priority {
 	uint64_t check_delay_ns;	/* and the run delay then */
 	uint64_t normal_until_ns;	/* starved: normal until then */
 	uint64_t starved;		/* times it took normal priority back */
+	uint64_t lost_seen;		/* ring-buffer losses at the last look */
+	/* The host's CPU pressure (procfs_cpu_pressure unless a test sets
+	 * another before configure). */
+	int (*cpu_pressure)(double *some_avg10);
 };
 
 /*
@@ -60,6 +69,13 @@ void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns);
  * minutes); the next poll decides again.
  */
 void cpu_priority__normal_now(struct cpu_priority *cp);
+/*
+ * The loop fell behind: its ring buffers turned records away (@lost, their
+ * count so far). Idle, it takes normal priority at once, for the starved
+ * hold, instead of at the next once-a-second look at its run delay: on a
+ * busy host a second at SCHED_IDLE fills the rings many times over.
+ */
+void cpu_priority__note_lost(struct cpu_priority *cp, uint64_t now_ns, uint64_t lost);
 /* Sets every thread of this process to SCHED_IDLE or SCHED_OTHER. */
 int cpu_priority__apply(bool idle);
 

@@ -29,6 +29,8 @@
 #include "probe/probe_session.h"
 
 #define POLL_MS 5
+/* How often the ring's losses are read, to leave SCHED_IDLE when behind. */
+#define LOST_CHECK_NS 50000000ull
 #define RESCAN_NS (250 * 1000000ull)
 /* While a runtime's table is still to be found, look again this soon, this
  * many times: GetPjrtApi can have been running when its probe was placed,
@@ -124,6 +126,14 @@ static int drain_step(struct recorder *r, uint64_t *now)
 	/* Off the drain: programs the records asked to be named. */
 	collector__name_programs(r->col);
 	*now = now_ns();
+	/* Behind at SCHED_IDLE: the rings turned records away. */
+	if (r->cpu_inited && *now - r->lost_checked_ns >= LOST_CHECK_NS) {
+		uint64_t losses[LOSS_KIND_MAX];
+
+		r->lost_checked_ns = *now;
+		probe_session__losses(r->ps, losses);
+		cpu_priority__note_lost(&r->cpu, *now, losses[LOSS_RINGBUF_FULL]);
+	}
 	recorder_mem_tick(r, *now, false);
 	recorder_tend_agents(r, *now);
 	collector__poll_devtrace(r->col);
@@ -184,7 +194,7 @@ int recorder_poll_once(struct recorder *r)
 			recorder_find_devtrace(r);
 		}
 	}
-	/* Yields the CPU while it keeps up; once a second, whether it does. */
+	/* Yields the CPU while it keeps up; every quarter second, whether it does. */
 	if (r->cpu_inited)
 		cpu_priority__poll(&r->cpu, now);
 	recorder_tell(r);

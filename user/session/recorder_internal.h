@@ -40,6 +40,7 @@ struct recorder {
 	uint64_t arm_wait_ns;		/* how long the last arming waited */
 	uint64_t probes_attached_ns;
 	uint64_t last_rescan, last_full_rescan;
+	uint64_t lost_checked_ns;	/* ring losses last read (cpu priority) */
 	unsigned int quick_rescans;	/* since the probes were last settled */
 	struct devtrace_seen *devtrace_seen;	/* buffers handed to the collector */
 	struct agent_links *agents;	/* the agents in the targets */
