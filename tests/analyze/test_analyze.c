@@ -53,7 +53,26 @@ static void test_dominant_program(void)
 		{ .pid = 1, .program = 5, .start_ns = 10, .end_ns = 20 },
 	};
 	struct step_candidate zero[] = { { .pid = 1, .program = 3 } };
+	/* Program 9 stalled: one execution of 1000 beside 8 of program 1
+	 * (80 in all), and program 4 a helper run twice a step, 1 each. */
+	struct step_candidate stalled[19];
 	uint32_t p = 0;
+
+	for (int i = 0; i < 8; i++) {
+		stalled[i] = (struct step_candidate){ .pid = 1, .program = 1,
+						      .start_ns = 100 * i, .end_ns = 100 * i + 10 };
+		stalled[8 + i] = (struct step_candidate){ .pid = 1, .program = 4,
+							  .start_ns = 100 * i + 20,
+							  .end_ns = 100 * i + 21 };
+	}
+	stalled[16] = (struct step_candidate){ .pid = 1, .program = 4, .start_ns = 900,
+					       .end_ns = 901 };
+	stalled[17] = (struct step_candidate){ .pid = 1, .program = 4, .start_ns = 910,
+					       .end_ns = 911 };
+	stalled[18] = (struct step_candidate){ .pid = 1, .program = 9, .start_ns = 1000,
+					       .end_ns = 2000 };
+	ASSERT_OK(steps_dominant_program(stalled, 19, &p), "a stalled program");
+	ASSERT_EQ(p, 1, "the step: not the stalled one-off, not the frequent helper");
 
 	ASSERT_OK(steps_dominant_program(c, 5, &p), "several programs");
 	ASSERT_EQ(p, 1, "most device time in one process");

@@ -21,10 +21,16 @@ struct step_candidate {
 	uint64_t launch_id;
 };
 
+/* A program run fewer than 1/STEPS_MIN_RUN_SHARE times as often as the
+ * most-run one is never the step program. */
+#define STEPS_MIN_RUN_SHARE 4
+
 /*
  * The program whose executions are the steps, through *program: the one
- * with the most device time, summed per (pid, program). 0, -ENOENT when
- * there is no device time at all, -ENOMEM.
+ * with the most device time, summed per (pid, program), among those run at
+ * least a quarter as often as the most-run one (so a program stalled for
+ * minutes, run once beside 499 steps, is not it). 0, -ENOENT when there is
+ * no device time at all, -ENOMEM.
  */
 int steps_dominant_program(const struct step_candidate *c, size_t n,
 			   uint32_t *program);
