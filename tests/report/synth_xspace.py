@@ -188,6 +188,35 @@ def two_processes(space):
                       meta_stats={"hlo_category": "convolution"})
 
 
+def stuck_op(space):
+    """A device stuck in one op at the stop, as acceltrace marks it: a 2 s
+    window; /device:TPU:0 runs 20 train_step executions of 5 ms, then from
+    100 ms on a long_step whose op convolution.77 (from 100.5 ms) is still
+    running at the stop (acceltrace.open_at_stop); /device:TPU:1's
+    all-reduce.3 began 298 s before the window (clipped, true start -298 s)
+    and is open too: 300 s. The step program is train_step (long_step ran
+    once); the report leads with the stuck op, longest first."""
+    task = Plane(space, "Task Environment", 2)
+    task.plane_stat("profile_start_time", 1_000_000_000)
+    task.plane_stat("profile_stop_time", 3_000_000_000)
+    Plane(space, "/host:CPU", 1)
+    dev = Plane(space, "/device:TPU:0", 10)
+    dev.plane_stat("device_type_string", "TPU v4")
+    mods = dev.line("XLA Modules", 2)
+    ops = dev.line("XLA Ops", 3)
+    for i in range(20):
+        dev.event(mods, "train_step", i * 5 * MS, 4 * MS)
+        dev.event(ops, "fusion.1", i * 5 * MS, 4 * MS)
+    dev.event(mods, "long_step", 100 * MS, 1900 * MS, **{"acceltrace.open_at_stop": 1})
+    dev.event(ops, "convolution.77", 100 * MS + MS // 2, 1900 * MS - MS // 2,
+              **{"acceltrace.open_at_stop": 1})
+    dev1 = Plane(space, "/device:TPU:1", 11)
+    ops1 = dev1.line("XLA Ops", 3)
+    dev1.event(ops1, "all-reduce.3", 0, 2000 * MS, **{"acceltrace.open_at_stop": 1,
+                                                      "acceltrace.true_start_ns": -298 * 10**9,
+                                                      "acceltrace.clipped": "both"})
+
+
 LONG_OP = ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nt_align4"
            "<float, cutlass::layout::RowMajor>>(cutlass_80_tensorop_s1688gemm_128x128_32x3"
            "_nt_align4::Params, int)")
@@ -220,7 +249,7 @@ def text_layout(space):
 CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
          "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only,
          "device_only": device_only, "text_layout": text_layout,
-         "two_processes": two_processes}
+         "two_processes": two_processes, "stuck_op": stuck_op}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

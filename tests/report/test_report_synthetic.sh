@@ -8,7 +8,8 @@
 # GPU kernels grouped into executions by correlation id, framework step
 # markers on the host, a host-only capture (unknowns are null and named),
 # a device-only one (device idle over its span); a capture of two jobs
-# (a report per process, --pid for one);
+# (a report per process, --pid for one); a device stuck in one op (the
+# verdict leads with it);
 # and refusals of missing, empty, truncated and garbage files.
 set -u
 cd "$(dirname "$0")/../.."
@@ -67,6 +68,23 @@ check two_processes 'len(d["reports"]) == 2' \
 	'abs(d["reports"][1]["steps"]["avg_ms"] - 5) < 1e-9 and d["reports"][1]["steps"]["count"] == 20' \
 	'abs(d["reports"][1]["input_bound_pct"]) < 1e-9' \
 	'[o["count"] for o in d["reports"][1]["input_pipeline"]["ops"]] == [20]'
+# A device stuck in one op at the stop: the headline, the advice and the
+# step program (train_step, not the long_step run once) say so.
+check stuck_op 'd["stuck"] is True' 'd["steps"]["program"] == "train_step"' \
+	'd["steps"]["count"] == 20' \
+	'[(x["plane"], x["name"], x["program"]) for x in d["still_running"]] == [("/device:TPU:1", "all-reduce.3", ""), ("/device:TPU:0", "convolution.77", "long_step")]' \
+	'abs(d["still_running"][0]["running_ms"] - 300000) < 1e-6' \
+	'abs(d["still_running"][1]["running_ms"] - 1899.5) < 1e-6' \
+	'd["recommendation"].startswith("/device:TPU:1 has been in all-reduce.3 for 300.0 s")'
+text=$("$ACCELTRACE" report "$TEST_TMP/stuck_op.xplane.pb")
+[[ $(sed -n 3p <<<"$text") == "STILL RUNNING when the window ended" ]] ||
+	fail "stuck_op: the text does not lead with what is still running: ${text:0:300}"
+contains "$text" "/device:TPU:0 has been in convolution.77 (program long_step) for 1.9 s, and still is" \
+	"stuck_op: the stalled op, its program and for how long"
+check tpu_infeed_ops 'd["stuck"] is False' 'd["still_running"] == []'
+text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")
+[[ $(sed -n 3p <<<"$text") == "Recommendation" ]] || fail "the verdict first: ${text:0:200}"
+
 json=$("$ACCELTRACE" report -j --pid 200 "$TEST_TMP/two_processes.xplane.pb") ||
 	fail "report --pid 200 failed"
 [[ $(json_get "$json" 'd["process"]["pid"] == 200 and "reports" not in d') == True ]] ||

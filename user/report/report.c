@@ -86,7 +86,15 @@ void report_recommend(struct report *r)
 	size_t n = sizeof(r->recommendation_buf);
 
 	r->recommendation = b;
-	if (!r->n_complete) {
+	if (r->stuck) {
+		const struct report_running *x = &r->running[0];
+
+		snprintf(b, n, "%s has been in %s%s%s%s for %.1f s and had not finished when "
+			 "the window ended: the job is stuck there (or one op dominates it). "
+			 "Look at that op and its inputs; a longer window would show no more.",
+			 x->plane, x->name, x->program[0] ? " (program " : "", x->program,
+			 x->program[0] ? ")" : "", x->running_ps / 1e12);
+	} else if (!r->n_complete) {
 		snprintf(b, n, "No step time: %s. Capture a longer window, or one in "
 			 "which the device runs the training program.",
 			 r->n_steps ? "fewer than two steps were found" : "no steps were found");
@@ -182,6 +190,8 @@ static int build(const struct xs_space *xs, int64_t pid, struct report *r)
 		ret = report_input_pipeline(&c);
 	if (!ret)
 		ret = report_losses(&c);
+	if (!ret)
+		ret = report_still_running(&c);
 	if (!ret)
 		ret = report_memory(&c);
 	report_recommend(r);

@@ -108,6 +108,20 @@ struct report_mem_device {
 	struct report_mem_fit timeline_growth;	/* bytes per hour */
 };
 
+/* What was still running on a device when the window ended. */
+#define REPORT_MAX_RUNNING 8
+/* Stuck: still in one thing at the stop for a second or more, and for ten
+ * steps' time or more (or with no step time to compare). */
+#define REPORT_STUCK_MIN_PS 1000000000000ll
+#define REPORT_STUCK_STEPS 10
+
+struct report_running {
+	const char *plane;	/* the device plane */
+	const char *name;	/* its innermost open event: the op, else the module */
+	const char *program;	/* the open module around it, "" when none */
+	int64_t running_ps;	/* from its true start to the window's stop */
+};
+
 struct report {
 	/* Whose: the process this report is of (report_build_process), or
 	 * pid -1 for the whole capture; the capture's processes. */
@@ -152,6 +166,12 @@ struct report {
 	/* Device memory, per allocator; none when the capture has no memory. */
 	struct report_mem_device *mem;
 	size_t n_mem;
+
+	/* Still running at the stop, longest first; stuck: the first says
+	 * the device is stuck in it (it leads the text and the advice). */
+	struct report_running running[REPORT_MAX_RUNNING];
+	size_t n_running;
+	bool stuck;
 
 	/* What the capture lost, and what it cannot tell. */
 	char *losses[REPORT_MAX_NOTES];

@@ -265,6 +265,18 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 	memory(r, jw);
 	strings(jw, "losses", r->losses, r->n_losses);
 	strings(jw, "missing", r->missing, r->n_missing);
+	jw_name(jw, "still_running");
+	jw_start_array(jw);
+	for (size_t i = 0; i < r->n_running; i++) {
+		jw_start_object(jw);
+		jw_string_field(jw, "plane", r->running[i].plane);
+		jw_string_field(jw, "name", r->running[i].name);
+		jw_string_field(jw, "program", r->running[i].program);
+		jw_double_field(jw, "running_ms", r->running[i].running_ps / 1e9);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+	jw_bool_field(jw, "stuck", r->stuck);
 	jw_string_field(jw, "recommendation", r->recommendation);
 	jw_end_object(jw);
 }

@@ -166,6 +166,24 @@ static void print_top_ops(const struct report *r, const struct report_text_opts 
 	}
 }
 
+/* What was still running at the stop leads when the device is stuck in
+ * it; otherwise a line under the losses says it (report_losses). */
+static void print_running(const struct report *r, FILE *out)
+{
+	if (!r->stuck)
+		return;
+	fprintf(out, "\nSTILL RUNNING when the window ended\n");
+	for (size_t i = 0; i < r->n_running; i++) {
+		const struct report_running *x = &r->running[i];
+
+		if (x->running_ps < REPORT_STUCK_MIN_PS)
+			break;
+		fprintf(out, "  %s has been in %s%s%s%s for %.1f s, and still is\n", x->plane,
+			x->name, x->program[0] ? " (program " : "", x->program,
+			x->program[0] ? ")" : "", x->running_ps / 1e12);
+	}
+}
+
 static void print_overview(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
 	fprintf(out, "\nOverview\n");
@@ -411,6 +429,11 @@ void report_print_text(const struct report *r, const char *file,
 		       const struct report_text_opts *o, FILE *out)
 {
 	fprintf(out, "acceltrace report: %s\n", file);
+	/* The verdict first: a stuck device, the advice, the overview; then
+	 * what they rest on. */
+	print_running(r, out);
+	fprintf(out, "\nRecommendation\n  %s\n", r->recommendation);
+	print_overview(r, o, out);
 	fprintf(out, "\nRun environment\n");
 	fprintf(out, "  host                   %s\n", r->host[0] ? r->host : "(unnamed)");
 	if (r->pid > 0)
@@ -431,7 +454,6 @@ void report_print_text(const struct report *r, const char *file,
 	fprintf(out, "  events span            %.3f s (first event's start to last event's end)\n",
 		r->span_ps / 1e12);
 	print_steps(r, o, out);
-	print_overview(r, o, out);
 	print_input(r, o, out);
 	print_memory(r, out);
 	fprintf(out, "\nWhat the capture lost\n");
@@ -444,5 +466,4 @@ void report_print_text(const struct report *r, const char *file,
 		for (size_t i = 0; i < r->n_missing; i++)
 			fprintf(out, "  - %s\n", r->missing[i]);
 	}
-	fprintf(out, "\nRecommendation\n  %s\n", r->recommendation);
 }
