@@ -12,15 +12,19 @@ the training step compiles for 1.5 s before the first step), recorded with
 - with --from-start it opens at the first device activity once the probes
   settled (here the second start-up program), so the window lies in the
   training step's compile and holds (nearly) no step: the behaviour
-  before, kept on request.
+  before, kept on request;
+- with --now, on a running trainer stuck in a 30-s host checkpoint
+  (--long-host-op: it executes nothing), the window opens within the 2 s
+  the probes may take, and a capture of its threads is written, where
+  waiting for an execution would have given up after 30 s with none.
 """
 import collections
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (check, check_bounds, finish, record, require_root, tmpdir,  # noqa: E402
-                 trainer_cmd, truth, truth_split, capture_of)
+from e2e import (check, check_bounds, finish, record, require_root, running_trainer,  # noqa: E402
+                 tmpdir, trainer_cmd, truth, truth_split, capture_of)
 
 COMPILE_MS = 1500
 INIT_BASE = 1000000000      # launch ids of the start-up programs
@@ -84,10 +88,32 @@ def run(from_start):
           % (what, names))
 
 
+def now_in_checkpoint():
+    work = tmpdir()
+    t = running_trainer("--steps", "0", "--duration", "60s", "--step-time", "2ms",
+                        "--long-host-op", "30s", "--long-host-op-step", "3")
+    if not t:
+        return
+    try:
+        rc, s, err = record("--pid", str(t.pid), "--now", "--duration", "1s",
+                            "--logdir", os.path.join(work, "logs"))
+    finally:
+        t.stop()
+    if not check(rc == 0 and s, "--now: record exited %d: %s" % (rc, err[-500:])):
+        return
+    print("--now: the window opened after %.3f s" % (s["arm_wait_ns"] / 1e9))
+    check(s["arm_wait_ns"] <= 2.5e9, "--now: opened within the probes' 2 s, not at an "
+          "execution: %.3f s" % (s["arm_wait_ns"] / 1e9))
+    check(t.pid in {p["pid"] for p in s["processes"]},
+          "--now: the stuck trainer's threads are in the capture")
+    check(s["window_stop_ns"] - s["window_start_ns"] == 1000000000, "--now: a 1-s window")
+
+
 def main():
     require_root()
     run(False)
     run(True)
+    now_in_checkpoint()
     finish()
 
 

@@ -84,6 +84,11 @@ void usage_record(FILE *out)
 		"      --from-start       start at the first device activity of any kind\n"
 		"                         (start-up transfers included), not the first\n"
 		"                         execution\n"
+		"      --now              open the window as soon as the probes are in\n"
+		"                         place, whatever the target is doing (stuck in a\n"
+		"                         host checkpoint, a device op, a wait); implies\n"
+		"                         --sched, so the capture says what its threads\n"
+		"                         did\n"
 		"      --grace TIME       after the stop, wait up to TIME for open spans to end\n"
 		"      --arm-timeout TIME give up when no execution comes (default 30s; the\n"
 		"                         window's duration when shorter, while a --pid\n"
@@ -194,7 +199,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 	enum {
 		OPT_CHILDREN = 256, OPT_STEPS, OPT_DELAY, OPT_GRACE, OPT_ARM_TIMEOUT,
 		OPT_WINDOWS, OPT_INTERVAL, OPT_SESSION, OPT_MAX_EVENTS, OPT_LIBRARY,
-		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_DEVTRACE, OPT_FORMAT,
+		OPT_SCHED, OPT_RINGBUF, OPT_FROM_START, OPT_NOW, OPT_DEVTRACE, OPT_FORMAT,
 		OPT_NO_AGENT, OPT_CPU_PRIORITY,
 	};
 	static const struct option longopts[] = {
@@ -207,6 +212,7 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 		{ "grace", required_argument, NULL, OPT_GRACE },
 		{ "arm-timeout", required_argument, NULL, OPT_ARM_TIMEOUT },
 		{ "from-start", no_argument, NULL, OPT_FROM_START },
+		{ "now", no_argument, NULL, OPT_NOW },
 		{ "windows", required_argument, NULL, OPT_WINDOWS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "logdir", required_argument, NULL, 'o' },
@@ -276,6 +282,9 @@ static int parse_options(int argc, char **argv, struct record_args *a)
 				return cli_bad_value("record", "--arm-timeout", optarg, "a time");
 			break;
 		case OPT_FROM_START: o->from_start = true; break;
+		/* What a target doing nothing the probes see is doing: when
+		 * its threads go off and on CPU. */
+		case OPT_NOW: o->now = o->sched = true; break;
 		case OPT_WINDOWS:
 			if (cli_parse_uint(optarg, &o->windows) || !o->windows ||
 			    o->windows > 1000)

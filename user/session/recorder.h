@@ -79,6 +79,9 @@ struct recorder_opts {
 	 * compiled program.
 	 */
 	bool from_start;
+	/* --now: open as soon as the probes are in place (2 s at most),
+	 * whatever the targets are doing. */
+	bool now;
 	uint64_t windows;		/* 0: 1 */
 	uint64_t interval_ns;		/* between windows */
 	/* Captures. */

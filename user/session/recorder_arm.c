@@ -16,6 +16,9 @@
 #include "discover/runtime_attach.h"
 #include "discover/targets.h"
 
+/* --now waits this long at most for the probes to be placed. */
+#define RECORDER_NOW_SETTLE_NS 2000000000ull
+
 /*
  * What the targets did while the recorder waited to arm, said in one line
  * (start-up: transfers, compiles, file reads): @before is the collector's
@@ -137,6 +140,20 @@ int recorder__arm(struct recorder *r)
 			 * the next full rescan. */
 			recorder_find_devtrace(r);
 			collector__poll_devtrace(r->col);
+		}
+		/* --now: open once the probes are in place (or when there is
+		 * nothing to place, or they take too long), whatever the
+		 * targets do: a trainer stuck in a host checkpoint or a wait
+		 * executes nothing that would arm the window. */
+		if (r->o.now && (settled_at || r->no_runtime ||
+				 now_ns() - began >= RECORDER_NOW_SETTLE_NS)) {
+			r->start_ns = now_ns() + r->o.delay_ns;
+			r->arm_wait_ns = now_ns() - began;
+			log_info("--now: the window opens %s",
+				 settled_at ? "with the probes in place" :
+				 r->no_runtime ? "though no accelerator runtime is loaded" :
+				 "before every probe was placed");
+			return 0;
 		}
 		/* A running trainer's device busy with one long execution
 		 * arms at once, not at the launch after it. A command
