@@ -78,7 +78,8 @@ trig=$(cat "$W/trigger.txt")
 # 7. a whole-host capture of two jobs, reported per process: the walk's
 # trainer input-bound, the other not.
 two=$(cat "$W/two-jobs.txt")
-[[ $(grep -c '^=== process' <<<"$two") -eq 2 ]] || fail "two jobs: a report per process: $two"
+# (The daemon watches the whole host: another job there is reported too.)
+[[ $(grep -c '^=== process' <<<"$two") -ge 2 ]] || fail "two jobs: a report per process: $two"
 contains "$two" "(other_job), " "two jobs: the second job named by its command"
 "$PYTHON" - "$two" <<'PY' || fail "two jobs: each its own verdict: $two"
 import re, sys

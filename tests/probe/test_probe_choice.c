@@ -4,6 +4,8 @@
  * and what acceltrace says is missing when it cannot run. The feature sets
  * are made by hand so every fallback step is exercised on any kernel.
  */
+#include <string.h>
+
 #include "test.h"
 #include "probe/kernel_features.h"
 
@@ -72,6 +74,14 @@ int main(void)
 	ASSERT_STRCONTAINS(c.reason, "uprobes", "runtime reason names uprobes");
 	ASSERT_FALSE(features__can_run(&f, missing, sizeof(missing)), "cannot run");
 	ASSERT_STRCONTAINS(missing, "CAP_BPF", "missing names CAP_BPF");
+	/* Without the privilege every load is refused: only it is named,
+	 * not the refusals that follow from it. */
+	ASSERT_FALSE(strstr(missing, "uprobes"), "no privilege: only the privilege named");
+
+	/* Privileged, no uprobes: the feature and the class it leaves bare. */
+	f = everything();
+	f.r[FEAT_UPROBE].available = false;
+	ASSERT_FALSE(features__can_run(&f, missing, sizeof(missing)), "cannot run");
 	ASSERT_STRCONTAINS(missing, "uprobes", "missing names uprobes");
 	ASSERT_STRCONTAINS(missing, "runtime libraries", "missing names the probe class");
 	return test_exit();
