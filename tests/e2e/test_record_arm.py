@@ -16,15 +16,17 @@ the training step compiles for 1.5 s before the first step), recorded with
 - with --now, on a running trainer stuck in a 30-s host checkpoint
   (--long-host-op: it executes nothing), the window opens within the 2 s
   the probes may take, and a capture of its threads is written, where
-  waiting for an execution would have given up after 30 s with none.
+  waiting for an execution would have given up after 30 s with none;
+  its report names the main thread, off CPU most of the window.
 """
 import collections
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (check, check_bounds, finish, record, require_root, running_trainer,  # noqa: E402
-                 tmpdir, trainer_cmd, truth, truth_split, capture_of)
+from e2e import (acceltrace, check, check_bounds, finish, record, require_root,  # noqa: E402
+                 running_trainer, tmpdir, trainer_cmd, truth, truth_split, capture_of)
 
 COMPILE_MS = 1500
 INIT_BASE = 1000000000      # launch ids of the start-up programs
@@ -107,6 +109,15 @@ def now_in_checkpoint():
     check(t.pid in {p["pid"] for p in s["processes"]},
           "--now: the stuck trainer's threads are in the capture")
     check(s["window_stop_ns"] - s["window_start_ns"] == 1000000000, "--now: a 1-s window")
+    # No step completed: the report says which thread waited (the main
+    # thread, in its checkpoint), not "capture a longer window".
+    rc, out, err = acceltrace("report", "-j", s["path"])
+    d = json.loads(out) if rc == 0 else {}
+    waits = d.get("threads_waiting", [])
+    check(waits and waits[0]["thread_id"] == t.pid and waits[0]["off_cpu_pct"] >= 50 and
+          d["recommendation"].startswith("No step completed: the job was waiting"),
+          "--now: the report names the waiting main thread: %s; %r"
+          % (waits[:2], d.get("recommendation")))
 
 
 def main():

@@ -217,6 +217,25 @@ def stuck_op(space):
                                                       "acceltrace.clipped": "both"})
 
 
+def host_waiting(space):
+    """A job that completed no step in a 100 ms window (record --now on a
+    trainer in a checkpoint), with the scheduler's spans: `main` (tid 7)
+    off CPU 9 times for 10 ms (blocked, 90 %), `reader` (tid 8) preempted
+    twice for 5 ms (10 %), `idle` (tid 9) with nothing off CPU."""
+    task = Plane(space, "Task Environment", 2)
+    task.plane_stat("profile_start_time", 1_000_000_000)
+    task.plane_stat("profile_stop_time", 1_100_000_000)
+    host = Plane(space, "/host:CPU", 1)
+    main = host.line("main", 7)
+    for i in range(9):
+        host.event(main, "off CPU (blocked)", i * 11 * MS, 10 * MS)
+    reader = host.line("reader", 8)
+    for i in range(2):
+        host.event(reader, "off CPU (preempted)", i * 50 * MS, 5 * MS)
+    idle = host.line("idle", 9)
+    host.event(idle, "pread64", 0, MS)
+
+
 LONG_OP = ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nt_align4"
            "<float, cutlass::layout::RowMajor>>(cutlass_80_tensorop_s1688gemm_128x128_32x3"
            "_nt_align4::Params, int)")
@@ -249,7 +268,8 @@ def text_layout(space):
 CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
          "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only,
          "device_only": device_only, "text_layout": text_layout,
-         "two_processes": two_processes, "stuck_op": stuck_op}
+         "two_processes": two_processes, "stuck_op": stuck_op,
+         "host_waiting": host_waiting}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

@@ -81,7 +81,15 @@ text=$("$ACCELTRACE" report "$TEST_TMP/stuck_op.xplane.pb")
 	fail "stuck_op: the text does not lead with what is still running: ${text:0:300}"
 contains "$text" "/device:TPU:0 has been in convolution.77 (program long_step) for 1.9 s, and still is" \
 	"stuck_op: the stalled op, its program and for how long"
-check tpu_infeed_ops 'd["stuck"] is False' 'd["still_running"] == []'
+check tpu_infeed_ops 'd["stuck"] is False' 'd["still_running"] == []' 'd["threads_waiting"] == []'
+# No step completed, the scheduler's spans there: which threads waited.
+check host_waiting '[(w["thread"], w["thread_id"], w["waits"], w["how"]) for w in d["threads_waiting"]] == [("main", 7, 9, "blocked"), ("reader", 8, 2, "preempted")]' \
+	'abs(d["threads_waiting"][0]["off_cpu_pct"] - 90) < 1e-9' \
+	'abs(d["threads_waiting"][1]["off_cpu_pct"] - 10) < 1e-9' \
+	'd["recommendation"].startswith("No step completed: the job was waiting")'
+contains "$("$ACCELTRACE" report "$TEST_TMP/host_waiting.xplane.pb")" \
+	"main                     tid 7        off CPU  90.0% of the window, mostly blocked (9 waits)" \
+	"host_waiting: the text names the waiting threads"
 text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")
 [[ $(sed -n 3p <<<"$text") == "Recommendation" ]] || fail "the verdict first: ${text:0:200}"
 

@@ -94,6 +94,14 @@ void report_recommend(struct report *r)
 			 "Look at that op and its inputs; a longer window would show no more.",
 			 x->plane, x->name, x->program[0] ? " (program " : "", x->program,
 			 x->program[0] ? ")" : "", x->running_ps / 1e12);
+	} else if (!r->n_complete && r->n_waiting && r->waiting[0].off_cpu_pct >= 50) {
+		const struct report_thread_wait *w = &r->waiting[0];
+
+		snprintf(b, n, "No step completed: the job was waiting, not computing. Its "
+			 "thread %s (tid %lld) was off CPU %.0f%% of the window (%s, %llu times); "
+			 "see what it waits on (a checkpoint's I/O, a lock, a peer) before a "
+			 "longer window.", w->thread, (long long)w->thread_id, w->off_cpu_pct,
+			 w->how, (unsigned long long)w->waits);
 	} else if (!r->n_complete) {
 		snprintf(b, n, "No step time: %s. Capture a longer window, or one in "
 			 "which the device runs the training program.",
@@ -192,6 +200,8 @@ static int build(const struct xs_space *xs, int64_t pid, struct report *r)
 		ret = report_losses(&c);
 	if (!ret)
 		ret = report_still_running(&c);
+	if (!ret)
+		ret = report_thread_waits(&c);
 	if (!ret)
 		ret = report_memory(&c);
 	report_recommend(r);

@@ -122,6 +122,19 @@ struct report_running {
 	int64_t running_ps;	/* from its true start to the window's stop */
 };
 
+/* A thread's waits in the window (scheduler spans), when no step says
+ * what the job did. */
+#define REPORT_MAX_WAITING 6
+
+struct report_thread_wait {
+	const char *thread;
+	int64_t thread_id;
+	uint64_t waits;		/* off-CPU spans */
+	int64_t off_cpu_ps;
+	double off_cpu_pct;	/* of the window */
+	const char *how;	/* "blocked" or "preempted": most of the time */
+};
+
 struct report {
 	/* Whose: the process this report is of (report_build_process), or
 	 * pid -1 for the whole capture; the capture's processes. */
@@ -172,6 +185,11 @@ struct report {
 	struct report_running running[REPORT_MAX_RUNNING];
 	size_t n_running;
 	bool stuck;
+
+	/* With no step time (or a stuck device): the threads that waited
+	 * longest, off CPU, longest first (empty without scheduler spans). */
+	struct report_thread_wait waiting[REPORT_MAX_WAITING];
+	size_t n_waiting;
 
 	/* What the capture lost, and what it cannot tell. */
 	char *losses[REPORT_MAX_NOTES];

@@ -68,6 +68,7 @@ int line_self_times(const struct xs_line *l, int64_t *self);
 int report_input_pipeline(struct report_ctx *c);
 int report_losses(struct report_ctx *c);
 int report_still_running(struct report_ctx *c);
+int report_thread_waits(struct report_ctx *c);
 int report_memory(struct report_ctx *c);
 void report_environment(struct report_ctx *c);
 void report_recommend(struct report *r);

@@ -277,6 +277,20 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 	}
 	jw_end_array(jw);
 	jw_bool_field(jw, "stuck", r->stuck);
+	jw_name(jw, "threads_waiting");
+	jw_start_array(jw);
+	for (size_t i = 0; i < r->n_waiting; i++) {
+		const struct report_thread_wait *w = &r->waiting[i];
+
+		jw_start_object(jw);
+		jw_string_field(jw, "thread", w->thread);
+		jw_int_field(jw, "thread_id", w->thread_id);
+		jw_double_field(jw, "off_cpu_pct", w->off_cpu_pct);
+		jw_uint_field(jw, "waits", w->waits);
+		jw_string_field(jw, "how", w->how);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
 	jw_string_field(jw, "recommendation", r->recommendation);
 	jw_end_object(jw);
 }

@@ -184,6 +184,21 @@ static void print_running(const struct report *r, FILE *out)
 	}
 }
 
+/* With no step time: which threads waited, and how long. */
+static void print_waits(const struct report *r, FILE *out)
+{
+	if (!r->n_waiting)
+		return;
+	fprintf(out, "\nWhat the threads did (no step says it)\n");
+	for (size_t i = 0; i < r->n_waiting; i++) {
+		const struct report_thread_wait *w = &r->waiting[i];
+
+		fprintf(out, "  %-24s tid %-8lld off CPU %5.1f%% of the window, mostly %s "
+			"(%llu %s)\n", w->thread, (long long)w->thread_id, w->off_cpu_pct, w->how,
+			(unsigned long long)w->waits, plural(w->waits, "wait", "waits"));
+	}
+}
+
 static void print_overview(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
 	fprintf(out, "\nOverview\n");
@@ -433,6 +448,7 @@ void report_print_text(const struct report *r, const char *file,
 	 * what they rest on. */
 	print_running(r, out);
 	fprintf(out, "\nRecommendation\n  %s\n", r->recommendation);
+	print_waits(r, out);
 	print_overview(r, o, out);
 	fprintf(out, "\nRun environment\n");
 	fprintf(out, "  host                   %s\n", r->host[0] ? r->host : "(unnamed)");
