@@ -128,8 +128,9 @@ static bool stay_normal_on_busy_host(struct cpu_priority *cp, uint64_t now_ns)
 	if (!cp->cpu_pressure || cp->cpu_pressure(&some) || some < CPU_PRIORITY_BUSY_PRESSURE_PCT)
 		return false;
 	hold_normal(cp, now_ns);
-	log_info("the host's CPUs are busy (some task waited for one %.0f%% of the last "
-		 "10 s): normal priority for %.0f s", some, CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
+	log_info("starved of CPU if it yielded: the host's CPUs are busy (some task waited "
+		 "for one %.0f%% of the last 10 s): normal priority for %.0f s", some,
+		 CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
 	return true;
 }
 
@@ -182,8 +183,9 @@ void cpu_priority__poll(struct cpu_priority *cp, uint64_t now_ns)
 		return;
 	set_idle(cp, idle);
 	if (cp->starved != starved)
-		log_info("starved of CPU (runnable, not running, half of the last second): "
-			 "normal priority for %.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
+		log_info("starved of CPU (runnable, not running, half of the last %.2f s): "
+			 "normal priority for %.0f s", CPU_PRIORITY_CHECK_NS / 1e9,
+			 CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
 }
 
 void cpu_priority__normal_now(struct cpu_priority *cp)
@@ -200,6 +202,6 @@ void cpu_priority__note_lost(struct cpu_priority *cp, uint64_t now_ns, uint64_t 
 		return;
 	hold_normal(cp, now_ns);
 	set_idle(cp, false);
-	log_info("fell behind (the ring buffers turned records away): normal priority for "
-		 "%.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
+	log_info("starved of CPU: it fell behind (the ring buffers turned records away): "
+		 "normal priority for %.0f s", CPU_PRIORITY_STARVED_HOLD_NS / 1e9);
 }
