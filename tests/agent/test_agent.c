@@ -11,6 +11,8 @@
  *   and the lease's end turns it off again;
  * - no libcupti, and CUPTI refusing (as a host that restricts profiling
  *   to administrators): unavailable, with the reason in the page;
+ * - a clock read on a busy host (SIM_CUPTI_TIMESTAMP_STALL_US): the
+ *   buffer's clock pairs still agree with the clock to 200 us;
  * - a forked child lets go of its parent's page;
  * - a process that exited has its link let go.
  */
@@ -166,6 +168,70 @@ static void case_lease(void)
 	agent_links__free(l);
 }
 
+struct clock_pairs {
+	unsigned int n;
+	uint64_t worst_ns;	/* largest |host - device| of a pair */
+};
+
+/* The CLOCK_SYNC records of our GPU buffer. CUPTI's clock here is the
+ * agent's own CLOCK_MONOTONIC callback, so a true pair has host == ts. */
+static int scan_clock_pairs(void *ctx, int fd, const char *path)
+{
+	struct clock_pairs *p = ctx;
+	struct devtrace_header h;
+	struct devtrace_record r;
+
+	(void)path;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || strcmp(h.platform, "GPU") ||
+	    h.owner_pid != (__u32)getpid() || h.write_seq > h.record_capacity)
+		return 0;
+	for (__u64 seq = 1; seq <= h.write_seq; seq++) {
+		off_t at = (off_t)(h.records_offset + (seq - 1) * sizeof(r));
+		uint64_t off;
+
+		if (pread(fd, &r, sizeof(r), at) != (ssize_t)sizeof(r) ||
+		    r.kind != DEVTRACE_CLOCK_SYNC)
+			continue;
+		off = r.arg > r.ts ? r.arg - r.ts : r.ts - r.arg;
+		p->n++;
+		if (off > p->worst_ns)
+			p->worst_ns = off;
+	}
+	return 0;
+}
+
+/* Every clock read stalls 20 ms but one in four: the agent's pairs are
+ * the tight ones, or none. One loose pair would move every kernel by
+ * 10 ms (a CI run on a busy 2-CPU host saw exactly that). */
+static void case_busy_clock(void)
+{
+	struct agent_links *l = agent_links__new();
+	struct devtrace_seen *seen;
+	struct clock_pairs p = { 0 };
+	const struct agent_status *st;
+
+	setenv("ACCELTRACE_AGENT_CUPTI", cupti_path, 1);
+	setenv("SIM_CUPTI_TIMESTAMP_STALL_US", "20000", 1);
+	if (!ASSERT_OK_PTR(l, "links") || !load_agent())
+		return;
+	ASSERT_EQ(agent_links__find(l, getpid()), 1, "control page");
+	agent_links__want(l, now_ns() + 5000 * MS, now_ns());
+	st = wait_state(l, AGENT_STATE_ACTIVE);
+	if (!ASSERT_TRUE(st && st->state == AGENT_STATE_ACTIVE, "a lease turns it on"))
+		return;
+	ASSERT_EQ(agent_links__flush(l), 1, "asked to flush");
+	for (int i = 0; i < 300 && !agent_links__flushed(l); i++)
+		sleep_ms(10);
+	seen = devtrace_seen__new();
+	devtrace_buffers_find(getpid(), seen, scan_clock_pairs, &p);
+	devtrace_seen__free(seen);
+	ASSERT_GE(p.n, 1, "clock pairs in the buffer");
+	ASSERT_LE(p.worst_ns, 200000, "every pair within 200 us of the clock");
+	agent_links__want(l, 0, now_ns());
+	wait_state(l, AGENT_STATE_DORMANT);
+	agent_links__free(l);
+}
+
 /* A lease the agent cannot honour: unavailable, and why. */
 static void case_unavailable(const char *cupti, const char *fail, const char *why)
 {
@@ -245,6 +311,7 @@ static void in_child(const char *what, void (*fn)(void))
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		test_failures = 0;	/* this case's own, not the cases' before */
 		fn();
 		_exit(test_failures ? 1 : 0);
 	}
@@ -283,6 +350,7 @@ int main(void)
 	in_child("lease: dormant, on, a kernel, a flush, off", case_lease);
 	in_child("no libcupti: unavailable", no_cupti);
 	in_child("CUPTI refused: unavailable", refused);
+	in_child("a busy host's clock reads: tight pairs only", case_busy_clock);
 	in_child("fork", case_fork);
 	in_child("exit", case_exit);
 	rmdir(dir);

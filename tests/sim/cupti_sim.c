@@ -824,11 +824,31 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(timestamp_fn fn)
 	return CUPTI_SUCCESS;
 }
 
+/* SIM_CUPTI_TIMESTAMP_STALL_US: a caller descheduled right after reading
+ * the clock, on three reads of every four (a busy host's preemption). */
+static void stall_after_timestamp(void)
+{
+	static unsigned int reads;
+	const char *us = getenv("SIM_CUPTI_TIMESTAMP_STALL_US");
+	struct timespec ts;
+	long v;
+
+	if (!us || __atomic_fetch_add(&reads, 1, __ATOMIC_RELAXED) % 4 == 3)
+		return;
+	v = strtol(us, NULL, 10);
+	if (v <= 0 || v > 1000000)
+		return;
+	ts.tv_sec = 0;
+	ts.tv_nsec = v * 1000;
+	nanosleep(&ts, NULL);
+}
+
 EXPORT CUptiResult cuptiGetTimestamp(uint64_t *ts)
 {
 	if (!ts)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	*ts = cupti_now();
+	stall_after_timestamp();
 	return CUPTI_SUCCESS;
 }
 

@@ -126,13 +126,17 @@ static bool make_buffers(void)
 	struct gpu_device_info info[MAX_DEVICES];
 	uint64_t dev_ts, host_ns;
 	unsigned int n;
+	int err;
 
 	if (buffers)
 		return true;
 	memset(info, 0, sizeof(info));
 	strcpy(info[0].name, "GPU");
 	n = list_devices(info, MAX_DEVICES);
-	if (cupti_backend_clock_pair(&dev_ts, &host_ns))
+	/* The buffers' first pair: a wide one is still the best there is,
+	 * and the pairs that follow outvote it. */
+	err = cupti_backend_clock_pair(&dev_ts, &host_ns);
+	if (err && err != -EAGAIN)
 		return false;
 	buffers = gpu_buffers__new(n, info, dev_ts, host_ns);
 	if (!buffers) {

@@ -27,7 +27,9 @@ void cupti_backend_stop(void);
 /* In a forked child: records go nowhere any more (the buffers are the
  * parent's), whatever CUPTI still calls back. */
 void cupti_backend_forget(void);
-/* A clock pair: CUPTI's timestamp and CLOCK_MONOTONIC at one instant. */
+/* A clock pair: CUPTI's timestamp and CLOCK_MONOTONIC at one instant,
+ * the tightest of a few tries. -EAGAIN: even that one was bracketed too
+ * widely to trust (the thread was descheduled); the pair is still set. */
 int cupti_backend_clock_pair(uint64_t *cupti_ts, uint64_t *host_ns);
 /* Records CUPTI said it dropped (no buffer), and records without an end. */
 uint64_t cupti_backend_dropped(void);
