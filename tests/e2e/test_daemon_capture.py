@@ -25,7 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (PLUGIN, running_trainer, capture_of, check, check_bounds, finish,
+from e2e import (PLUGIN, acceltrace, running_trainer, capture_of, check, check_bounds, finish,
                  protoc_decodes, require_root, skip, sleep_until_mono_ns, tmpdir, truth,
                  truth_split, uprobes_of, wait_for)
 from daemon import Daemon
@@ -157,6 +157,16 @@ def triggers_and_rule():
               ops[0]["t_end"] <= s["window_stop_ns"],
               "the rule's capture holds the slow step's checkpoint")
         executes_match("rule: executes of the slow trainer", s, tp2, t2.pid)
+        # The report leads with why the capture was taken.
+        rc, out, _ = acceltrace("report", s["path"])
+        lead = out.split("\n\n")[1] if rc == 0 and "\n\n" in out else ""
+        check(lead.startswith("Captured because\n  rule: step time") and
+              "pid %d" % t2.pid in lead, "the report leads with the rule: %r" % lead)
+        rc, out, _ = acceltrace("report", "-j", s["path"])
+        j = json.loads(out) if rc == 0 else {}
+        reasons = [r.get("capture_reason") for r in j.get("reports", [j])]
+        check(reasons and all(str(r).startswith("rule: step time") for r in reasons),
+              "report -j capture_reason, each process's report: %r" % reasons)
     elif t2:
         t2.stop()
 

@@ -235,6 +235,8 @@ WS, WE, RT = 10000000000, 10001000000, 1700000000000000000
 check(ts.get("profile_start_time") == WS + RT and ts.get("profile_stop_time") == WE + RT,
       f"task environment {ts}")
 check(ts.get("acceltrace.window_start_ns") == WS, f"window start on CLOCK_MONOTONIC {ts}")
+check(ts.get("acceltrace.capture_reason") == "rule: pid 100 crashed\ufffd(signal 9)",
+      f"the capture's reason, a string, its newline replaced {ts}")
 check(all(s.WhichOneof("value") == "uint64_value" for s in te.stats
           if te.stat_metadata[s.metadata_id].name.startswith("profile_")), "wall times uint64")
 

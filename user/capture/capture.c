@@ -589,6 +589,23 @@ int capture__set_session(struct capture *c, const char *session)
 	return 0;
 }
 
+int capture__set_reason(struct capture *c, const char *why)
+{
+	uint32_t id = why && why[0] ? capture__intern(c, why) : 0;
+
+	if (!id && why && why[0])
+		return -ENOMEM;
+	c->reason = id;
+	return 0;
+}
+
+const char *capture__reason(const struct capture *c)
+{
+	const char *s = capture__string(c, c->reason);
+
+	return s ? s : "";
+}
+
 const char *capture__session(const struct capture *c)
 {
 	return c->session;

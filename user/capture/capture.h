@@ -228,6 +228,12 @@ void capture__set_realtime_offset(struct capture *c, int64_t realtime_minus_mono
 int capture__set_session(struct capture *c, const char *session);
 /* When the probes began to see events: earlier starts are unknown. */
 void capture__set_probes_attached(struct capture *c, uint64_t mono_ns);
+/*
+ * Why the capture was taken ("rule: device stall: pid 7 ..."), for its
+ * report to lead with; interned (sanitized) as names are. -ENOMEM keeps
+ * the old reason.
+ */
+int capture__set_reason(struct capture *c, const char *why);
 
 /*
  * Names given to set_process, set_thread and device are interned; one that
@@ -353,6 +359,8 @@ const char *capture__session(const struct capture *c);
 void capture__window(const struct capture *c, uint64_t *start_ns, uint64_t *stop_ns);
 int64_t capture__realtime_offset(const struct capture *c);
 uint64_t capture__probes_attached(const struct capture *c);
+/* "" when no reason was given. */
+const char *capture__reason(const struct capture *c);
 
 size_t capture__num_tracks(const struct capture *c);
 const struct capture_track *capture__track(const struct capture *c, uint32_t id);

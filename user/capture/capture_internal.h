@@ -68,6 +68,7 @@ struct capture {
 	bool window_set;
 	int64_t realtime_offset;
 	uint64_t probes_attached;
+	uint32_t reason;		/* interned; 0: none given */
 
 	struct strtab *strs;		/* interned strings, id 0 is "" */
 	uint64_t strings_lost;		/* interning that failed */

@@ -48,7 +48,7 @@ struct pending {
 	uint64_t from_ns;		/* at - N */
 	uint64_t stop_ns;		/* at + duration */
 	char session[CONTROL_MAX_SESSION];
-	char why[256];
+	char why[512];			/* its reasons, "; "-joined */
 	int waiters[MAX_WAITERS];	/* control clients to answer */
 	size_t n_waiters;
 	/* A Profile's destination: <root>/<session>/<host>.xplane.pb in
@@ -146,6 +146,17 @@ static void answer_waiters(struct daemon *d, const char *line)
 	d->pending.n_waiters = 0;
 }
 
+/* A trigger joining the pending capture adds its reason to the first
+ * (a rule firing during a manual capture is worth reading in its report). */
+static void join_reason(struct pending *p, const char *why)
+{
+	size_t used = strlen(p->why);
+
+	if (strstr(p->why, why) || used + 2 >= sizeof(p->why))
+		return;
+	snprintf(p->why + used, sizeof(p->why) - used, "; %s", why);
+}
+
 /*
  * Asks for a capture of [at - N, at + duration] ([at, at + duration]
  * without lookback). A trigger while one is pending joins it when it names
@@ -196,6 +207,7 @@ static int trigger(struct daemon *d, const struct ask *a, const char *why, char 
 		if (a->detail && p->stop_ns > p->at_ns)
 			detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
 		log_info("trigger (%s) joins the pending capture %s", why, p->session);
+		join_reason(p, why);
 		return 1;
 	}
 	memset(p, 0, sizeof(*p));
@@ -303,7 +315,7 @@ static void take_capture(struct daemon *d, uint64_t stop)
 {
 	struct pending *p = &d->pending;
 	struct flight_recorder_dest dest = { .logdir = d->cfg.logdir, .root_fd = p->root_fd,
-					     .root = p->root, .host = p->host };
+					     .root = p->root, .host = p->host, .reason = p->why };
 	uint64_t from = p->from_ns;
 	struct xspace_written wr = {};
 	char line[4200];
@@ -719,13 +731,14 @@ static int loop(struct daemon *d)
 		}
 		if (d->o.triggers && *d->o.triggers != d->seen_triggers) {
 			d->seen_triggers = *d->o.triggers;
-			control_trigger(d, &now_rq, -1, "SIGUSR1");
+			control_trigger(d, &now_rq, -1, "SIGUSR1 to the daemon");
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
 		rules__check_stalls(d->rules, d->metrics, now);
-		if (rules__take(d->rules, why, sizeof(why))) {
+		if (rules__take(d->rules, why + 6, sizeof(why) - 6)) {
 			struct control_request rq = { .duration_ns = d->cfg.rule_duration_ns };
 
+			memcpy(why, "rule: ", 6);
 			control_trigger(d, &rq, -1, why);
 		}
 		if (d->pending.active && now >= d->pending.stop_ns)

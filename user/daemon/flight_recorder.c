@@ -145,6 +145,8 @@ int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint6
 	if (!err) {
 		cap = recorder__capture(fr->rec);
 		err = capture__set_session(cap, session);
+		if (!err)
+			err = capture__set_reason(cap, dest->reason);
 		if (err)
 			log_err("naming the capture failed: %s", strerror(-err));
 		else if (dest->root_fd >= 0)

@@ -63,6 +63,8 @@ struct flight_recorder_dest {
 	int root_fd;
 	const char *root;
 	const char *host;
+	/* Why it is taken, written into the capture (NULL: not said). */
+	const char *reason;
 };
 
 /*

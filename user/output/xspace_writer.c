@@ -600,6 +600,10 @@ static int write_task_env_plane(struct xw *w, int64_t plane_id)
 	if (attached)
 		plane_stat_i64(w, "acceltrace.probes_attached_ns",
 			       (int64_t)(attached - w->ws));
+	/* Why it was taken (a daemon's rule or trigger), for reports to
+	 * lead with. */
+	if (capture__reason(w->c)[0])
+		plane_stat_str(w, STAT_CAPTURE_REASON, capture__reason(w->c));
 	return end_plane(w, at);
 }
 

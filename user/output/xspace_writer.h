@@ -18,6 +18,10 @@
 
 #include "capture/capture.h"
 
+/* The Task Environment plane's string stat saying why the capture was
+ * taken (capture__set_reason), which report leads with. */
+#define STAT_CAPTURE_REASON "acceltrace.capture_reason"
+
 /* One protobuf message (the whole file) cannot exceed 2 GiB. */
 #define XSPACE_MAX_BYTES ((uint64_t)INT32_MAX)
 

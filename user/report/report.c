@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/utf8.h"
+#include "output/xspace_writer.h"
 #include "reader/xspace_processes.h"
 #include "report/report_internal.h"
 
@@ -24,6 +26,7 @@ void report_environment(struct report_ctx *c)
 	const struct xs_plane *task = xs_plane_named(xs, "Task Environment");
 	const struct xs_plane *first_dev = NULL;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	const char *reason;
 
 	r->host = xs->n_hostnames ? xs->hostnames[0] : "";
 	r->producer = "unknown";
@@ -31,6 +34,10 @@ void report_environment(struct report_ctx *c)
 		r->producer = "JAX's profiler";
 	else if (task && xs_stat_find(task->stats, task->n_stats, "acceltrace.probes_attached_ns"))
 		r->producer = "acceltrace";
+	reason = plane_str(task, STAT_CAPTURE_REASON);
+	if (reason)
+		utf8_sanitize(reason, strlen(reason), r->capture_reason,
+			      sizeof(r->capture_reason), UTF8_REPLACE_CONTROLS);
 	for (size_t i = 0; i < xs->n_planes; i++) {
 		const struct xs_plane *p = &xs->planes[i];
 

@@ -142,6 +142,10 @@ struct report {
 	const char *process_name;	/* "" when unknown */
 	size_t n_processes;		/* processes with a device in the capture */
 
+	/* Why the capture was taken (a daemon's rule or trigger), "" unknown;
+	 * controls replaced, as any file may hold anything. */
+	char capture_reason[512];
+
 	/* Run environment. */
 	const char *host, *producer, *device_type;
 	size_t n_device_planes;

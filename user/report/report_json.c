@@ -245,6 +245,11 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 		jw_null(jw);
 	}
 	jw_uint_field(jw, "processes_with_device", r->n_processes);
+	jw_name(jw, "capture_reason");
+	if (r->capture_reason[0])
+		jw_string(jw, r->capture_reason);
+	else
+		jw_null(jw);
 	jw_name(jw, "environment");
 	jw_start_object(jw);
 	jw_string_field(jw, "host", r->host);

@@ -444,8 +444,11 @@ void report_print_text(const struct report *r, const char *file,
 		       const struct report_text_opts *o, FILE *out)
 {
 	fprintf(out, "acceltrace report: %s\n", file);
-	/* The verdict first: a stuck device, the advice, the overview; then
-	 * what they rest on. */
+	/* Why it was taken (a rule that fired names what it saw), then the
+	 * verdict: a stuck device, the advice, the overview; then what they
+	 * rest on. */
+	if (r->capture_reason[0])
+		fprintf(out, "\nCaptured because\n  %s\n", r->capture_reason);
 	print_running(r, out);
 	fprintf(out, "\nRecommendation\n  %s\n", r->recommendation);
 	print_waits(r, out);
