@@ -18,6 +18,9 @@
  * The window's start moved past launch 5 (the daemon's flight recorder):
  * what it says of unmatched executions agrees with what it still holds.
  *
+ * What it warns of is what was lost, not the window's edges: device work
+ * launched before it, launches still queued at its stop.
+ *
  * The owner's exit: the buffer is let go once the window is past it, and
  * found and read afresh after.
  */
@@ -320,6 +323,72 @@ out:
 	capture__free(cap);
 }
 
+/* Host Executes of pid 4242 at @at (ms) for @launch, added before finish. */
+static struct capture *window_with_executes(const uint64_t *launch, const double *at, size_t n)
+{
+	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "t", .session = "t" };
+	struct collector_opts o = { .sz = sizeof(o) };
+	struct capture *cap = capture__new(&copts);
+	struct collector *col = NULL;
+	int track;
+
+	o.capture = cap;
+	col = cap ? collector__new(&o) : NULL;
+	if (!ASSERT_OK_PTR(cap, "capture") || !ASSERT_OK_PTR(col, "collector"))
+		goto fail;
+	capture__set_probes_attached(cap, 5 * MS);
+	ASSERT_EQ(collector__add_devtrace(col, open(path, O_RDONLY), path, NULL), 0, "add");
+	ASSERT_OK(collector__open_window(col, 5 * MS), "open window");
+	ASSERT_EQ(collector__poll_devtrace(col), 16, "records read");
+	track = capture__host_track(cap, 4242, 4242);
+	for (size_t i = 0; i < n; i++) {
+		struct capture_span e = {
+			.start_ns = (uint64_t)(at[i] * MS), .end_ns = (uint64_t)(at[i] * MS) + 50000,
+			.correlation_id = launch[i], .track = (uint32_t)track,
+			.name = capture__intern(cap, "PjRtLoadedExecutable::Execute"),
+			.kind = SPAN_EXECUTE,
+		};
+
+		ASSERT_OK(capture__add_span(cap, &e), "host Execute");
+	}
+	collector__begin_close(col, STOP);
+	ASSERT_OK(collector__finish(col), "finish");
+	if (!ASSERT_OK(capture__finalize(cap), "finalize"))
+		goto fail;
+	collector__free(col);
+	return cap;
+fail:
+	collector__free(col);
+	capture__free(cap);
+	return NULL;
+}
+
+/* The window's edges are not losses: device work launched before the
+ * window (launch 5: only 6's Execute is in it) and a launch still queued
+ * at the stop (8: no device work yet). A launch before those that ran,
+ * with no device work (4), is. */
+static void test_edges_not_losses(void)
+{
+	const uint64_t edges[] = { 6, 8 }, lost[] = { 4, 5, 6 };
+	const double edges_at[] = { 14.5, 20 }, lost_at[] = { 8, 9.5, 14.5 };
+	struct capture *cap = window_with_executes(edges, edges_at, 2);
+
+	if (cap) {
+		ASSERT_FALSE(has_warning(cap, "without their host Execute"),
+			     "launch 5 began before the window: no device-side warning");
+		ASSERT_FALSE(has_warning(cap, "without their device execution"),
+			     "launch 8 was queued at the stop: no host-side warning");
+		capture__free(cap);
+	}
+	cap = window_with_executes(lost, lost_at, 3);
+	if (cap) {
+		ASSERT_TRUE(has_warning(cap, "1 host Executes (per core) without their device execution"),
+			    "launch 4, before launches that ran, is lost");
+		ASSERT_FALSE(has_warning(cap, "without their host Execute"), "5 and 6 joined");
+		capture__free(cap);
+	}
+}
+
 /* The buffer's owner (pid 4242) exits at 20 ms: once the window has moved
  * past the exit, the buffer found in it is closed and forgotten where it
  * was found, and is found afresh (a new process mapping the same file). */
@@ -395,6 +464,7 @@ int main(void)
 	test_one_window();
 	test_planned_stop();
 	test_forget_before();
+	test_edges_not_losses();
 	test_owner_exit();
 	close(fd_out);
 	unlink(path);

@@ -7,6 +7,7 @@
  * window is open (a daemon's stays open for days).
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #define LOG_CONTEXT "devtrace"
 #include "collect/collect_devtrace_internal.h"
@@ -26,11 +27,21 @@ static uintptr_t covered_cores(const struct collect_devtrace *d, uint32_t pid)
 	return bits;
 }
 
+/* Per process: where the matched executions reach, so that the window's
+ * edges are told from losses. */
+struct matched_reach {
+	uint64_t last_host_start;	/* latest host Execute that ran */
+	uint64_t first_device_start;	/* earliest device execution joined */
+};
+
 struct match_ctx {
 	struct collect_devtrace *d;
 	/* The capture's executions, both sides: (pid, launch id) -> cores
-	 * seen (a bit per core) on the device side; a marker on the host. */
-	struct hashmap *dev, *host;
+	 * seen (a bit per core) on the device side, and their earliest
+	 * start + 1 (dev_start); the host Execute's start + 1 (host). */
+	struct hashmap *dev, *dev_start, *host;
+	/* pid -> struct matched_reach */
+	struct hashmap *reach;
 	uint64_t unmatched_device, unmatched_host, matched;
 	bool out_of_memory;
 	/* covered_cores() of the pid asked last: a capture's Executes are
@@ -40,13 +51,18 @@ struct match_ctx {
 	uintptr_t covered;
 };
 
+static void put(struct match_ctx *m, struct hashmap *h, uint64_t a, uint64_t b, uintptr_t v)
+{
+	m->out_of_memory |= hashmap__put(h, a, b, (void *)v, NULL) != 0;
+}
+
 static int note_launch(const struct capture_span *s, void *ctx)
 {
 	struct match_ctx *m = ctx;
 	const struct capture *cap = m->d->c->cap;
 	const struct capture_track *t;
 	const struct capture_device *dev;
-	uintptr_t bits;
+	uintptr_t bits, first;
 
 	if (!s->correlation_id ||
 	    (s->kind != SPAN_EXECUTE &&
@@ -56,38 +72,85 @@ static int note_launch(const struct capture_span *s, void *ctx)
 	if (!t)
 		return 0;
 	if (s->kind == SPAN_EXECUTE) {
-		m->out_of_memory |= hashmap__put(m->host, t->pid, s->correlation_id,
-						 (void *)1, NULL) != 0;
+		put(m, m->host, t->pid, s->correlation_id, (uintptr_t)s->start_ns + 1);
 		return 0;
 	}
 	dev = capture__device_info(cap, t->device);
 	if (!dev || dev->core >= 64)
 		return 0;
 	bits = (uintptr_t)hashmap__get(m->dev, t->pid, s->correlation_id);
-	bits |= (uintptr_t)1 << dev->core;
-	m->out_of_memory |= hashmap__put(m->dev, t->pid, s->correlation_id, (void *)bits,
-					 NULL) != 0;
+	put(m, m->dev, t->pid, s->correlation_id, bits | (uintptr_t)1 << dev->core);
+	first = (uintptr_t)hashmap__get(m->dev_start, t->pid, s->correlation_id);
+	if (!first || s->start_ns + 1 < first)
+		put(m, m->dev_start, t->pid, s->correlation_id, (uintptr_t)s->start_ns + 1);
 	return 0;
 }
 
+static struct matched_reach *reach_of(struct match_ctx *m, uint64_t pid)
+{
+	struct matched_reach *r = hashmap__get(m->reach, pid, 0);
+
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r || hashmap__put(m->reach, pid, 0, r, NULL)) {
+		free(r);
+		m->out_of_memory = true;
+		return NULL;
+	}
+	r->first_device_start = UINT64_MAX;
+	return r;
+}
+
+static int note_reach(uint64_t pid, uint64_t launch, void *value, void *ctx)
+{
+	struct match_ctx *m = ctx;
+	uintptr_t host = (uintptr_t)hashmap__get(m->host, pid, launch);
+	uintptr_t dev = (uintptr_t)hashmap__get(m->dev_start, pid, launch);
+	struct matched_reach *r;
+
+	(void)value;
+	if (!host || !(r = reach_of(m, pid)))
+		return 0;
+	if (host - 1 > r->last_host_start)
+		r->last_host_start = host - 1;
+	if (dev && dev - 1 < r->first_device_start)
+		r->first_device_start = dev - 1;
+	return 0;
+}
+
+/* A device execution with no host Execute counts as lost unless it ran
+ * before the first joined one: its Execute was launched before the window
+ * (the queue runs behind the host). */
 static int count_device_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
 {
 	struct match_ctx *m = ctx;
 	int cores = __builtin_popcountll((uintptr_t)value);
+	const struct matched_reach *r;
+	uintptr_t start;
 
-	if (hashmap__get(m->host, pid, launch))
+	if (hashmap__get(m->host, pid, launch)) {
 		m->matched += cores;
-	else
+		return 0;
+	}
+	r = hashmap__get(m->reach, pid, 0);
+	start = (uintptr_t)hashmap__get(m->dev_start, pid, launch);
+	if (!r || !start || start - 1 > r->first_device_start)
 		m->unmatched_device += cores;
 	return 0;
 }
 
+/* A host Execute with no device execution counts as lost unless it came
+ * after the last one that ran: it was still queued or running at the
+ * stop (as every window's last few are). */
 static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx)
 {
 	struct match_ctx *m = ctx;
 	uintptr_t want, have = (uintptr_t)hashmap__get(m->dev, pid, launch);
+	const struct matched_reach *r = hashmap__get(m->reach, pid, 0);
 
-	(void)value;
+	if (r && (uintptr_t)value - 1 > r->last_host_start)
+		return 0;
 	if (!m->covered_known || m->covered_pid != (uint32_t)pid) {
 		m->covered = covered_cores(m->d, (uint32_t)pid);
 		m->covered_pid = (uint32_t)pid;
@@ -98,15 +161,18 @@ static int count_host_side(uint64_t pid, uint64_t launch, void *value, void *ctx
 	return 0;
 }
 
-/* The unmatched are counted on both sides (at the window's edges some
- * are expected). */
+/* The unmatched are counted on both sides, less those the window's edges
+ * explain: device work whose launch came before the window, and launches
+ * whose device work had not run by its stop. */
 void collect_devtrace_report_matching(struct collect_devtrace *d)
 {
-	struct match_ctx m = { .d = d, .dev = hashmap__new(), .host = hashmap__new() };
+	struct match_ctx m = { .d = d, .dev = hashmap__new(), .dev_start = hashmap__new(),
+			       .host = hashmap__new(), .reach = hashmap__new() };
 
-	if (!m.dev || !m.host)
+	if (!m.dev || !m.dev_start || !m.host || !m.reach)
 		goto out;
 	capture__for_each_span(d->c->cap, note_launch, &m);
+	hashmap__filter(m.dev, note_reach, &m);
 	if (m.out_of_memory) {
 		collect_out_of_memory(d->c);
 		goto out;
@@ -125,5 +191,7 @@ void collect_devtrace_report_matching(struct collect_devtrace *d)
 			      (unsigned long long)m.unmatched_host);
 out:
 	hashmap__free(m.dev, NULL);
+	hashmap__free(m.dev_start, NULL);
 	hashmap__free(m.host, NULL);
+	hashmap__free(m.reach, free);
 }
