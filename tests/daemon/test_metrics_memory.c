@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "capture/capture.h"
+#include "capture/capture_memory.h"
 #include "daemon/metrics.h"
 #include "devmem/devmem_book.h"
 
@@ -76,6 +77,8 @@ int main(void)
 	metrics__span(m, c, &s);
 	sample(b, 100, MEM_LAYER_CUDA, 0, 1 << 30, 3u << 29);
 	sample(b, 100, MEM_LAYER_PJRT, 0, 1 << 20, 1 << 21);
+	/* A buffer on a device no runtime call named. */
+	sample(b, 100, MEM_LAYER_PJRT, CAPTURE_MEM_DEVICE_UNKNOWN, 512, 512);
 	sample(b, 200, MEM_LAYER_CUDA, 1, 4096, 8192);
 	sample(b, 300, MEM_LAYER_CUDA, 0, 1, 1);
 	/* pid 200 has more allocators than a process may show. */
@@ -91,6 +94,10 @@ int main(void)
 		ASSERT_STRCONTAINS(text, "acceltrace_device_memory_bytes" LABELS("100")
 				   "device=\"0\",allocator=\"GPU_0_pjrt_buffers\"} 1048576\n",
 				   "PJRT layer on the same device, apart");
+		ASSERT_STRCONTAINS(text, "acceltrace_device_memory_bytes" LABELS("100")
+				   "device=\"unknown\",allocator=\"GPU_unknown_pjrt_buffers\"} 512\n",
+				   "an unknown device is 'unknown', as its allocator says");
+		ASSERT_FALSE(strstr(text, "4294967295"), "no device=\"4294967295\"");
 		ASSERT_STRCONTAINS(text, "acceltrace_device_memory_peak_bytes" LABELS("100")
 				   "device=\"0\",allocator=\"GPU_0_cuda_reserved\"} 1610612736\n",
 				   "peak");

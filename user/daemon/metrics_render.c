@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "capture/capture_memory.h"
 #include "daemon/metrics_internal.h"
 #include "lib/utf8.h"
 
@@ -224,7 +225,12 @@ static void device_memory(const struct metrics *m, FILE *out, const char *name,
 		for (uint32_t j = 0; j < p->n_mem; j++) {
 			fprintf(out, "%s{", name);
 			proc_labels(out, p);
-			fprintf(out, ",device=\"%" PRIu32 "\",allocator=\"", p->mem[j].device);
+			/* A device no runtime named: as its allocator says. */
+			if (p->mem[j].device == CAPTURE_MEM_DEVICE_UNKNOWN)
+				fprintf(out, ",device=\"unknown\",allocator=\"");
+			else
+				fprintf(out, ",device=\"%" PRIu32 "\",allocator=\"",
+					p->mem[j].device);
 			escaped(out, p->mem[j].allocator);
 			fprintf(out, "\"} %" PRIu64 "\n", mem_figure(&p->mem[j], f));
 		}
