@@ -92,7 +92,7 @@ def progress_on_a_terminal(t, work):
     check(any(re.search(r"\d+ runtime librar(y|ies), \d+ probes", d) for d in arming),
           "pty: what was placed is said: %s" % arming)
     window = [d for d in draws if re.match(r"window \d+\.\d / 2\.0 s, \d+ events?, "
-                                           r"(no losses|\d+ records? lost); Ctrl-C", d)]
+                                           r"(nothing|\d+ records?) lost in the kernel; Ctrl-C", d)]
     check(window, "pty: the window's elapsed / duration, events and losses: %s"
           % draws[-6:])
     events = [int(re.search(r", (\d+) event", d).group(1)) for d in window]

@@ -201,13 +201,16 @@ static void placed(const struct recorder_progress *rp, char *buf, size_t len)
 		 plural(rp->probes), rp->devtrace_buffers, plural(rp->devtrace_buffers));
 }
 
-/* "no losses" or "12 records lost" (in the kernel, since attaching). */
+/* "nothing lost in the kernel" or "12 records lost in the kernel" (since
+ * attaching): the capture's summary lists every loss; this is the one
+ * known while the window is open, and says which it is. */
 static void losses(const struct recorder_progress *rp, char *buf, size_t len)
 {
 	if (!rp->lost)
-		snprintf(buf, len, "no losses");
+		snprintf(buf, len, "nothing lost in the kernel");
 	else
-		snprintf(buf, len, "%" PRIu64 " record%s lost", rp->lost, plural(rp->lost));
+		snprintf(buf, len, "%" PRIu64 " record%s lost in the kernel", rp->lost,
+			 plural(rp->lost));
 }
 
 /* "window 2/5" or "window" */

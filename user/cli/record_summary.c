@@ -149,7 +149,7 @@ void print_summary(struct recorder *rec, const struct written *wr, bool quiet)
 {
 	const struct capture *cap = recorder__capture(rec);
 	uint64_t start, stop;
-	size_t nk = sizeof(summary_kinds) / sizeof(summary_kinds[0]);
+	size_t nk = sizeof(summary_kinds) / sizeof(summary_kinds[0]), lost = 0;
 
 	capture__window(cap, &start, &stop);
 	if (cli_json()) {
@@ -243,14 +243,15 @@ void print_summary(struct recorder *rec, const struct written *wr, bool quiet)
 		if (n)
 			printf("  %-28s %10" PRIu64 "\n", span_kind_name(summary_kinds[i]), n);
 	}
-	if (!capture__num_losses(cap))
-		printf("  losses: none\n");
 	for (size_t i = 0; i < capture__num_losses(cap); i++) {
 		uint64_t n;
 		const char *what = capture__loss(cap, i, &n);
 
-		printf("  loss: %s: %" PRIu64 "\n", what, n);
+		if (n)		/* a counter of nothing lost is no loss */
+			printf("  loss: %s: %" PRIu64 "\n", what, n), lost++;
 	}
+	if (!lost)
+		printf("  losses: none\n");
 	for (size_t i = 0; i < capture__num_warnings(cap); i++)
 		printf("  warning: %s\n", capture__warning(cap, i));
 	printf("  open it: tensorboard --logdir %s  (Profile tab)\n", wr->logdir);
