@@ -144,14 +144,12 @@ static __noinline struct at_mem_agg *mem_agg_of(__u32 pid, __u32 layer, __u32 fl
 }
 
 /*
- * Adds @bytes in use; returns the bytes in use after. The peak only rises
- * (compare-and-swap): a CPU that loses every try leaves a peak another
- * raised. peak_ns is the winner's, written after it won.
+ * Raises the peak to @after. The peak only rises (compare-and-swap): a CPU
+ * that loses every try leaves a peak another raised. peak_ns is the
+ * winner's, written after it won.
  */
-static __always_inline __u64 mem_add_in_use(struct at_mem_agg *a, __u64 bytes, __u64 now)
+static __always_inline void mem_raise_peak(struct at_mem_agg *a, __u64 after, __u64 now)
 {
-	__u64 after = __sync_fetch_and_add(&a->in_use, bytes) + bytes;
-
 	for (int i = 0; i < 8; i++) {
 		__u64 peak = a->peak;
 
@@ -162,6 +160,14 @@ static __always_inline __u64 mem_add_in_use(struct at_mem_agg *a, __u64 bytes, _
 			break;
 		}
 	}
+}
+
+/* Adds @bytes in use; returns the bytes in use after. */
+static __always_inline __u64 mem_add_in_use(struct at_mem_agg *a, __u64 bytes, __u64 now)
+{
+	__u64 after = __sync_fetch_and_add(&a->in_use, bytes) + bytes;
+
+	mem_raise_peak(a, after, now);
 	return after;
 }
 
@@ -375,6 +381,7 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 	struct at_mem_live_key key = { .pid = m->pid, .addr = m->addr };
 	struct at_mem_live *e;
 	struct at_mem_agg *a;
+	__u64 after;
 
 	if (!m->sized || !m->addr) {
 		m->flags |= RT_F_MEM_UNSIZED;
@@ -386,18 +393,27 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 		mem_alloc(d, m);
 		return;
 	}
-	/* Sized already (the call repeats), or freed: nothing. Only the
-	 * first of racing sizings counts. */
-	if (e->bytes || (e->flags & AT_MEM_LIVE_DELETED) ||
-	    __sync_val_compare_and_swap(&e->bytes, 0, m->size) != 0)
+	/* Sized already (the call repeats), or freed: nothing. */
+	if (e->bytes || (e->flags & AT_MEM_LIVE_DELETED))
 		return;
 	a = mem_agg_of(m->pid, e->layer, e->flags, e->device);
 	if (!a)
 		return;
+	/* In use first, then the size on the entry, so that a free reading
+	 * the size releases bytes already counted. The other order let a
+	 * racing free subtract them first: in_use wrapped below zero for an
+	 * instant, and a capture said 8192 PiB. Only the first of racing
+	 * sizings keeps its bytes; the others take theirs back. */
+	after = __sync_fetch_and_add(&a->in_use, m->size) + m->size;
+	if (__sync_val_compare_and_swap(&e->bytes, 0, m->size) != 0) {
+		__sync_fetch_and_sub(&a->in_use, m->size);
+		return;
+	}
 	__sync_fetch_and_add(&a->alloc_bytes, m->size);
 	if (e->flags & MEM_F_RESERVED)
 		__sync_fetch_and_add(&a->reserved_in_use, m->size);
-	m->in_use = mem_add_in_use(a, m->size, m->done_ns);
+	mem_raise_peak(a, after, m->done_ns);
+	m->in_use = after;
 	m->bytes = m->size;
 }
 
