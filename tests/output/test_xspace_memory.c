@@ -66,7 +66,9 @@ static struct capture *build_sample(void)
 		{ WS - 500000, 1000, 10, 5, 12, 12 },
 		{ WS - 100000, 1000, 20, 15, 22, 22 },
 		{ WS + 500000, 10, 30, 25, 32, 32 },
-		{ WE + 100, 10, 40, 35, 42, 42 },
+		/* A peak past int64 (an accounting that wrapped): the JSON's
+		 * numbers are int64, as every reader of it takes them. */
+		{ WE + 100, 10, 40, 35, 42, UINT64_MAX - 5 },
 	};
 	int err = 0, t101, t201, d0, steps;
 

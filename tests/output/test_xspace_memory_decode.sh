@@ -11,7 +11,9 @@
 # memory events, the allocator's counter line ("Memory in use", a point at
 # the window's start, none after it), the whole timeline as the plane stat
 # acceltrace.memory_timelines (times before the window negative), the
-# budget's drop as acceltrace.memory_events_dropped, and no negative time.
+# budget's drop as acceltrace.memory_events_dropped, and no negative time;
+# a point's figure past int64 written as int64's largest, and the timeline
+# read whole by acceltrace's own report.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/harness/test.sh
@@ -140,7 +142,8 @@ if tl:
           {"allocator_name": "TPU_0_pjrt_buffers", "pid": 100, "device_ordinal": 0,
            "layer": "pjrt_buffers"}, f"allocator {a[0]}")
     check(a[0]["points"] == [[-500000, 1000, 10, 5, 12, 12], [-100000, 1000, 20, 15, 22, 22],
-                             [500000, 10, 30, 25, 32, 32], [1000100, 10, 40, 35, 42, 42]],
+                             [500000, 10, 30, 25, 32, 32],
+                             [1000100, 10, 40, 35, 42, 2**63 - 1]],
           f"points {a[0]['points']}")
 check(ps.get("acceltrace.memory_events_dropped") == ("int64_value", 1), "dropped")
 
@@ -149,4 +152,15 @@ for f in failures:
 sys.exit(1 if failures else 0)
 EOF
 "$PYTHON" "$TEST_TMP/check.py" "$TEST_TMP" "$TEST_TMP/memory.xplane.pb" || fail "python checks"
+# acceltrace's own reader takes the timelines whole (a number past int64
+# once made it say "the memory timelines stat is malformed").
+json=$("$ACCELTRACE" report -j "$TEST_TMP/memory.xplane.pb" 2>"$TEST_TMP/report.err") ||
+	fail "report failed: $(cat "$TEST_TMP/report.err")"
+[[ $(json_get "$json" "any('malformed' in l for l in d['losses'])") == False ]] ||
+	fail "report: the timelines read as malformed: $(json_get "$json" "d['losses']")"
+[[ $(json_get "$json" "[m['timeline']['points'] for m in d['memory']['devices'] if m['pid'] == 100 and m['layer'] == 'pjrt_buffers']") == "[4]" ]] ||
+	fail "report: the timeline's 4 points: $(json_get "$json" "d['memory']")"
+# 1.5 ms of timeline: no rate an hour (it made 85 MB/h once).
+[[ $(json_get "$json" "[(m['timeline']['growth_bytes_per_hour'], m['timeline']['too_short_for_rate']) for m in d['memory']['devices'] if m['layer'] == 'pjrt_buffers']") == "[(None, True)]" ]] ||
+	fail "report: a rate an hour from 1.5 ms: $(json_get "$json" "d['memory']")"
 test_done

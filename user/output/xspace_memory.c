@@ -506,11 +506,12 @@ int xw_memory_timelines_json(const struct xw *w, char **json)
 			/* Relative to the window's start: negative before it. */
 			jw_int(jw, p[k].ts_ns >= w->ws ? (int64_t)(p[k].ts_ns - w->ws) :
 			       -(int64_t)(w->ws - p[k].ts_ns));
-			jw_uint(jw, p[k].span_ns);
-			jw_uint(jw, p[k].in_use);
-			jw_uint(jw, p[k].min_in_use);
-			jw_uint(jw, p[k].max_in_use);
-			jw_uint(jw, p[k].peak);
+			/* int64s, as the events' stats and every reader */
+			jw_int(jw, bytes64(p[k].span_ns));
+			jw_int(jw, bytes64(p[k].in_use));
+			jw_int(jw, bytes64(p[k].min_in_use));
+			jw_int(jw, bytes64(p[k].max_in_use));
+			jw_int(jw, bytes64(p[k].peak));
 			jw_end_array(jw);
 		}
 		jw_end_array(jw);
