@@ -77,7 +77,15 @@ check mem_hostile_stats "m['peak_bytes'] >= 2**63 - 3" "m['churn_steps'] == 9" \
 # No memory in the capture: an empty list, as other lists are.
 check tpu_infeed_ops "m is None" "d['memory'] == {'devices': []}"
 
+# The text's summary: two lines an allocator, the leak in them.
 text=$("$ACCELTRACE" report "$TEST_TMP/mem_leak_eval.xplane.pb")
+for want in "Device memory (report --memory: " "  GPU_0_pjrt_buffers, pid 42
+    peak 1.93 MiB at 61.000 ms (step 6); in use 976.56 KiB -> 1016.56 KiB; growth +4.00 KiB/step (LEAK, steady growth); since the process began +97.66 KiB/h (LEAK, steady growth)" \
+	"1 allocation past the kernel's live-allocation table: in use short by up to 2.00 MiB"; do
+	contains "$text" "$want" "text report's summary"
+done
+[[ $text != *"largest live allocations"* ]] || fail "the summary lists allocations: $text"
+text=$("$ACCELTRACE" report --memory "$TEST_TMP/mem_leak_eval.xplane.pb")
 for want in "Device memory" "GPU_0_pjrt_buffers, pid 42, device 0" \
 	"peak in the window   1.93 MiB ($PEAK B) at 61.000 ms, step 6" \
 	"+4.00 KiB/step (R^2 1.00 over 10 points): LEAK" \
@@ -86,7 +94,7 @@ for want in "Device memory" "GPU_0_pjrt_buffers, pid 42, device 0" \
 	"made before the window: not known one by one" \
 	"reserved (PyTorch's caching allocator, XLA's BFC): not tensors" \
 	"timeline from 3.0 h before the window: 77 points" "+97.66 KiB/h"; do
-	contains "$text" "$want" "text report"
+	contains "$text" "$want" "text report --memory"
 done
 text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")
 [[ $text != *"Device memory"* ]] || fail "a capture without memory has a memory section"

@@ -50,6 +50,9 @@ void usage_report(FILE *out)
 		"      --pid PID        only that process's report\n"
 		"      --steps N|all    step rows in the text (default 20); -j lists every\n"
 		"                       step in steps.list whatever this says\n"
+		"      --memory         device memory in full: the largest allocations at\n"
+		"                       each peak, churn per step, timelines (else two\n"
+		"                       lines an allocator; -j has all of it)\n"
 		"  -w, --wide           names in full: no fitting to the terminal's width\n"
 		"                       (else $COLUMNS, the terminal's, or 120 columns)\n"
 		CLI_COMMON_HELP
@@ -290,7 +293,7 @@ static void print_fleets(struct json_writer *jw, struct fleet **fleets, size_t n
 	jw_end_array(jw);
 }
 
-enum { OPT_STEPS = 256, OPT_PID };
+enum { OPT_STEPS = 256, OPT_PID, OPT_MEMORY };
 
 int cmd_report(int argc, char **argv)
 {
@@ -298,6 +301,7 @@ int cmd_report(int argc, char **argv)
 		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "wide", no_argument, NULL, 'w' },
 		{ "pid", required_argument, NULL, OPT_PID },
+		{ "memory", no_argument, NULL, OPT_MEMORY },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -328,6 +332,9 @@ int cmd_report(int argc, char **argv)
 			continue;
 		case 'w':
 			wide = true;
+			continue;
+		case OPT_MEMORY:
+			o->memory_detail = true;
 			continue;
 		case OPT_PID:
 			if (cli_parse_uint(optarg, &v) || !v || v > INT32_MAX)

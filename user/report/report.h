@@ -63,6 +63,9 @@ struct report_input_op {
 #define REPORT_MEM_LEAK_MIN_R2 0.8
 #define REPORT_MEM_LEAK_MIN_SHARE 0.005
 #define REPORT_MEM_LEAK_MIN_POINTS 4
+/* A rate an hour from a timeline shorter than this would be an
+ * extrapolation past what it saw (4 points in 5 s made MiB an hour). */
+#define REPORT_MEM_RATE_MIN_SPAN_NS (600 * 1000000000ll)
 
 struct report_mem_alloc {
 	uint64_t addr;
@@ -106,6 +109,7 @@ struct report_mem_device {
 	int64_t timeline_first_bytes, timeline_last_bytes, timeline_peak_bytes;
 	int64_t timeline_finest_ns, timeline_coarsest_ns;
 	struct report_mem_fit timeline_growth;	/* bytes per hour */
+	bool timeline_too_short;	/* under REPORT_MEM_RATE_MIN_SPAN_NS: no rate */
 };
 
 /* What was still running on a device when the window ended. */
@@ -216,6 +220,9 @@ void report_free(struct report *r);
 struct report_text_opts {
 	size_t max_steps;	/* step rows shown; SIZE_MAX for every one */
 	size_t width;		/* columns a line may take; 0: names in full */
+	/* Device memory in full (largest at the peak, churn, timelines);
+	 * else two lines an allocator. */
+	bool memory_detail;
 };
 #define REPORT_DEFAULT_STEP_ROWS 20
 

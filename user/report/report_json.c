@@ -167,6 +167,7 @@ static void mem_timeline(const struct report_mem_device *d, int64_t origin_ps,
 		jw_int_field(jw, "peak_bytes", d->timeline_peak_bytes);
 	}
 	mem_fit(jw, "growth_bytes_per_hour", "leak_bytes_per_hour", &d->timeline_growth);
+	jw_bool_field(jw, "too_short_for_rate", d->timeline_too_short);
 	jw_end_object(jw);
 }
 

@@ -399,7 +399,12 @@ static int whole_timeline(const struct xs_mem_allocator *a, struct report_mem_de
 		y[i] = (double)p->in_use;
 		w[i] = p->span_ns > 0 ? (double)p->span_ns : 1;
 	}
-	fit_line(x, y, w, n, (double)d->timeline_peak_bytes, &d->timeline_growth);
+	d->timeline_too_short = d->timeline_end_ps - d->timeline_start_ps <
+				REPORT_MEM_RATE_MIN_SPAN_NS * 1000;
+	if (!d->timeline_too_short)
+		fit_line(x, y, w, n, (double)d->timeline_peak_bytes, &d->timeline_growth);
+	else
+		d->timeline_growth.points = n;
 	free(x);
 	free(y);
 	free(w);

@@ -428,13 +428,80 @@ static void print_mem_device(const struct report *r, const struct report_mem_dev
 		human_bytes((double)d->timeline_first_bytes, b1, sizeof(b1)),
 		human_bytes((double)d->timeline_last_bytes, b2, sizeof(b2)),
 		human_bytes((double)d->timeline_peak_bytes, b3, sizeof(b3)));
-	print_growth(out, "growth per hour", "h", &d->timeline_growth);
+	if (d->timeline_too_short)
+		fprintf(out, "    %-20s unknown: the timeline covers %s; a rate an hour "
+			"needs %s\n", "growth per hour",
+			human_duration((double)(d->timeline_end_ps - d->timeline_start_ps) / 1e12,
+				       b1, sizeof(b1)),
+			human_duration(REPORT_MEM_RATE_MIN_SPAN_NS / 1e9, b2, sizeof(b2)));
+	else
+		print_growth(out, "growth per hour", "h", &d->timeline_growth);
 }
 
-static void print_memory(const struct report *r, FILE *out)
+/* A growth a reader can take in: "+4.00 KiB/step", "none", "unknown". */
+static const char *growth_words(const struct report_mem_fit *f, const char *per, char *buf,
+				size_t size)
+{
+	char b[32];
+
+	if (isnan(f->slope))
+		snprintf(buf, size, "unknown");
+	else if (isnan(f->r2) || fabs(f->slope) < 0.5)
+		snprintf(buf, size, "none");
+	else if (f->r2 < REPORT_MEM_LEAK_MIN_R2)
+		snprintf(buf, size, "no steady growth");
+	else
+		snprintf(buf, size, "%s%s/%s%s", f->slope > 0 ? "+" : "",
+			 human_bytes(f->slope, b, sizeof(b)), per,
+			 f->leak ? " (LEAK, steady growth)" : "");
+	return buf;
+}
+
+/* Two lines an allocator: where it peaked, in use, growth and a leak. */
+static void print_mem_summary(const struct report *r, const struct report_mem_device *d,
+			      FILE *out)
+{
+	char b1[32], b2[32], g[96], gh[96];
+
+	fprintf(out, "  %s", d->allocator_name);
+	if (d->pid >= 0)
+		fprintf(out, ", pid %" PRId64, d->pid);
+	fprintf(out, "\n    ");
+	if (d->peak_bytes >= 0) {
+		fprintf(out, "peak %s at %.3f ms", human_bytes((double)d->peak_bytes, b1, sizeof(b1)),
+			((double)d->peak_time_ps - (double)r->span_start_ps) / 1e9);
+		if (d->peak_step >= 0)
+			fprintf(out, " (step %" PRId64 ")", d->peak_step);
+		fprintf(out, "; ");
+	}
+	if (d->in_use_start_bytes >= 0 && d->in_use_end_bytes >= 0)
+		fprintf(out, "in use %s -> %s; ",
+			human_bytes((double)d->in_use_start_bytes, b1, sizeof(b1)),
+			human_bytes((double)d->in_use_end_bytes, b2, sizeof(b2)));
+	fprintf(out, "growth %s", growth_words(&d->growth, "step", g, sizeof(g)));
+	/* The timeline's rate only when it is a leak: the detail has the rest. */
+	if (d->timeline_points && !d->timeline_too_short && d->timeline_growth.leak)
+		fprintf(out, "; since the process began %s",
+			growth_words(&d->timeline_growth, "h", gh, sizeof(gh)));
+	fprintf(out, "\n");
+	if (d->untracked)
+		fprintf(out, "    %" PRIu64 " %s past the kernel's live-allocation table: in use "
+			"short by up to %s\n", d->untracked,
+			plural(d->untracked, "allocation", "allocations"),
+			human_bytes((double)d->untracked_bytes, b1, sizeof(b1)));
+}
+
+static void print_memory(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
 	if (!r->n_mem)
 		return;
+	if (!o->memory_detail) {
+		fprintf(out, "\nDevice memory (report --memory: the largest allocations at the "
+			"peak, churn, timelines)\n");
+		for (size_t i = 0; i < r->n_mem; i++)
+			print_mem_summary(r, &r->mem[i], out);
+		return;
+	}
 	fprintf(out, "\nDevice memory\n");
 	for (size_t i = 0; i < r->n_mem; i++)
 		print_mem_device(r, &r->mem[i], out);
@@ -474,7 +541,7 @@ void report_print_text(const struct report *r, const char *file,
 		r->span_ps / 1e12);
 	print_steps(r, o, out);
 	print_input(r, o, out);
-	print_memory(r, out);
+	print_memory(r, o, out);
 	fprintf(out, "\nWhat the capture lost\n");
 	if (!r->n_losses)
 		fprintf(out, "  nothing recorded as dropped, clipped or open\n");
