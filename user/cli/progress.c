@@ -193,9 +193,16 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
-/* "1 runtime library, 25 probes, 4 device trace buffers" */
+/* "1 runtime library, 25 probes, 4 device trace buffers", or that none is
+ * loaded yet (a -- CMD traced from its first instruction): "0 probes"
+ * would read as nothing traced while the kernel's are on. */
 static void placed(const struct recorder_progress *rp, char *buf, size_t len)
 {
+	if (!rp->libraries && !rp->devtrace_buffers) {
+		snprintf(buf, len, "no runtime library loaded yet: its probes go on when "
+			 "one is");
+		return;
+	}
 	snprintf(buf, len, "%zu runtime librar%s, %zu probe%s, %zu device trace buffer%s",
 		 rp->libraries, rp->libraries == 1 ? "y" : "ies", rp->probes,
 		 plural(rp->probes), rp->devtrace_buffers, plural(rp->devtrace_buffers));
