@@ -38,6 +38,19 @@ static void test_protocol(void)
 	ASSERT_OK(control_parse_request("trigger duration_ns=0 at_ns=0 session=-", &back,
 					err, sizeof(err)), "default session");
 	ASSERT_STREQ(back.session, "", "'-' is the default");
+	ASSERT_EQ(back.pid, 0, "no pid= field: about no process");
+	rq.pid = 4711;
+	ASSERT_OK(control_format_request(&rq, line, sizeof(line)), "format with a pid");
+	line[strcspn(line, "\n")] = '\0';
+	ASSERT_OK(control_parse_request(line, &back, err, sizeof(err)), "parse with a pid");
+	ASSERT_EQ(back.pid, 4711, "pid");
+	ASSERT_STREQ(back.session, "fleet_run-7.a", "session beside the pid");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=1 at_ns=0 session=- pid=0", &back,
+					 err, sizeof(err)), 0, "pid 0");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=1 at_ns=0 session=- pid=4294967296",
+					 &back, err, sizeof(err)), 0, "a pid past int32");
+	ASSERT_NEQ(control_parse_request("trigger duration_ns=1 at_ns=0 session=- pid=1 pid=2",
+					 &back, err, sizeof(err)), 0, "pid twice");
 	ASSERT_NEQ(control_parse_request("stop", &back, err, sizeof(err)), 0, "unknown verb");
 	ASSERT_NEQ(control_parse_request("trigger duration_ns=x at_ns=0 session=-", &back,
 					 err, sizeof(err)), 0, "bad number");

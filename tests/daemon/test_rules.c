@@ -24,6 +24,7 @@ static void test_threshold_and_cooldown(void)
 	rules__step(r, 7, 11 * MS, 2 * S);
 	ASSERT_TRUE(rules__take(r, why, sizeof(why)), "over the threshold");
 	ASSERT_STRCONTAINS(why, "pid 7", "names the process");
+	ASSERT_EQ(rules__taken_pid(r), 7, "and its capture is about it");
 	rules__step(r, 7, 50 * MS, 30 * S);
 	ASSERT_FALSE(rules__take(r, why, sizeof(why)), "within the cooldown");
 	rules__step(r, 7, 50 * MS, 63 * S);

@@ -86,7 +86,8 @@ def triggers_and_rule():
         return
     tp = os.path.join(work, "truth.jsonl")
     # 2 ms steps: a few thousand records a second, far from the ring's size.
-    t = running_trainer("--steps", "0", "--duration", "120s", "--step-time", "2ms",
+    # Long enough for every part below (it is stopped after the last).
+    t = running_trainer("--steps", "0", "--duration", "300s", "--step-time", "2ms",
                         "--no-truth-ops", truth=tp)
     if not t:
         d.stop()
@@ -99,10 +100,25 @@ def triggers_and_rule():
         return
     time.sleep(KEEP_S + TRIM_SLACK_S)
 
-    # A trigger now, with 2 s after it.
+    # A trigger about a process the daemon does not trace (init): refused
+    # at once, naming it, before any window.
+    t0 = time.monotonic()
+    rc, s, err = d.trigger("--pid", "1", "--duration", "5s")
+    check(rc == 1 and "pid 1 is not traced" in err and time.monotonic() - t0 < 4,
+          "trigger --pid of an untraced process refused at once: exit %d in %.1f s: %s"
+          % (rc, time.monotonic() - t0, err.strip()))
+
+    # A trigger now about the trainer, with 2 s after it.
     before = time.monotonic_ns()
-    rc, s, err = d.trigger("--duration", "2s")
+    rc, s, err = d.trigger("--duration", "2s", "--pid", str(t.pid))
     if check(rc == 0 and s, "trigger: exit %d: %s" % (rc, err)):
+        rc2, out, _ = acceltrace("report", "-j", s["path"])
+        j = json.loads(out) if rc2 == 0 else {}
+        first = j.get("reports", [j])[0]
+        check(first.get("focus_pid") == t.pid and
+              ("--pid %d" % t.pid) in str(first.get("capture_reason")),
+              "trigger --pid: the capture is about the trainer: %r, %r"
+              % (first.get("focus_pid"), first.get("capture_reason")))
         in_logdir(d, s)
         check(KEEP_S + 2 - 0.1 <= window_s(s) <= KEEP_S + 2 + TRIM_SLACK_S,
               "the capture spans the %d s before the trigger and 2 s after: %.2f s"
@@ -164,9 +180,14 @@ def triggers_and_rule():
               "pid %d" % t2.pid in lead, "the report leads with the rule: %r" % lead)
         rc, out, _ = acceltrace("report", "-j", s["path"])
         j = json.loads(out) if rc == 0 else {}
-        reasons = [r.get("capture_reason") for r in j.get("reports", [j])]
+        reports = j.get("reports", [j])
+        reasons = [r.get("capture_reason") for r in reports]
         check(reasons and all(str(r).startswith("rule: step time") for r in reasons),
               "report -j capture_reason, each process's report: %r" % reasons)
+        check(reports[0].get("focus_pid") == t2.pid and
+              (reports[0].get("process") or {"pid": t2.pid}).get("pid") == t2.pid,
+              "the rule's capture is about the slow trainer, reported first: %r"
+              % [(r.get("focus_pid"), r.get("process")) for r in reports])
     elif t2:
         t2.stop()
 

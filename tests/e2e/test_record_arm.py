@@ -76,6 +76,10 @@ def run(from_start):
     check(s.get("arm_wait_ns", 0) > 2 * (COMPILE_MS - 300) * 1000000,
           "%s: record says it waited through start-up (%.3f s)"
           % (what, s.get("arm_wait_ns", 0) / 1e9))
+    # A -- CMD is traced from its first instruction, its runtime not yet
+    # loaded: said so, not "0 runtime libraries, 0 probes".
+    check("no runtime library loaded yet" in err and "0 runtime libraries" not in err,
+          "%s: the wait before the runtime loads is said as such: %s" % (what, err[:600]))
     check("armed after" in err and "compile" in err,
           "%s: record says what it saw while it waited: %s" % (what, err[-1000:]))
     # Compile's programs were read in the trainer at each call's entry and

@@ -253,6 +253,11 @@ def full_disk():
     check(p.returncode == 1 and "disk full" in p.stderr,
           "full disk: exit 1 with 'disk full' (%d): %s" % (p.returncode, p.stderr[-600:]))
     check(not p.stdout.strip(), "full disk: no capture file or temporary left: %s" % p.stdout)
+    # Said before the window too: the capture's bound against the space free.
+    warn = p.stderr.find("MiB free; the capture can take up to")
+    opened = p.stderr.find("window open")
+    check(warn >= 0 and (opened < 0 or warn < opened),
+          "full disk: the space is said short before the window: %s" % p.stderr[:600])
 
 
 if __name__ == "__main__":

@@ -237,6 +237,7 @@ check(ts.get("profile_start_time") == WS + RT and ts.get("profile_stop_time") ==
 check(ts.get("acceltrace.window_start_ns") == WS, f"window start on CLOCK_MONOTONIC {ts}")
 check(ts.get("acceltrace.capture_reason") == "rule: pid 100 crashed\ufffd(signal 9)",
       f"the capture's reason, a string, its newline replaced {ts}")
+check(ts.get("acceltrace.focus_pid") == 100, f"the process it was taken for {ts}")
 check(all(s.WhichOneof("value") == "uint64_value" for s in te.stats
           if te.stat_metadata[s.metadata_id].name.startswith("profile_")), "wall times uint64")
 

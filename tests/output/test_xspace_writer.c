@@ -81,6 +81,7 @@ static struct capture *build_sample(void)
 	capture__set_probes_attached(cap, WS - 500000);
 	/* A reason with a newline (a rule's text names a process's name). */
 	capture__set_reason(cap, "rule: pid 100 crashed\n(signal 9)");
+	capture__set_focus_pid(cap, 100);
 	capture__set_process(cap, 100, "trainer");
 	capture__set_thread(cap, 100, 100, "python3", 0);
 	/* 101 renamed twice (once before its track), 102 only renamed, 103
@@ -308,7 +309,7 @@ static void check_sample_file(const char *path)
 	ASSERT_EQ(tpu0->n_lines, 4, "TPU:0 lines");
 	ASSERT_EQ(tpu1->n_lines, 1, "TPU:1 lines");
 	/* start, stop, probes attached, window start on CLOCK_MONOTONIC */
-	ASSERT_EQ(task->n_stats, 5, "task environment stats");
+	ASSERT_EQ(task->n_stats, 6, "task environment stats");
 	ASSERT_STREQ(plane_stat_str(task, STAT_CAPTURE_REASON),
 		     "rule: pid 100 crashed\xef\xbf\xbd(signal 9)",
 		     "the capture's reason, its newline replaced");

@@ -29,7 +29,6 @@
 #define LOG_CONTEXT "capture"
 #include "lib/log.h"
 
-#define DEFAULT_MAX_SPANS 1000000ULL
 /* Distinct warnings kept; more are counted and summarized at finalize. */
 #define MAX_WARNINGS 1000
 #define NO_ID U64_MAP_NONE
@@ -108,7 +107,7 @@ struct capture *capture__new(const struct capture_opts *opts)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->max_spans = max_spans ? max_spans : DEFAULT_MAX_SPANS;
+	c->max_spans = max_spans ? max_spans : CAPTURE_DEFAULT_MAX_SPANS;
 	c->realtime_offset = now_realtime_offset();
 	c->hostname = hostname && hostname[0] ? strdup(hostname) : default_hostname();
 	base = session && session[0] ? strdup(session) : default_session();
@@ -597,6 +596,16 @@ int capture__set_reason(struct capture *c, const char *why)
 		return -ENOMEM;
 	c->reason = id;
 	return 0;
+}
+
+void capture__set_focus_pid(struct capture *c, uint32_t pid)
+{
+	c->focus_pid = pid;
+}
+
+uint32_t capture__focus_pid(const struct capture *c)
+{
+	return c->focus_pid;
 }
 
 const char *capture__reason(const struct capture *c)

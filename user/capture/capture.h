@@ -23,13 +23,16 @@
 
 struct capture;
 
+#define CAPTURE_DEFAULT_MAX_SPANS 1000000ULL
+
 struct capture_opts {
 	size_t sz;		/* sizeof(struct capture_opts), for growth */
 	const char *hostname;	/* NULL: gethostname() */
 	/* NULL or "": local time as %Y_%m_%d_%H_%M_%S */
 	const char *session;
 	/*
-	 * Event budget: at most this many spans are kept (0: 1,000,000, the
+	 * Event budget: at most this many spans are kept (0: 1,000,000
+	 * (CAPTURE_DEFAULT_MAX_SPANS), the
 	 * trace viewer's default cap). Over budget, finalize drops the least
 	 * useful kinds first (see span_kind_priority) and adds a warning saying
 	 * how many of which kind went. Device memory events have a budget of
@@ -234,6 +237,8 @@ void capture__set_probes_attached(struct capture *c, uint64_t mono_ns);
  * the old reason.
  */
 int capture__set_reason(struct capture *c, const char *why);
+/* The process the capture is about (a daemon's trigger --pid); 0: none. */
+void capture__set_focus_pid(struct capture *c, uint32_t pid);
 
 /*
  * Names given to set_process, set_thread and device are interned; one that
@@ -361,6 +366,7 @@ int64_t capture__realtime_offset(const struct capture *c);
 uint64_t capture__probes_attached(const struct capture *c);
 /* "" when no reason was given. */
 const char *capture__reason(const struct capture *c);
+uint32_t capture__focus_pid(const struct capture *c);
 
 size_t capture__num_tracks(const struct capture *c);
 const struct capture_track *capture__track(const struct capture *c, uint32_t id);

@@ -69,6 +69,7 @@ struct capture {
 	int64_t realtime_offset;
 	uint64_t probes_attached;
 	uint32_t reason;		/* interned; 0: none given */
+	uint32_t focus_pid;		/* the process it is about; 0: none */
 
 	struct strtab *strs;		/* interned strings, id 0 is "" */
 	uint64_t strings_lost;		/* interning that failed */

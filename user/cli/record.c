@@ -54,6 +54,34 @@ struct record_args {
 	struct progress *progress;
 };
 
+/*
+ * A full disk is said before the window, not only found after it: what
+ * the captures can take at most (their budget's spans and as many memory
+ * events, at XSPACE_BYTES_PER_EVENT_BOUND each, every window and export)
+ * against the space free where they go. A warning: most windows hold far
+ * fewer events than their budget.
+ */
+static void say_space(const struct record_args *a)
+{
+	uint64_t budget = a->opts.max_spans ? a->opts.max_spans : CAPTURE_DEFAULT_MAX_SPANS;
+	uint64_t files = 1, free_bytes, bound;
+
+	if (a->exports[EXPORT_PERFETTO])
+		files += 1;		/* about the XSpace's size */
+	if (a->exports[EXPORT_CHROME_JSON])
+		files += 1;		/* gzipped text: about as much */
+	bound = 2 * budget * XSPACE_BYTES_PER_EVENT_BOUND * files * a->opts.windows;
+	if (xprof_logdir_free_bytes(a->logdir, &free_bytes) || free_bytes >= bound)
+		return;
+	log_warn("%s has %.1f MiB free; the capture%s can take up to %.1f MiB (%" PRIu64
+		 " events, the budget, and as many memory events%s%s): a full disk "
+		 "would lose %s after the window; free space, or lower --max-events",
+		 a->logdir, free_bytes / 1048576.0, a->opts.windows > 1 ? "s" : "",
+		 bound / 1048576.0, budget, files > 1 ? ", with the exports" : "",
+		 a->opts.windows > 1 ? ", in every window" : "",
+		 a->opts.windows > 1 ? "them" : "it");
+}
+
 void usage_record(FILE *out)
 {
 	fprintf(out,
@@ -572,6 +600,7 @@ int cmd_record(int argc, char **argv)
 		log_err("cannot write captures to %s: %s", args.logdir, io_error_reason(err));
 		return 1;
 	}
+	say_space(&args);
 	if (start_progress(&args))
 		return 1;
 	args.opts.interrupts = &interrupts;

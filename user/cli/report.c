@@ -161,6 +161,18 @@ static size_t device_pids(const struct xs_space *xs, int64_t **pids, char *names
 	return *pids ? k : 0;
 }
 
+/* The focus first, the others in their order. */
+static void focus_first(int64_t *pids, size_t n, int64_t focus)
+{
+	for (size_t i = 1; focus && i < n; i++) {
+		if (pids[i] != focus)
+			continue;
+		memmove(pids + 1, pids, i * sizeof(*pids));
+		pids[0] = focus;
+		return;
+	}
+}
+
 /*
  * One file's reports; 0, or 1 when it cannot be read. A capture of
  * several processes that drive a device (a whole-host capture of two
@@ -176,6 +188,7 @@ static int report_file(const struct capture_file *f, struct report_args *a,
 	int64_t *pids = NULL;
 	size_t n_pids;
 	char err[512], names[512], heading[640] = "";
+	int64_t focus = 0;
 	int ret, rc = 0;
 
 	ret = xs_read_file(f->path, &xs, err, sizeof(err));
@@ -207,6 +220,8 @@ static int report_file(const struct capture_file *f, struct report_args *a,
 			jw_start_array(a->jw);
 			a->wrapped = true;
 		}
+		focus = report_focus_pid(xs);
+		focus_first(pids, n_pids, focus);
 		for (size_t i = 0; i < n_pids && !rc; i++) {
 			ret = report_build_process(xs, pids[i], &r);
 			if (ret) {
@@ -215,9 +230,9 @@ static int report_file(const struct capture_file *f, struct report_args *a,
 				break;
 			}
 			snprintf(heading, sizeof(heading), "%s=== process %lld (%s), %zu of %zu "
-				 "with a device in this capture ===", i ? "\n" : "",
+				 "with a device in this capture%s ===", i ? "\n" : "",
 				 (long long)pids[i], r.process_name[0] ? r.process_name : "unnamed",
-				 i + 1, n_pids);
+				 i + 1, n_pids, pids[i] == focus ? ", the one it was taken for" : "");
 			rc = emit(&r, f, a, fleet, heading);
 			report_free(&r);
 		}

@@ -39,6 +39,11 @@ void usage_trigger(FILE *out)
 		"                      epoch (1700000000.5) or @ followed by them\n"
 		"  --session NAME      session directory name (default: the trigger's local\n"
 		"                      time)\n"
+		"  --pid PID           the capture is about this process (as the daemon\n"
+		"                      numbers it): refused at once when the daemon does\n"
+		"                      not trace it; the capture says so and report puts\n"
+		"                      its report first (the capture still holds every\n"
+		"                      process the daemon traces)\n"
 		"  -q, --quiet         errors only on stderr (the path is printed as ever)\n"
 		"\n"
 		"While it waits, a line on stderr says what the daemon is doing (on a\n"
@@ -54,6 +59,7 @@ void usage_trigger(FILE *out)
 		"Examples:\n"
 		"  acceltrace trigger\n"
 		"  acceltrace trigger --duration 5s\n"
+		"  acceltrace trigger --pid 4711 --duration 10s\n"
 		"  acceltrace trigger --at @1700000000 --session fleet-run-1\n");
 }
 
@@ -96,12 +102,13 @@ static void say_session_moved(const char *asked, const char *path)
 
 int cmd_trigger(int argc, char **argv)
 {
-	enum { OPT_SOCKET = 256, OPT_AT, OPT_SESSION };
+	enum { OPT_SOCKET = 256, OPT_AT, OPT_SESSION, OPT_PID };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, OPT_AT },
 		{ "session", required_argument, NULL, OPT_SESSION },
+		{ "pid", required_argument, NULL, OPT_PID },
 		{ "quiet", no_argument, NULL, 'q' },
 		CLI_COMMON_LONGOPTS,
 		{}
@@ -138,6 +145,14 @@ int cmd_trigger(int argc, char **argv)
 						     "letters, digits, '.', '_' and '-'");
 			snprintf(rq.session, sizeof(rq.session), "%s", optarg);
 			break;
+		case OPT_PID: {
+			uint64_t v;
+
+			if (cli_parse_uint(optarg, &v) || !v || v > INT32_MAX)
+				return cli_bad_value("trigger", "--pid", optarg, "a process id");
+			rq.pid = (uint32_t)v;
+			break;
+		}
 		case 'q':
 			quiet = true;
 			break;

@@ -38,9 +38,17 @@ int control_valid_session(const char *s)
 
 int control_format_request(const struct control_request *rq, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "trigger duration_ns=%" PRIu64 " at_ns=%" PRIu64
-			 " session=%s\n", rq->duration_ns, rq->at_realtime_ns,
-			 rq->session[0] ? rq->session : "-");
+	int n;
+
+	/* pid= only when asked: a daemon before it parses the rest as ever. */
+	if (rq->pid)
+		n = snprintf(buf, len, "trigger duration_ns=%" PRIu64 " at_ns=%" PRIu64
+			     " session=%s pid=%" PRIu32 "\n", rq->duration_ns, rq->at_realtime_ns,
+			     rq->session[0] ? rq->session : "-", rq->pid);
+	else
+		n = snprintf(buf, len, "trigger duration_ns=%" PRIu64 " at_ns=%" PRIu64
+			     " session=%s\n", rq->duration_ns, rq->at_realtime_ns,
+			     rq->session[0] ? rq->session : "-");
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -49,7 +57,7 @@ int control_parse_request(const char *line, struct control_request *rq,
 			  char *err, size_t err_len)
 {
 	char copy[CONTROL_MAX_LINE], *save = NULL, *tok;
-	bool seen_d = false, seen_at = false, seen_s = false;
+	bool seen_d = false, seen_at = false, seen_s = false, seen_pid = false;
 
 	memset(rq, 0, sizeof(*rq));
 	snprintf(copy, sizeof(copy), "%s", line);
@@ -67,6 +75,13 @@ int control_parse_request(const char *line, struct control_request *rq,
 			seen_at = true;
 			if (parse_uint(tok + 6, &rq->at_realtime_ns))
 				goto bad;
+		} else if (!strncmp(tok, "pid=", 4) && !seen_pid) {
+			uint64_t v;
+
+			seen_pid = true;
+			if (parse_uint(tok + 4, &v) || !v || v > INT32_MAX)
+				goto bad;
+			rq->pid = (uint32_t)v;
 		} else if (!strncmp(tok, "session=", 8) && !seen_s) {
 			seen_s = true;
 			if (strcmp(tok + 8, "-")) {

@@ -32,6 +32,7 @@ struct control_request {
 	uint64_t duration_ns;		/* the window after the trigger */
 	uint64_t at_realtime_ns;	/* 0: now */
 	char session[CONTROL_MAX_SESSION];	/* "": the default (local time) */
+	uint32_t pid;			/* the process it is about; 0: none */
 };
 
 /* A session name: letters, digits, '.', '_', '-', not "." or "..". */

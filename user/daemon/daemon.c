@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@ struct pending {
 	uint64_t stop_ns;		/* at + duration */
 	char session[CONTROL_MAX_SESSION];
 	char why[512];			/* its reasons, "; "-joined */
+	uint32_t focus_pid;		/* the process asked about; 0: none or several */
 	int waiters[MAX_WAITERS];	/* control clients to answer */
 	size_t n_waiters;
 	/* A Profile's destination: <root>/<session>/<host>.xplane.pb in
@@ -67,6 +69,7 @@ struct ask {
 	bool detail;			/* full detail after the trigger */
 	int root_fd;			/* a Profile's destination; -1: none */
 	const char *root, *host;
+	uint32_t pid;			/* the process it is about; 0: none */
 };
 
 /* How often the ring's losses are read, to leave SCHED_IDLE when behind. */
@@ -146,6 +149,32 @@ static void answer_waiters(struct daemon *d, const char *line)
 	d->pending.n_waiters = 0;
 }
 
+/* A capture that will not fit is said when it is asked for, not only when
+ * its write fails: the events the recorder holds now (the capture holds
+ * them and what the window after adds, up to max-events) at
+ * XSPACE_BYTES_PER_EVENT_BOUND each, against the space free. */
+static void say_space(const struct daemon *d, const struct pending *p)
+{
+	uint64_t events = flight_recorder__spans(d->fr), bound, free_bytes;
+	struct statvfs sv;
+	int err;
+
+	if (events > d->cfg.max_events)
+		events = d->cfg.max_events;
+	bound = events * XSPACE_BYTES_PER_EVENT_BOUND;
+	if (p->root_fd >= 0) {
+		err = fstatvfs(p->root_fd, &sv) ? -errno : 0;
+		free_bytes = err ? 0 : (uint64_t)sv.f_bavail * sv.f_frsize;
+	} else {
+		err = xprof_logdir_free_bytes(d->cfg.logdir, &free_bytes);
+	}
+	if (!err && free_bytes < bound)
+		log_warn("capture %s: its %" PRIu64 " events so far can take up to %.1f MiB and "
+			 "%s has %.1f MiB free: a full disk would lose it", p->session, events,
+			 bound / 1048576.0, p->root_fd >= 0 ? p->root : d->cfg.logdir,
+			 free_bytes / 1048576.0);
+}
+
 /* A trigger joining the pending capture adds its reason to the first
  * (a rule firing during a manual capture is worth reading in its report). */
 static void join_reason(struct pending *p, const char *why)
@@ -208,6 +237,9 @@ static int trigger(struct daemon *d, const struct ask *a, const char *why, char 
 			detail_sampler__hold(&d->sampler, p->at_ns, p->stop_ns);
 		log_info("trigger (%s) joins the pending capture %s", why, p->session);
 		join_reason(p, why);
+		/* Triggers about different processes share it: about none. */
+		if (a->pid && p->focus_pid != a->pid)
+			p->focus_pid = 0;
 		return 1;
 	}
 	memset(p, 0, sizeof(*p));
@@ -220,6 +252,7 @@ static int trigger(struct daemon *d, const struct ask *a, const char *why, char 
 		default_session(a->at_realtime_ns ? a->at_realtime_ns : real,
 				p->session, sizeof(p->session));
 	snprintf(p->why, sizeof(p->why), "%s", why);
+	p->focus_pid = a->pid;
 	p->root_fd = a->root_fd;
 	if (a->root_fd >= 0) {
 		snprintf(p->root, sizeof(p->root), "%s", a->root);
@@ -234,6 +267,7 @@ static int trigger(struct daemon *d, const struct ask *a, const char *why, char 
 	log_info("trigger (%s): capture %s of %.1f s before %s and %.1f s after",
 		 why, p->session, (p->at_ns - p->from_ns) / 1e9,
 		 at > mono ? "a later time" : "now", dur / 1e9);
+	say_space(d, p);
 	return 0;
 }
 
@@ -243,11 +277,25 @@ static void control_trigger(struct daemon *d, const struct control_request *rq, 
 {
 	struct ask a = { .duration_ns = rq->duration_ns, .at_realtime_ns = rq->at_realtime_ns,
 			 .session = rq->session, .lookback = true, .detail = true,
-			 .root_fd = -1 };
+			 .root_fd = -1, .pid = rq->pid };
 	struct pending *p = &d->pending;
-	char msg[256], line[300];
-	int err = trigger(d, &a, why, msg, sizeof(msg));
+	char msg[256], line[300], about[320];
+	int err;
 
+	/* A capture about a process this daemon does not trace would hold
+	 * nothing of it: refused now, not after the window. */
+	if (rq->pid && client >= 0 && !flight_recorder__traces(d->fr, (pid_t)rq->pid)) {
+		snprintf(msg, sizeof(msg), "pid %" PRIu32 " is not traced by this daemon: it "
+			 "maps no accelerator runtime and holds no device node it has seen "
+			 "(or it does not exist in the daemon's pid namespace)", rq->pid);
+		err = -ESRCH;
+	} else {
+		if (rq->pid && client >= 0) {
+			snprintf(about, sizeof(about), "%s --pid %" PRIu32, why, rq->pid);
+			why = about;
+		}
+		err = trigger(d, &a, why, msg, sizeof(msg));
+	}
 	if (err < 0) {
 		snprintf(line, sizeof(line), "error %s", msg);
 		control_server__reply(d->ctl, client, line);
@@ -315,7 +363,8 @@ static void take_capture(struct daemon *d, uint64_t stop)
 {
 	struct pending *p = &d->pending;
 	struct flight_recorder_dest dest = { .logdir = d->cfg.logdir, .root_fd = p->root_fd,
-					     .root = p->root, .host = p->host, .reason = p->why };
+					     .root = p->root, .host = p->host, .reason = p->why,
+					     .focus_pid = p->focus_pid };
 	uint64_t from = p->from_ns;
 	struct xspace_written wr = {};
 	char line[4200];
@@ -736,7 +785,9 @@ static int loop(struct daemon *d)
 		now = clock_ns(CLOCK_MONOTONIC);
 		rules__check_stalls(d->rules, d->metrics, now);
 		if (rules__take(d->rules, why + 6, sizeof(why) - 6)) {
-			struct control_request rq = { .duration_ns = d->cfg.rule_duration_ns };
+			/* About the process it fired for (gone, for a crash). */
+			struct control_request rq = { .duration_ns = d->cfg.rule_duration_ns,
+						      .pid = rules__taken_pid(d->rules) };
 
 			memcpy(why, "rule: ", 6);
 			control_trigger(d, &rq, -1, why);

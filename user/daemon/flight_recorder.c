@@ -147,6 +147,7 @@ int flight_recorder__capture(struct flight_recorder *fr, uint64_t from_ns, uint6
 		err = capture__set_session(cap, session);
 		if (!err)
 			err = capture__set_reason(cap, dest->reason);
+		capture__set_focus_pid(cap, dest->focus_pid);
 		if (err)
 			log_err("naming the capture failed: %s", strerror(-err));
 		else if (dest->root_fd >= 0)
@@ -177,6 +178,11 @@ int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
 const struct devmem_book *flight_recorder__mem_book(const struct flight_recorder *fr)
 {
 	return recorder__mem_book(fr->rec);
+}
+
+bool flight_recorder__traces(const struct flight_recorder *fr, pid_t pid)
+{
+	return recorder__traces(fr->rec, pid);
 }
 
 uint64_t flight_recorder__start_ns(const struct flight_recorder *fr)

@@ -65,6 +65,8 @@ struct flight_recorder_dest {
 	const char *host;
 	/* Why it is taken, written into the capture (NULL: not said). */
 	const char *reason;
+	/* The process it is about (trigger --pid), said in it; 0: none. */
+	uint32_t focus_pid;
 };
 
 /*
@@ -82,6 +84,8 @@ int flight_recorder__set_detail(struct flight_recorder *fr, bool on);
  * (-ENOENT: none yet, or it is gone). */
 int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
 				uint64_t out[AGG_MAX]);
+/* Whether it traces @pid's device work (recorder__traces). */
+bool flight_recorder__traces(const struct flight_recorder *fr, pid_t pid);
 /* Every watched process's device-memory timelines. */
 const struct devmem_book *flight_recorder__mem_book(const struct flight_recorder *fr);
 /* Where its window begins now (CLOCK_MONOTONIC), and spans it holds. */

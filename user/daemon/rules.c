@@ -29,6 +29,7 @@ struct rules {
 	uint64_t last_fired_ns;
 	bool fired;
 	char why[256];
+	uint32_t pid;		/* the process the last rule fired for */
 };
 
 struct rules *rules__new(const struct rules_config *cfg)
@@ -59,8 +60,8 @@ void rules__free(struct rules *r)
 	free(r);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void fire(struct rules *r, uint64_t at_ns, const char *fmt, ...)
+__attribute__((format(printf, 4, 5)))
+static void fire(struct rules *r, uint64_t at_ns, uint32_t pid, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -70,6 +71,7 @@ static void fire(struct rules *r, uint64_t at_ns, const char *fmt, ...)
 	vsnprintf(r->why, sizeof(r->why), fmt, ap);
 	va_end(ap);
 	r->fired = true;
+	r->pid = pid;
 	r->last_fired_ns = at_ns;
 }
 
@@ -114,7 +116,7 @@ void rules__step(struct rules *r, uint32_t pid, uint64_t step_ns, uint64_t at_ns
 	struct recent_steps *rs;
 
 	if (r->cfg.step_time_over_ns && step_ns > r->cfg.step_time_over_ns)
-		fire(r, at_ns, "step time %.3f ms of pid %u over the threshold %.3f ms",
+		fire(r, at_ns, pid, "step time %.3f ms of pid %u over the threshold %.3f ms",
 		     step_ns / 1e6, pid, r->cfg.step_time_over_ns / 1e6);
 	if (r->cfg.step_time_factor <= 0)
 		return;
@@ -124,7 +126,7 @@ void rules__step(struct rules *r, uint32_t pid, uint64_t step_ns, uint64_t at_ns
 	/* Judged against the median before it, so a slow step cannot raise
 	 * the bar it is held to. */
 	if (rs->median_ns && step_ns > r->cfg.step_time_factor * rs->median_ns)
-		fire(r, at_ns, "step time %.3f ms of pid %u over %g x its recent median %.3f ms",
+		fire(r, at_ns, pid, "step time %.3f ms of pid %u over %g x its recent median %.3f ms",
 		     step_ns / 1e6, pid, r->cfg.step_time_factor, rs->median_ns / 1e6);
 	rs->ns[rs->head] = step_ns;
 	rs->head = (rs->head + 1) % RULES_MEDIAN_STEPS;
@@ -142,7 +144,7 @@ void rules__exit(struct rules *r, uint32_t pid, int32_t exit_code, uint64_t at_n
 	/* Killed by a signal other than the two that ask it to stop (SIGKILL
 	 * counts: the OOM killer sends it). */
 	if (r->cfg.on_crash && sig && sig != SIGTERM && sig != SIGINT)
-		fire(r, at_ns, "pid %u crashed (signal %d)", pid, sig);
+		fire(r, at_ns, pid, "pid %u crashed (signal %d)", pid, sig);
 }
 
 void rules__check_stalls(struct rules *r, const struct metrics *m, uint64_t now_ns)
@@ -170,7 +172,7 @@ void rules__check_stalls(struct rules *r, const struct metrics *m, uint64_t now_
 			continue;
 		if (rs)
 			rs->stall_reported_at = since;
-		fire(r, now_ns, "device stall: pid %u enqueued work and saw no completion "
+		fire(r, now_ns, a.pid, "device stall: pid %u enqueued work and saw no completion "
 		     "for %.1f s", a.pid, (now_ns - since) / 1e9);
 	}
 }
@@ -182,4 +184,9 @@ bool rules__take(struct rules *r, char *why, size_t len)
 	snprintf(why, len, "%s", r->why);
 	r->fired = false;
 	return true;
+}
+
+uint32_t rules__taken_pid(const struct rules *r)
+{
+	return r->pid;
 }

@@ -38,5 +38,7 @@ void rules__exit(struct rules *r, uint32_t pid, int32_t exit_code, uint64_t at_n
 void rules__check_stalls(struct rules *r, const struct metrics *m, uint64_t now_ns);
 /* A rule that fired since the last call: true with why it fired. */
 bool rules__take(struct rules *r, char *why, size_t len);
+/* The process the rule last taken fired for (its capture is about it). */
+uint32_t rules__taken_pid(const struct rules *r);
 
 #endif /* ACCELTRACE_RULES_H */

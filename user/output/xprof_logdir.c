@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "lib/atomic_file.h"
@@ -195,6 +196,24 @@ int xprof_logdir_check(const char *logdir)
 		log_err("cannot write to %s: %s", profile, io_error_reason(err));
 	}
 	atomic_file__free(af);
+	close(pfd);
+	free(profile);
+	return err;
+}
+
+int xprof_logdir_free_bytes(const char *logdir, uint64_t *bytes)
+{
+	char *profile = NULL;
+	struct statvfs sv;
+	int pfd, err = 0;
+
+	pfd = profile_dir_open(logdir, &profile);
+	if (pfd < 0)
+		return pfd;
+	if (fstatvfs(pfd, &sv))
+		err = -errno;
+	else
+		*bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
 	close(pfd);
 	free(profile);
 	return err;

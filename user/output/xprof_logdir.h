@@ -43,6 +43,9 @@ int xprof_session_dir_open(const char *logdir, const char *session);
  * reason logged ("read-only file system", "permission denied", ...).
  */
 int xprof_logdir_check(const char *logdir);
+/* The bytes free to an unprivileged writer on the filesystem of
+ * <logdir>/plugins/profile (created where missing): 0 or -errno. */
+int xprof_logdir_free_bytes(const char *logdir, uint64_t *bytes);
 
 /*
  * A capture file being written, <logdir>/plugins/profile/<session>/<host>

@@ -604,6 +604,8 @@ static int write_task_env_plane(struct xw *w, int64_t plane_id)
 	 * lead with. */
 	if (capture__reason(w->c)[0])
 		plane_stat_str(w, STAT_CAPTURE_REASON, capture__reason(w->c));
+	if (capture__focus_pid(w->c))
+		plane_stat_i64(w, STAT_FOCUS_PID, capture__focus_pid(w->c));
 	return end_plane(w, at);
 }
 

@@ -21,6 +21,14 @@
 /* The Task Environment plane's string stat saying why the capture was
  * taken (capture__set_reason), which report leads with. */
 #define STAT_CAPTURE_REASON "acceltrace.capture_reason"
+/* ... and its int64 stat naming the process it is about (trigger --pid),
+ * whose report comes first. */
+#define STAT_FOCUS_PID "acceltrace.focus_pid"
+
+/* What an event can take in the file, for estimates before a window:
+ * acceltrace's captures run from about 75 B an event (host calls, device
+ * ops) to 150 B (GPU kernels with their launch's stats). */
+#define XSPACE_BYTES_PER_EVENT_BOUND 160
 
 /* One protobuf message (the whole file) cannot exceed 2 GiB. */
 #define XSPACE_MAX_BYTES ((uint64_t)INT32_MAX)

@@ -18,6 +18,19 @@ static const char *plane_str(const struct xs_plane *p, const char *name)
 	return s && s->type == XS_STAT_STR ? s->s : NULL;
 }
 
+int64_t report_focus_pid(const struct xs_space *xs)
+{
+	const struct xs_plane *task = xs_plane_named(xs, "Task Environment");
+	const struct xs_stat *s = task ? xs_stat_find(task->stats, task->n_stats,
+						      STAT_FOCUS_PID) : NULL;
+
+	if (!s)
+		return 0;
+	if (s->type == XS_STAT_INT)
+		return s->i > 0 && s->i <= INT32_MAX ? s->i : 0;
+	return s->type == XS_STAT_UINT && s->u <= INT32_MAX ? (int64_t)s->u : 0;
+}
+
 void report_environment(struct report_ctx *c)
 {
 	const struct xs_space *xs = c->xs;
@@ -34,6 +47,7 @@ void report_environment(struct report_ctx *c)
 		r->producer = "JAX's profiler";
 	else if (task && xs_stat_find(task->stats, task->n_stats, "acceltrace.probes_attached_ns"))
 		r->producer = "acceltrace";
+	r->focus_pid = report_focus_pid(xs);
 	reason = plane_str(task, STAT_CAPTURE_REASON);
 	if (reason)
 		utf8_sanitize(reason, strlen(reason), r->capture_reason,

@@ -149,6 +149,8 @@ struct report {
 	/* Why the capture was taken (a daemon's rule or trigger), "" unknown;
 	 * controls replaced, as any file may hold anything. */
 	char capture_reason[512];
+	/* The process it was taken for (trigger --pid, a rule's), 0: none. */
+	int64_t focus_pid;
 
 	/* Run environment. */
 	const char *host, *producer, *device_type;
@@ -215,6 +217,10 @@ int report_build(const struct xs_space *xs, struct report *r);
  */
 int report_build_process(const struct xs_space *xs, int64_t pid, struct report *r);
 void report_free(struct report *r);
+/* The process the capture was taken for (the Task Environment's
+ * acceltrace.focus_pid: a daemon's trigger --pid, a rule's process), or 0;
+ * a file of several processes reports it first. */
+int64_t report_focus_pid(const struct xs_space *xs);
 
 /* How the text is laid out. */
 struct report_text_opts {

@@ -246,6 +246,11 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 		jw_null(jw);
 	}
 	jw_uint_field(jw, "processes_with_device", r->n_processes);
+	jw_name(jw, "focus_pid");
+	if (r->focus_pid > 0)
+		jw_int(jw, r->focus_pid);
+	else
+		jw_null(jw);
 	jw_name(jw, "capture_reason");
 	if (r->capture_reason[0])
 		jw_string(jw, r->capture_reason);

@@ -59,6 +59,17 @@ bool recorder_targets_have_runtime(const struct recorder *r)
 	return false;
 }
 
+bool recorder__traces(const struct recorder *r, pid_t pid)
+{
+	for (size_t i = 0; i < targets__count(r->targets); i++) {
+		const struct process_report *p = targets__report(r->targets, i);
+
+		if (p && p->pid == pid)
+			return maps_runtime(p);
+	}
+	return false;
+}
+
 /* A new phase, told at once; @deadline_ns as recorder_progress says. */
 void recorder_enter(struct recorder *r, enum recorder_phase phase, uint64_t deadline_ns)
 {

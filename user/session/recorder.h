@@ -234,6 +234,9 @@ void recorder__stats(const struct recorder *r, struct recorder_stats *st);
 
 /* The current window's capture, finalized once run_window returned 0. */
 struct capture *recorder__capture(const struct recorder *r);
+/* Whether @pid is a target that maps an accelerator runtime or holds a
+ * device node (what a trigger about one process asks of the daemon). */
+bool recorder__traces(const struct recorder *r, pid_t pid);
 /* The current window, from 1. */
 uint32_t recorder__window(const struct recorder *r);
 /* When the probes were in place (CLOCK_MONOTONIC ns). */
