@@ -239,6 +239,21 @@ static int count_tid(void *ctx, pid_t tid)
 }
 
 /* acceltrace about itself: its threads, its run delay, its executable. */
+/* A process's parent, whatever its name holds. */
+static void test_ppid(void)
+{
+	pid_t ppid = -1;
+
+	ASSERT_OK(procfs_ppid(getpid(), &ppid), "own parent");
+	ASSERT_EQ(ppid, getppid(), "as getppid() says");
+	ASSERT_OK(procfs_parse_ppid("42 (a) b (c) ) S 7 42 42 0 -1", &ppid),
+		  "a name with spaces and parentheses");
+	ASSERT_EQ(ppid, 7, "field 4, after the name's last ')'");
+	ASSERT_EQ(procfs_parse_ppid("42 (no close S 7", &ppid), -EINVAL, "no ')'");
+	ASSERT_EQ(procfs_parse_ppid("42 (x) S", &ppid), -EINVAL, "cut short");
+	ASSERT_EQ(procfs_parse_ppid("42 (x) S -3 1", &ppid), -EINVAL, "a negative parent");
+}
+
 static void test_self(void)
 {
 	char exe[4096], want[4096];
@@ -268,6 +283,7 @@ static void test_self(void)
 int main(void)
 {
 	test_names();
+	test_ppid();
 	test_self();
 	test_fds();
 	test_alive();

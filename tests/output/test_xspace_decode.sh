@@ -140,6 +140,12 @@ check([(l.name, l.display_name) for l in L[101]] ==
       f"tid 101 named by its latest name: {[(l.name, l.display_name) for l in L[101]]}")
 import json
 hist = json.loads(stats(host, host)["acceltrace.thread_names"])
+# Each process's parent, container and pod (unknown: 0 and "").
+procs = {p["pid"]: p for p in json.loads(stats(host, host)["acceltrace.processes"])["processes"]}
+check(procs.get(200) == {"pid": 200, "ppid": 100, "name": "trainer2",
+                         "container": "0123456789ab", "pod": "pod-uid-1"} and
+      procs.get(100, {}).get("ppid") == 0 and procs.get(100, {}).get("container") == "",
+      f"acceltrace.processes {procs}")
 check(hist == [{"pid": 100, "tid": 101, "more": 0,
                 "names": [{"name": "python3", "ns": -300}, {"name": 'data "w"', "ns": 15},
                           {"name": "pt_data_worker", "ns": 20}]}],

@@ -89,6 +89,8 @@ static struct capture *build_sample(void)
 	capture__set_thread(cap, 100, 101, "python3", WS - 300);
 	capture__rename_thread(cap, 100, 101, "data \"w\"", WS + 15);
 	capture__set_process(cap, 200, "trainer2");
+	/* trainer2 forked by trainer, in a container of a pod. */
+	capture__set_process_origin(cap, 200, 100, "0123456789ab", "pod-uid-1");
 	capture__set_thread(cap, 200, 200, "main", 0);
 	t100 = capture__host_track(cap, 100, 100);
 	t101 = capture__host_track(cap, 100, 101);

@@ -6,7 +6,9 @@
  * display_id, counter lines and older captures by the "(pid N" after the
  * name), a view holding one process's planes and lines only, and hostile
  * labels and maps: a name claiming another pid, a pid out of range, a map
- * whose length is no whole number of pairs.
+ * whose length is no whole number of pairs; parents from
+ * acceltrace.processes (a worker's threads in its ancestor's view), and
+ * loops, cut stats and strings past their bound.
  */
 #include <string.h>
 
@@ -37,7 +39,7 @@ struct sample {
 	struct xs_space xs;
 	struct xs_plane planes[4];
 	struct xs_line host_lines[6];
-	struct xs_stat dev_stats[2], host_stats[1];
+	struct xs_stat dev_stats[2], host_stats[2];
 	struct xs_event ev;
 	struct xs_event_meta meta;
 	uint8_t map[64];
@@ -141,6 +143,79 @@ static void check_scope(void)
 	xs_scope_free(NULL);
 }
 
+/* The sample, with pid 30 (a worker thread of its own, no device) and
+ * acceltrace.processes saying @json. */
+static void sample_with_worker(struct sample *s, const char *json)
+{
+	static const uint32_t pairs[][2] = { { 10, 10 }, { 11, 10 }, { 20, 20 }, { 30, 30 } };
+
+	sample_init(s, true);
+	s->host_lines[5] = (struct xs_line){ .id = 30, .display_id = 30, .name = "worker",
+					     .display_name = "worker (pid 30)",
+					     .events = &s->ev, .n_events = 1 };
+	s->planes[2].n_lines = 6;
+	s->host_stats[0].len = pack(s->map, pairs, 4, 0);
+	s->host_stats[1] = (struct xs_stat){ .name = "acceltrace.processes", .type = XS_STAT_STR,
+					     .s = json };
+	s->planes[2].n_stats = 2;
+}
+
+static int64_t reported_in(const struct sample *s, int64_t pid)
+{
+	struct xs_process *v;
+	int64_t got = -1;
+	size_t n;
+
+	if (xs_processes(&s->xs, &v, &n))
+		return -2;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid)
+			got = v[i].reported_in;
+	free(v);
+	return got;
+}
+
+/* A device-less child's threads go to its nearest ancestor with a device;
+ * loops, lies and malformed stats give it to no one. */
+static void check_origins(void)
+{
+	struct sample s;
+	struct xs_process *v;
+	struct xs_space *view;
+	size_t n;
+
+	sample_with_worker(&s, "{\"version\": 1, \"processes\": ["
+			   "{\"pid\": 10, \"ppid\": 1, \"container\": \"abc\", \"pod\": \"p1\"},"
+			   "{\"pid\": 30, \"ppid\": 31, \"name\": \"w\", \"x\": [1.5, {}]},"
+			   "{\"pid\": 31, \"ppid\": 10}]}");
+	if (ASSERT_OK(xs_processes(&s.xs, &v, &n), "processes with origins")) {
+		ASSERT_TRUE(n == 3 && v[0].pid == 10 && !strcmp(v[0].container, "abc") &&
+			    !strcmp(v[0].pod, "p1") && v[0].ppid == 1, "pid 10's container and pod");
+		ASSERT_TRUE(n == 3 && v[2].pid == 30 && v[2].ppid == 31 && v[2].reported_in == 10,
+			    "30, through 31, to its grandparent 10");
+		ASSERT_TRUE(n == 3 && v[1].reported_in == 20, "a process with a device: itself");
+		free(v);
+	}
+	view = xs_scope_process(&s.xs, 10);
+	if (ASSERT_OK_PTR(view, "a view of 10")) {
+		const struct xs_plane *host = xs_plane_named(view, "/host:CPU");
+
+		ASSERT_EQ(host ? host->n_lines : 0, 4, "its three lines and its worker's");
+		xs_scope_free(view);
+	}
+	sample_with_worker(&s, "{\"processes\": [{\"pid\": 30, \"ppid\": 31},"
+			   "{\"pid\": 31, \"ppid\": 30}]}");
+	ASSERT_EQ(reported_in(&s, 30), 0, "a loop of parents: no one's");
+	sample_with_worker(&s, "{\"processes\": [{\"pid\": 30, \"ppid\": 30}]}");
+	ASSERT_EQ(reported_in(&s, 30), 0, "its own parent: no one's");
+	sample_with_worker(&s, "{\"processes\": [{\"pid\": 30, \"ppid\": 10}");
+	ASSERT_EQ(reported_in(&s, 30), 0, "a cut stat is none");
+	sample_with_worker(&s, "{\"processes\": [{\"pid\": 30, \"ppid\": 10, \"container\": "
+			   "\"0123456789012345678901234567890123456789012345678901234567890123456789"
+			   "0123456789\"}]}");
+	ASSERT_EQ(reported_in(&s, 30), 0, "a container id past its bound: the stat is none");
+}
+
 /* Labels that must name no process. */
 static void check_hostile_labels(void)
 {
@@ -172,6 +247,7 @@ int main(void)
 	check_processes("with acceltrace.thread_pids", true);
 	check_processes("an older capture: by the lines' labels", false);
 	check_scope();
+	check_origins();
 	check_hostile_labels();
 	return test_exit();
 }

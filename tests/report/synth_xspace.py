@@ -157,10 +157,23 @@ def two_processes(space):
     of /host:CPU, told apart by acceltrace.thread_pids ((tid, pid)
     little-endian u32s). jobA reads 10 times while its device computes;
     jobB reads 20 times in jobA's idle 2 ms: mixed into jobA's report,
-    they would make that idle input wait (40 %)."""
+    they would make that idle input wait (40 %). pid 150, a child of jobA
+    with no device (a DataLoader worker), reads 5 times while jobA's
+    device computes: acceltrace.processes gives it to jobA's report, and
+    names jobA's container and pod."""
+    import json
     import struct
     host = Plane(space, "/host:CPU", 1)
-    pairs = b""
+    worker = host.line("pt_data_worker", 150)
+    for i in range(5):
+        host.event(worker, "read", (i * 10 + 5) * MS, MS // 4)
+    pairs = struct.pack("<II", 150, 150)
+    host.plane_stat("acceltrace.processes", json.dumps({"version": 1, "processes": [
+        {"pid": 100, "ppid": 1, "name": "jobA", "container": "c0ffee" * 8 + "0" * 16,
+         "pod": "pod-a"},
+        {"pid": 150, "ppid": 100, "name": "pt_data_worker", "container": "", "pod": ""},
+        {"pid": 200, "ppid": 1, "name": "jobB", "container": "", "pod": "",
+         "future_key": [1, {"x": 2.5}]}]}))
     for pid, name, reads in ((100, "jobA", [i * 10 + 3 for i in range(10)]),
                              (200, "jobB", [i * 10 + 8.5 + k * 0.5 for i in range(10)
                                             for k in range(2)])):

@@ -60,11 +60,13 @@ check device_only 'd["steps"]["count"] <= 1' 'd["host_idle_pct"] is None' \
 # threads (jobB's reads fall in jobA's idle time: mixed, jobA would read
 # 40 % input-bound), and --pid for one.
 check two_processes 'len(d["reports"]) == 2' \
-	'[r["process"] for r in d["reports"]] == [{"pid": 100, "name": "jobA"}, {"pid": 200, "name": "jobB"}]' \
+	'[(r["process"]["pid"], r["process"]["name"]) for r in d["reports"]] == [(100, "jobA"), (200, "jobB")]' \
+	'd["reports"][0]["process"]["container"] == "c0ffee" * 8 + "0" * 16 and d["reports"][0]["process"]["pod"] == "pod-a"' \
+	'[(r["process"]["children_without_device"], r["process"]["children"]) for r in d["reports"]] == [(1, [150]), (0, [])]' \
 	'all(r["processes_with_device"] == 2 for r in d["reports"])' \
 	'abs(d["reports"][0]["steps"]["avg_ms"] - 10) < 1e-9 and d["reports"][0]["steps"]["count"] == 10' \
 	'abs(d["reports"][0]["input_bound_pct"] - 20) < 1e-9' \
-	'[o["count"] for o in d["reports"][0]["input_pipeline"]["ops"]] == [10]' \
+	'sorted(o["count"] for o in d["reports"][0]["input_pipeline"]["ops"]) == [5, 10]' \
 	'abs(d["reports"][1]["steps"]["avg_ms"] - 5) < 1e-9 and d["reports"][1]["steps"]["count"] == 20' \
 	'abs(d["reports"][1]["input_bound_pct"]) < 1e-9' \
 	'[o["count"] for o in d["reports"][1]["input_pipeline"]["ops"]] == [20]'
@@ -100,6 +102,9 @@ json=$("$ACCELTRACE" report -j --pid 200 "$TEST_TMP/two_processes.xplane.pb") ||
 text=$("$ACCELTRACE" report "$TEST_TMP/two_processes.xplane.pb")
 contains "$text" "=== process 100 (jobA), 1 of 2 with a device in this capture ===" "text heads jobA"
 contains "$text" "process                200 (jobB)" "text says whose report"
+contains "$text" "container              c0ffeec0ffee" "text names jobA's container"
+contains "$text" "with the threads of    1 child process without a device (150)" \
+	"text says jobA's report holds its worker's threads"
 expect_exit 1 "report --pid of no process there" -- \
 	"$ACCELTRACE" report --pid 300 "$TEST_TMP/two_processes.xplane.pb"
 contains "$err" "no process 300 in this capture; processes with a device: 100 (jobA), 200 (jobB)" \

@@ -168,6 +168,9 @@ struct capture_process {
 	uint32_t pid;
 	uint32_t name;		/* interned: comm or argv[0] basename */
 	uint64_t exit_ns;	/* 0 while alive */
+	/* Where it came from (capture__set_process_origin); 0: unknown. */
+	uint32_t ppid;
+	uint32_t container, pod;	/* interned ids; 0 (""): none */
 };
 
 struct capture_thread {
@@ -247,6 +250,13 @@ void capture__set_focus_pid(struct capture *c, uint32_t pid);
  */
 int capture__set_process(struct capture *c, uint32_t pid, const char *name);
 int capture__process_exited(struct capture *c, uint32_t pid, uint64_t ts_ns);
+/*
+ * Where a process came from: its parent (a DataLoader worker's is the
+ * trainer), and its container and Kubernetes pod ("" or NULL: none), so
+ * that a report of the trainer counts its workers and names its container.
+ */
+int capture__set_process_origin(struct capture *c, uint32_t pid, uint32_t ppid,
+				const char *container, const char *pod);
 /*
  * Creates or names a thread; start_ns 0 when unknown. The first name goes
  * into the thread's name history at start_ns; a later name other than the

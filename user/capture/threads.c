@@ -51,6 +51,28 @@ int capture__set_process(struct capture *c, uint32_t pid, const char *name)
 	return 0;
 }
 
+int capture__set_process_origin(struct capture *c, uint32_t pid, uint32_t ppid,
+				const char *container, const char *pod)
+{
+	struct capture_process *p;
+	uint32_t id;
+
+	if (c->finalized)
+		return -EBUSY;
+	p = capture_get_process(c, pid);
+	if (!p)
+		return -ENOMEM;
+	p->ppid = ppid;
+	/* A name that cannot be interned is counted lost; the old stays. */
+	id = container && container[0] ? capture__intern(c, container) : 0;
+	if (id)
+		p->container = id;
+	id = pod && pod[0] ? capture__intern(c, pod) : 0;
+	if (id)
+		p->pod = id;
+	return 0;
+}
+
 int capture__process_exited(struct capture *c, uint32_t pid, uint64_t ts_ns)
 {
 	struct capture_process *p;

@@ -15,6 +15,7 @@
 #include "lib/log.h"
 #include "collect/collector_internal.h"
 #include "lib/array.h"
+#include "discover/cgroup_labels.h"
 #include "discover/procfs.h"
 #include "probe/packed_records.h"
 
@@ -66,6 +67,22 @@ void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
 
 /* ---------------------------------------------------------------- names */
 
+/* Its parent, container and pod, read while it lives (a report counts a
+ * DataLoader worker's reads for the trainer that forked it). */
+static void note_origin(struct collector *c, uint32_t pid)
+{
+	struct cgroup_labels cl = { "", "" };
+	char path[4096];
+	pid_t ppid = 0;
+
+	if (procfs_ppid((pid_t)pid, &ppid))
+		return;		/* gone already: nothing to say */
+	if (!procfs_cgroup((pid_t)pid, path, sizeof(path)))
+		cgroup_labels_parse(path, &cl);
+	if (capture__set_process_origin(c->cap, pid, (uint32_t)ppid, cl.container, cl.pod))
+		collect_out_of_memory(c);
+}
+
 void collect_ensure_process(struct collector *c, uint32_t pid)
 {
 	char comm[64];
@@ -77,6 +94,7 @@ void collect_ensure_process(struct collector *c, uint32_t pid)
 	procfs_comm(pid, 0, comm, sizeof(comm));
 	if (capture__set_process(c->cap, pid, comm[0] ? comm : "?"))
 		collect_out_of_memory(c);
+	note_origin(c, pid);
 }
 
 static void ensure_thread(struct collector *c, uint32_t pid, uint32_t tid)

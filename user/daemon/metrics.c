@@ -12,7 +12,7 @@
 #define LOG_CONTEXT "metrics"
 #include "lib/log.h"
 #include "lib/array.h"
-#include "daemon/cgroup_labels.h"
+#include "discover/cgroup_labels.h"
 #include "daemon/metrics_internal.h"
 #include "devmem/devmem_book.h"
 #include "discover/procfs.h"

@@ -39,6 +39,36 @@ int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
+int procfs_parse_ppid(const char *line, pid_t *ppid)
+{
+	const char *close = strrchr(line, ')');
+	char state;
+	int parent;
+
+	if (!close || sscanf(close + 1, " %c %d", &state, &parent) != 2 || parent < 0)
+		return -EINVAL;
+	*ppid = parent;
+	return 0;
+}
+
+int procfs_ppid(pid_t pid, pid_t *ppid)
+{
+	char path[64], line[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -EIO : -EINVAL;
+	line[n] = '\0';
+	return procfs_parse_ppid(line, ppid);
+}
+
 int procfs_cgroup(pid_t pid, char *buf, size_t len)
 {
 	char path[64], line[4096], *first = NULL;

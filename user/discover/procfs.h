@@ -23,6 +23,14 @@ struct mount_table;
 int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
 /*
+ * The process's parent (field 4 of /proc/PID/stat, after the name's last
+ * ')': a name may hold spaces and parentheses). 0, or -errno (-EINVAL: a
+ * line that does not parse).
+ */
+int procfs_ppid(pid_t pid, pid_t *ppid);
+int procfs_parse_ppid(const char *stat_line, pid_t *ppid);
+
+/*
  * The process's cgroup v2 path ("/kubepods.slice/.../cri-containerd-ID.scope"),
  * from the "0::" line of /proc/PID/cgroup, or of the first line on a v1-only
  * host. 0, or -errno with buf set to "" (-ENOENT: no such line).

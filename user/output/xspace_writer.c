@@ -30,6 +30,7 @@
 #include "output/track_layout.h"
 #include "output/step_groups.h"
 #include "output/xspace_stats.h"
+#include "output/process_origins.h"
 #include "output/xspace_writer.h"
 #include "output/xspace_memory.h"
 #include "output/xspace_writer_internal.h"
@@ -474,6 +475,12 @@ static int write_host_plane(struct xw *w, int64_t plane_id)
 	if (!err && n_pids)
 		plane_stat_bytes(w, STAT_THREAD_PIDS, pids, n_pids * 8);
 	free(pids);
+	json = NULL;
+	if (!err)
+		err = process_origins_json(c, &json);
+	if (!err && json)
+		plane_stat_str(w, STAT_PROCESSES, json);
+	free(json);
 	return err ? err : end_plane(w, at);
 }
 

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* A capture's processes, and a view of one (xspace_processes.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/array.h"
+#include "output/process_origins.h"
 #include "output/thread_names.h"
+#include "reader/json_cursor.h"
 #include "reader/xspace_processes.h"
 
 /* Lines from this id on are counter lines (memory timelines), not threads. */
 #define COUNTER_LINE_FIRST_ID (1ll << 62)
+/* A parent chain longer than this is a loop or a lie: no owner. */
+#define MAX_ANCESTRY 64
 
 struct tid_pid {
 	uint32_t tid, pid;
@@ -130,10 +135,132 @@ static int cmp_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* ---- acceltrace.processes: parents, containers, pods ---- */
+
+struct origins {
+	struct xs_process *v;	/* pid, ppid, container, pod only; by pid */
+	size_t n;
+};
+
+static int origin(struct json_cursor *c, struct xs_process *o)
+{
+	char key[32];
+
+	if (json_expect(c, '{'))
+		return -EINVAL;
+	if (json_eat(c, '}'))
+		return 0;
+	do {
+		if (json_string(c, key, sizeof(key)) || json_expect(c, ':'))
+			return -EINVAL;
+		if (!strcmp(key, "pid") || !strcmp(key, "ppid")) {
+			if (json_int(c, !strcmp(key, "pid") ? &o->pid : &o->ppid))
+				return -EINVAL;
+		} else if (!strcmp(key, "container")) {
+			if (json_string(c, o->container, sizeof(o->container)))
+				return -EINVAL;
+		} else if (!strcmp(key, "pod")) {
+			if (json_string(c, o->pod, sizeof(o->pod)))
+				return -EINVAL;
+		} else if (json_skip(c, 0)) {
+			return -EINVAL;
+		}
+	} while (json_eat(c, ','));
+	return json_expect(c, '}');
+}
+
+static int origins_document(struct json_cursor *c, struct origins *out)
+{
+	char key[32];
+	size_t cap = 0;
+
+	if (json_expect(c, '{'))
+		return -EINVAL;
+	do {
+		if (json_string(c, key, sizeof(key)) || json_expect(c, ':'))
+			return -EINVAL;
+		if (strcmp(key, "processes")) {
+			if (json_skip(c, 0))
+				return -EINVAL;
+			continue;
+		}
+		if (json_expect(c, '['))
+			return -EINVAL;
+		if (json_eat(c, ']'))
+			continue;
+		do {
+			if (out->n >= XS_MAX_PROCESSES)
+				return json_fail(c, -E2BIG, "more than %d processes",
+						 XS_MAX_PROCESSES);
+			if (ARRAY_GROW(out->v, cap, out->n + 1))
+				return -ENOMEM;
+			memset(&out->v[out->n], 0, sizeof(*out->v));
+			if (origin(c, &out->v[out->n++]))
+				return -EINVAL;
+		} while (json_eat(c, ','));
+		if (json_expect(c, ']'))
+			return -EINVAL;
+	} while (json_eat(c, ','));
+	return json_expect(c, '}');
+}
+
+/* The stat parsed, by pid. A malformed one is as none: its processes are
+ * reported without parents (the file may come from anywhere). */
+static int origins_of(const struct xs_plane *host, struct origins *o)
+{
+	const struct xs_stat *s = host ? xs_stat_find(host->stats, host->n_stats,
+						      STAT_PROCESSES) : NULL;
+	char err[128] = "";
+	struct json_cursor c;
+	int ret;
+
+	o->v = NULL;
+	o->n = 0;
+	if (!s || s->type != XS_STAT_STR || !s->s)
+		return 0;
+	c = (struct json_cursor){ .s = s->s, .n = strlen(s->s), .err = err,
+				  .errlen = sizeof(err) };
+	ret = origins_document(&c, o);
+	if (ret) {
+		free(o->v);
+		o->v = NULL;
+		o->n = 0;
+		return ret == -ENOMEM ? ret : 0;
+	}
+	array_sort(o->v, o->n, sizeof(*o->v), cmp_pid);
+	return 0;
+}
+
+static const struct xs_process *by_pid(const struct xs_process *v, size_t n, int64_t pid)
+{
+	struct xs_process key = { .pid = pid };
+
+	return n ? array_bsearch(&key, v, n, sizeof(*v), cmp_pid) : NULL;
+}
+
+/* @pid itself when it drives a device, else its nearest ancestor that
+ * does; 0 when none does (or the chain loops). @v is by pid. */
+static int64_t reported_in(const struct xs_process *v, size_t n, const struct origins *o,
+			   int64_t pid)
+{
+	for (int depth = 0; pid > 0 && depth < MAX_ANCESTRY; depth++) {
+		const struct xs_process *p = by_pid(v, n, pid);
+		const struct xs_process *og = by_pid(o->v, o->n, pid);
+
+		if (p && p->n_devices)
+			return pid;
+		if (!og || og->ppid == pid)
+			return 0;
+		pid = og->ppid;
+	}
+	return 0;
+}
+
 int xs_processes(const struct xs_space *xs, struct xs_process **out, size_t *n)
 {
 	const struct xs_plane *host = xs_plane_named(xs, "/host:CPU");
 	struct xs_process *v = NULL, *p;
+	struct origins o = {};
 	struct thread_map m;
 	size_t cap = 0;
 	int err;
@@ -160,12 +287,25 @@ int xs_processes(const struct xs_space *xs, struct xs_process **out, size_t *n)
 			p->name = l->name;
 	}
 	free(m.v);
+	if (!err)
+		err = origins_of(host, &o);
 	if (err) {
 		free(v);
 		*n = 0;
 		return err;
 	}
 	array_sort(v, *n, sizeof(*v), cmp_pid);
+	for (size_t i = 0; i < *n; i++) {
+		const struct xs_process *og = by_pid(o.v, o.n, v[i].pid);
+
+		if (og) {
+			v[i].ppid = og->ppid;
+			memcpy(v[i].container, og->container, sizeof(v[i].container));
+			memcpy(v[i].pod, og->pod, sizeof(v[i].pod));
+		}
+		v[i].reported_in = reported_in(v, *n, &o, v[i].pid);
+	}
+	free(o.v);
 	*out = v;
 	return 0;
 }
@@ -176,14 +316,26 @@ struct scope {
 	struct xs_line *lines;	/* the host plane's kept lines */
 };
 
+/* Whether a line of process @line_pid is in @pid's view. */
+static bool in_view(const struct xs_process *v, size_t n, int64_t line_pid, int64_t pid)
+{
+	const struct xs_process *p;
+
+	if (line_pid == pid)
+		return true;
+	p = by_pid(v, n, line_pid);
+	return p && p->reported_in == pid;
+}
+
 struct xs_space *xs_scope_process(const struct xs_space *xs, int64_t pid)
 {
 	const struct xs_plane *host = xs_plane_named(xs, "/host:CPU");
 	struct scope *s = calloc(1, sizeof(*s));
 	struct thread_map m = {};
-	size_t np = 0;
+	struct xs_process *procs = NULL;
+	size_t np = 0, nprocs = 0;
 
-	if (!s || thread_map_of(host, &m))
+	if (!s || thread_map_of(host, &m) || xs_processes(xs, &procs, &nprocs))
 		goto nomem;
 	s->planes = calloc(xs->n_planes ? xs->n_planes : 1, sizeof(*s->planes));
 	s->lines = calloc(host && host->n_lines ? host->n_lines : 1, sizeof(*s->lines));
@@ -203,7 +355,7 @@ struct xs_space *xs_scope_process(const struct xs_space *xs, int64_t pid)
 			q->lines = s->lines;
 			q->n_lines = 0;
 			for (size_t j = 0; j < p->n_lines; j++)
-				if (line_pid(&m, &p->lines[j]) == pid)
+				if (in_view(procs, nprocs, line_pid(&m, &p->lines[j]), pid))
 					q->lines[q->n_lines++] = p->lines[j];
 		}
 		for (size_t j = 0; j < q->n_lines; j++)
@@ -214,9 +366,11 @@ struct xs_space *xs_scope_process(const struct xs_space *xs, int64_t pid)
 	s->view.n_planes = np;
 	s->view.priv = s;
 	free(m.v);
+	free(procs);
 	return &s->view;
 nomem:
 	free(m.v);
+	free(procs);
 	if (s) {
 		free(s->planes);
 		free(s->lines);

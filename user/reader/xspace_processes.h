@@ -7,6 +7,10 @@
  * acceltrace.thread_pids (tid, pid) pairs, else, for captures older than
  * that stat, the "(pid N" that follows the name in a thread line's
  * display name. Other producers mark no process: they hold none here.
+ * A process's parent, container and pod are the /host:CPU plane's
+ * acceltrace.processes (output/process_origins.h): the threads of a child
+ * with no device of its own (a DataLoader worker) belong to the view of
+ * the nearest ancestor that has one.
  */
 #ifndef ACCELTRACE_XSPACE_PROCESSES_H
 #define ACCELTRACE_XSPACE_PROCESSES_H
@@ -24,6 +28,14 @@ struct xs_process {
 	const char *name;	/* its main thread's line name (tid == pid), or "" */
 	size_t n_devices;	/* device planes it drives */
 	size_t n_lines;		/* host-plane lines of its threads */
+	/* From acceltrace.processes (absent in older captures and other
+	 * producers': 0 and ""). */
+	int64_t ppid;
+	char container[72], pod[72];
+	/* Whose report holds its threads: itself, or for a process with no
+	 * device, the nearest ancestor that has one (a DataLoader worker's
+	 * trainer); 0 when none does. */
+	int64_t reported_in;
 };
 
 /*
@@ -34,7 +46,8 @@ int xs_processes(const struct xs_space *xs, struct xs_process **out, size_t *n);
 
 /*
  * A view of @xs holding only process @pid: its device planes, its thread
- * lines on /host:CPU, and every plane that belongs to no process (Task
+ * lines on /host:CPU and those of its device-less descendants (see
+ * reported_in), and every plane that belongs to no process (Task
  * Environment, metadata). It shares @xs's events, names and stats, so it
  * must be freed (xs_scope_free) before @xs. NULL with errno ENOMEM.
  */

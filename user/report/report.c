@@ -247,9 +247,9 @@ int report_build(const struct xs_space *xs, struct report *r)
 
 int report_build_process(const struct xs_space *xs, int64_t pid, struct report *r)
 {
-	struct xs_process *v;
+	struct xs_process *v, *me = NULL;
 	struct xs_space *view;
-	const char *name = NULL;
+	const char *name;
 	size_t n, with = 0;
 	int ret;
 
@@ -259,20 +259,30 @@ int report_build_process(const struct xs_space *xs, int64_t pid, struct report *
 	for (size_t i = 0; i < n; i++) {
 		with += v[i].n_devices > 0;
 		if (v[i].pid == pid)
-			name = v[i].name;
+			me = &v[i];
 	}
-	free(v);
-	if (!name)
+	if (!me) {
+		free(v);
 		return -ESRCH;
+	}
+	name = me->name;
 	view = xs_scope_process(xs, pid);
-	if (!view)
-		return -ENOMEM;
-	ret = build(view, pid, r);
+	ret = view ? build(view, pid, r) : -ENOMEM;
 	xs_scope_free(view);
 	if (!ret) {
 		r->process_name = name;
 		r->n_processes = with;
+		snprintf(r->container, sizeof(r->container), "%s", me->container);
+		snprintf(r->pod, sizeof(r->pod), "%s", me->pod);
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].pid == pid || v[i].reported_in != pid)
+				continue;
+			if (r->n_children < sizeof(r->children) / sizeof(r->children[0]))
+				r->children[r->n_children] = v[i].pid;
+			r->n_children++;
+		}
 	}
+	free(v);
 	return ret;
 }
 

@@ -144,6 +144,11 @@ struct report {
 	 * pid -1 for the whole capture; the capture's processes. */
 	int64_t pid;
 	const char *process_name;	/* "" when unknown */
+	char container[72], pod[72];	/* "" when none or unknown */
+	/* Processes with no device whose threads this report holds (its
+	 * DataLoader workers): how many, the first few pids. */
+	size_t n_children;
+	int64_t children[8];
 	size_t n_processes;		/* processes with a device in the capture */
 
 	/* Why the capture was taken (a daemon's rule or trigger), "" unknown;

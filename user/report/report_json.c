@@ -238,9 +238,20 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 	/* Whose: a capture of several processes has a report per process. */
 	jw_name(jw, "process");
 	if (r->pid > 0) {
+		size_t shown = r->n_children < sizeof(r->children) / sizeof(r->children[0]) ?
+			       r->n_children : sizeof(r->children) / sizeof(r->children[0]);
+
 		jw_start_object(jw);
 		jw_int_field(jw, "pid", r->pid);
 		jw_string_field(jw, "name", r->process_name);
+		jw_string_field(jw, "container", r->container);
+		jw_string_field(jw, "pod", r->pod);
+		jw_uint_field(jw, "children_without_device", r->n_children);
+		jw_name(jw, "children");
+		jw_start_array(jw);
+		for (size_t i = 0; i < shown; i++)
+			jw_int(jw, r->children[i]);
+		jw_end_array(jw);
 		jw_end_object(jw);
 	} else {
 		jw_null(jw);

@@ -507,6 +507,21 @@ static void print_memory(const struct report *r, const struct report_text_opts *
 		print_mem_device(r, &r->mem[i], out);
 }
 
+/* "with the threads of 3 child processes without a device (12, 13, 14)" */
+static void print_children(const struct report *r, FILE *out)
+{
+	size_t shown = r->n_children < sizeof(r->children) / sizeof(r->children[0]) ?
+		       r->n_children : sizeof(r->children) / sizeof(r->children[0]);
+
+	if (!r->n_children)
+		return;
+	fprintf(out, "  with the threads of    %zu child %s without a device (", r->n_children,
+		plural(r->n_children, "process", "processes"));
+	for (size_t i = 0; i < shown; i++)
+		fprintf(out, "%s%lld", i ? ", " : "", (long long)r->children[i]);
+	fprintf(out, "%s): its input workers\n", shown < r->n_children ? ", ..." : "");
+}
+
 void report_print_text(const struct report *r, const char *file,
 		       const struct report_text_opts *o, FILE *out)
 {
@@ -522,11 +537,17 @@ void report_print_text(const struct report *r, const char *file,
 	print_overview(r, o, out);
 	fprintf(out, "\nRun environment\n");
 	fprintf(out, "  host                   %s\n", r->host[0] ? r->host : "(unnamed)");
-	if (r->pid > 0)
+	if (r->pid > 0) {
 		fprintf(out, "  process                %lld (%s): its devices, threads and memory "
 			"only; %zu %s in the capture drive a device\n", (long long)r->pid,
 			r->process_name[0] ? r->process_name : "unnamed", r->n_processes,
 			plural(r->n_processes, "process", "processes"));
+		if (r->container[0] || r->pod[0])
+			fprintf(out, "  container              %s%s%s\n",
+				r->container[0] ? r->container : "(none)",
+				r->pod[0] ? ", pod " : "", r->pod);
+		print_children(r, out);
+	}
 	else if (r->n_processes > 1)
 		fprintf(out, "  processes              %zu drive a device: this report mixes them "
 			"(report --pid PID for one)\n", r->n_processes);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "daemon/cgroup_labels.h"
+#include "discover/cgroup_labels.h"
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

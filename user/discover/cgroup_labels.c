@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/cgroup_labels.h"
+#include "discover/cgroup_labels.h"
 
 #define CONTAINER_ID_LEN 64
 
