@@ -244,6 +244,12 @@ check(ts.get("acceltrace.window_start_ns") == WS, f"window start on CLOCK_MONOTO
 check(ts.get("acceltrace.capture_reason") == "rule: pid 100 crashed\ufffd(signal 9)",
       f"the capture's reason, a string, its newline replaced {ts}")
 check(ts.get("acceltrace.focus_pid") == 100, f"the process it was taken for {ts}")
+# What it did not keep: the budget's 5 thread instants, and the records
+# lost on the way (the 12 ring buffer drops).
+check(ts.get("acceltrace.dropped.thread_event") == 5 and
+      not any(k.startswith("acceltrace.dropped.") and k != "acceltrace.dropped.thread_event"
+              for k in ts), f"dropped spans per kind {ts}")
+check(ts.get("acceltrace.lost_records") == 12, f"records lost {ts}")
 check(all(s.WhichOneof("value") == "uint64_value" for s in te.stats
           if te.stat_metadata[s.metadata_id].name.startswith("profile_")), "wall times uint64")
 

@@ -311,7 +311,7 @@ static void check_sample_file(const char *path)
 	ASSERT_EQ(tpu0->n_lines, 4, "TPU:0 lines");
 	ASSERT_EQ(tpu1->n_lines, 1, "TPU:1 lines");
 	/* start, stop, probes attached, window start on CLOCK_MONOTONIC */
-	ASSERT_EQ(task->n_stats, 6, "task environment stats");
+	ASSERT_EQ(task->n_stats, 8, "task environment stats");
 	ASSERT_STREQ(plane_stat_str(task, STAT_CAPTURE_REASON),
 		     "rule: pid 100 crashed\xef\xbf\xbd(signal 9)",
 		     "the capture's reason, its newline replaced");

@@ -278,11 +278,49 @@ def text_layout(space):
         dev.event(ops, LONG_OP if i % 2 else "fusion_%d" % i, i * MS, MS // 2)
 
 
+def budget_dropped(space):
+    """tpu_infeed_ops, as a capture whose span budget dropped 5000 device
+    ops (acceltrace.dropped.device_op): the figures are those of what was
+    left, so the report gives no verdict."""
+    tpu_infeed_ops(space)
+    task = Plane(space, "Task Environment", 2)
+    task.plane_stat("acceltrace.dropped.device_op", 5000)
+    task.plane_stat("acceltrace.dropped.completion", 70)
+
+
+def few_lost(space):
+    """tpu_infeed_ops and 1000 ioctls while the device computes, with 3
+    records lost on the way (under 1 % of its events): the verdict stands,
+    with a caveat."""
+    tpu_infeed_ops(space)
+    host = [p for p in space.planes if p.name == "/host:CPU"][0]
+    line = host.lines.add()
+    line.name, line.id = "python3", 7
+    meta = host.event_metadata[1]
+    meta.id, meta.name = 1, "ioctl"
+    for i in range(1000):
+        e = line.events.add()
+        e.metadata_id = 1
+        e.offset_ps = (i // 100) * 10 * MS + 3 * MS + (i % 100) * 10**7
+        e.duration_ps = 10**6
+    task = Plane(space, "Task Environment", 2)
+    task.plane_stat("acceltrace.lost_records", 3)
+
+
+def many_lost(space):
+    """tpu_infeed_ops with 40 records lost (over 1 % of its 30 events and
+    the lost): no verdict."""
+    tpu_infeed_ops(space)
+    task = Plane(space, "Task Environment", 2)
+    task.plane_stat("acceltrace.lost_records", 40)
+
+
 CASES = {"tpu_train_eval": tpu_train_eval, "tpu_infeed_ops": tpu_infeed_ops,
          "gpu_kernels": gpu_kernels, "host_markers": host_markers, "host_only": host_only,
          "device_only": device_only, "text_layout": text_layout,
          "two_processes": two_processes, "stuck_op": stuck_op,
-         "host_waiting": host_waiting}
+         "host_waiting": host_waiting, "budget_dropped": budget_dropped,
+         "few_lost": few_lost, "many_lost": many_lost}
 
 if __name__ == "__main__":
     for name, fn in CASES.items():

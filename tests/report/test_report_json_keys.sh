@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 command -v protoc >/dev/null || test_skip "protoc is not installed"
 "$PYTHON" tests/report/synth_xspace.py "$TEST_TMP" || { fail "writing the synthetic XSpaces"; test_done; }
 "$PYTHON" tests/report/synth_memory.py "$TEST_TMP" || { fail "writing the memory XSpaces"; test_done; }
-for c in tpu_infeed_ops gpu_kernels host_only mem_leak_eval stuck_op host_waiting; do
+for c in tpu_infeed_ops gpu_kernels host_only mem_leak_eval stuck_op host_waiting budget_dropped; do
 	"$ACCELTRACE" report -j "$TEST_TMP/$c.xplane.pb" >"$TEST_TMP/$c.json" ||
 		fail "report -j $c"
 done

@@ -94,6 +94,19 @@ contains "$("$ACCELTRACE" report "$TEST_TMP/host_waiting.xplane.pb")" \
 	"host_waiting: the text names the waiting threads"
 text=$("$ACCELTRACE" report "$TEST_TMP/tpu_infeed_ops.xplane.pb")
 [[ $(sed -n 3p <<<"$text") == "Recommendation" ]] || fail "the verdict first: ${text:0:200}"
+# A capture that did not keep what a verdict rests on gives none; one that
+# lost a little says so beside it.
+check budget_dropped 'd["verdict_withheld"] is True' \
+	'd["recommendation"].startswith("No verdict: the capture'"'"'s span budget dropped 5000 device_op,")' \
+	'd["incomplete"]["dropped_device_spans"] == 5000 and d["incomplete"]["dropped_input_spans"] == 0'
+contains "$("$ACCELTRACE" report "$TEST_TMP/budget_dropped.xplane.pb")" \
+	"Overview (NOT the job's: of what the capture kept)" "budget_dropped: the overview says whose figures"
+check few_lost 'd["verdict_withheld"] is False' 'd["incomplete"]["lost_records"] == 3' \
+	'd["recommendation"].startswith("The job is HIGHLY input-bound")' \
+	'"(Caveat: the capture lost 3 records on the way (under 1% of what it saw)" in d["recommendation"]'
+check many_lost 'd["verdict_withheld"] is True' \
+	'd["recommendation"].startswith("No verdict: the capture lost 40 records on the way")'
+check tpu_infeed_ops 'd["verdict_withheld"] is False' 'd["incomplete"] is None'
 
 json=$("$ACCELTRACE" report -j --pid 200 "$TEST_TMP/two_processes.xplane.pb") ||
 	fail "report --pid 200 failed"

@@ -594,6 +594,28 @@ static uint64_t wall_ns(const struct xw *w, uint64_t mono)
 	return mono + (uint64_t)off;
 }
 
+/* What the capture does not hold, for readers to judge their figures by:
+ * spans its budget dropped, per kind, and records lost on the way. */
+static void write_incompleteness(struct xw *w)
+{
+	uint64_t lost = 0, n;
+	char name[64];
+
+	for (int k = 0; k < SPAN_KIND__COUNT; k++) {
+		n = capture__spans_dropped(w->c, k);
+		if (!n)
+			continue;
+		snprintf(name, sizeof(name), STAT_DROPPED_PREFIX "%s", span_kind_name(k));
+		plane_stat_i64(w, name, (int64_t)(n > INT64_MAX ? INT64_MAX : n));
+	}
+	for (size_t i = 0; i < capture__num_losses(w->c); i++) {
+		capture__loss(w->c, i, &n);
+		lost += n;
+	}
+	if (lost)
+		plane_stat_i64(w, STAT_LOST_RECORDS, (int64_t)(lost > INT64_MAX ? INT64_MAX : lost));
+}
+
 static int write_task_env_plane(struct xw *w, int64_t plane_id)
 {
 	uint64_t attached = capture__probes_attached(w->c);
@@ -613,6 +635,7 @@ static int write_task_env_plane(struct xw *w, int64_t plane_id)
 		plane_stat_str(w, STAT_CAPTURE_REASON, capture__reason(w->c));
 	if (capture__focus_pid(w->c))
 		plane_stat_i64(w, STAT_FOCUS_PID, capture__focus_pid(w->c));
+	write_incompleteness(w);
 	return end_plane(w, at);
 }
 

@@ -24,6 +24,11 @@
 /* ... and its int64 stat naming the process it is about (trigger --pid),
  * whose report comes first. */
 #define STAT_FOCUS_PID "acceltrace.focus_pid"
+/* ... an int64 stat per span kind the budget dropped, named by the kind
+ * ("acceltrace.dropped.device_op"), and the records lost on the way (the
+ * kernel's rings, device trace buffers: every loss counter), summed. */
+#define STAT_DROPPED_PREFIX "acceltrace.dropped."
+#define STAT_LOST_RECORDS "acceltrace.lost_records"
 
 /* What an event can take in the file, for estimates before a window:
  * acceltrace's captures run from about 75 B an event (host calls, device

@@ -115,6 +115,17 @@ void report_recommend(struct report *r)
 			 "Look at that op and its inputs; a longer window would show no more.",
 			 x->plane, x->name, x->program[0] ? " (program " : "", x->program,
 			 x->program[0] ? ")" : "", x->running_ps / 1e12);
+	} else if (r->verdict_withheld) {
+		/* Figures from what a budget or a loss left are not the job's:
+		 * a wrong verdict is worse than none. */
+		snprintf(b, n, "No verdict: %s, so step time, device idle and input-bound "
+			 "would be those of what was left, not of the job. %s",
+			 r->incomplete_why, r->dropped_device || r->dropped_input ?
+			 "Record a shorter window, or raise --max-events (the daemon's "
+			 "max-events)." :
+			 "See What the capture lost: a larger --ringbuf-size, or a host "
+			 "less busy, keeps them.");
+		return;
 	} else if (!r->n_complete && r->n_waiting && r->waiting[0].off_cpu_pct >= 50) {
 		const struct report_thread_wait *w = &r->waiting[0];
 
@@ -152,6 +163,12 @@ void report_recommend(struct report *r)
 		snprintf(b, n, "The job is device-bound (input %.1f%%): the device computes "
 			 "%.1f%% of the step time. A device trace would say which ops dominate.",
 			 r->input_bound_pct, r->compute_pct);
+	}
+	if (r->incomplete_why[0]) {
+		size_t used = strlen(b);
+
+		snprintf(b + used, n - used, " (Caveat: %s; these figures are from what it "
+			 "kept.)", r->incomplete_why);
 	}
 }
 
@@ -225,6 +242,7 @@ static int build(const struct xs_space *xs, int64_t pid, struct report *r)
 		ret = report_thread_waits(&c);
 	if (!ret)
 		ret = report_memory(&c);
+	report_completeness(&c);
 	report_recommend(r);
 	iv_free(&c.busy);
 	iv_free(&c.input_dev);

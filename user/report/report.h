@@ -151,6 +151,15 @@ struct report {
 	int64_t children[8];
 	size_t n_processes;		/* processes with a device in the capture */
 
+	/* What the capture did not keep (report_complete.c): spans its budget
+	 * dropped of the device's timeline and of the host's launches and
+	 * input work, and records lost on the way. verdict_withheld: the
+	 * figures would be those of what was left, not of the job; else a
+	 * non-empty incomplete_why qualifies the verdict. */
+	uint64_t dropped_device, dropped_input, lost_records;
+	bool verdict_withheld;
+	char incomplete_why[256];
+
 	/* Why the capture was taken (a daemon's rule or trigger), "" unknown;
 	 * controls replaced, as any file may hold anything. */
 	char capture_reason[512];

@@ -71,6 +71,8 @@ int report_still_running(struct report_ctx *c);
 int report_thread_waits(struct report_ctx *c);
 int report_memory(struct report_ctx *c);
 void report_environment(struct report_ctx *c);
+/* Whether the capture holds enough for a verdict (report_complete.c). */
+void report_completeness(struct report_ctx *c);
 void report_recommend(struct report *r);
 
 #endif /* ACCELTRACE_REPORT_INTERNAL_H */

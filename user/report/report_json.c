@@ -257,6 +257,18 @@ void report_print_json(const struct report *r, const char *file, const char *hos
 		jw_null(jw);
 	}
 	jw_uint_field(jw, "processes_with_device", r->n_processes);
+	jw_bool_field(jw, "verdict_withheld", r->verdict_withheld);
+	jw_name(jw, "incomplete");
+	if (r->incomplete_why[0]) {
+		jw_start_object(jw);
+		jw_string_field(jw, "why", r->incomplete_why);
+		jw_uint_field(jw, "dropped_device_spans", r->dropped_device);
+		jw_uint_field(jw, "dropped_input_spans", r->dropped_input);
+		jw_uint_field(jw, "lost_records", r->lost_records);
+		jw_end_object(jw);
+	} else {
+		jw_null(jw);
+	}
 	jw_name(jw, "focus_pid");
 	if (r->focus_pid > 0)
 		jw_int(jw, r->focus_pid);

@@ -201,10 +201,14 @@ static void print_waits(const struct report *r, FILE *out)
 
 static void print_overview(const struct report *r, const struct report_text_opts *o, FILE *out)
 {
-	fprintf(out, "\nOverview\n");
+	if (r->verdict_withheld)
+		fprintf(out, "\nOverview (NOT the job's: of what the capture kept)\n");
+	else
+		fprintf(out, "\nOverview\n");
 	pct_or_unknown(out, "input-bound", r->input_bound_pct);
 	if (!isnan(r->input_bound_pct)) {
-		fprintf(out, "    %s\n", verdict(r->input_bound_pct));
+		if (!r->verdict_withheld)
+			fprintf(out, "    %s\n", verdict(r->input_bound_pct));
 		fprintf(out, "    device in input ops (infeed, H2D copies)   %.3f ms\n",
 			r->input_device_ops_ps / 1e9);
 		fprintf(out, "    device idle while host input arrived       %.3f ms\n",
