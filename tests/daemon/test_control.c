@@ -339,6 +339,19 @@ static void test_request_deadline(void)
 		control_server__poll(s, note_id, NULL);
 	ASSERT_TRUE(closed_by_server(late), "a too long line let go before the deadline");
 	close(late);
+
+	/* A NUL in the line: said at once, not timed out at the deadline. */
+	late = partial_client(path, "");
+	if (ASSERT_GE(late, 0, "client") &&
+	    ASSERT_EQ(write(late, "trigger\0 x\n", 11), 11, "a line with a NUL")) {
+		for (int i = 0; i < 20; i++, usleep(2000))
+			control_server__poll(s, note_id, NULL);
+		reply_of(late, buf, sizeof(buf));
+		ASSERT_STREQ(buf, "error malformed request: a NUL byte in it\n",
+			     "a NUL said as such, before the deadline");
+	}
+	if (late >= 0)
+		close(late);
 	control_server__free(s, NULL);
 	rmdir(dir);
 }

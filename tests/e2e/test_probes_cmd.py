@@ -72,6 +72,12 @@ def main():
                                   "--logdir", os.path.join(work, "logs"))
         check(rc == 1 and "refused" in err, "record: no capture from a refused table, "
               "saying so (%d): %s" % (rc, err))
+        # Said once however often the rescans find it again (a process that
+        # keeps loading a plugin is said at its 1st, 2nd, 4th ... refusal).
+        said = err.count("refusing the PJRT table")
+        check(said <= 2 and ("refusal 1 there" in err or not said),
+              "record: the refusal said with its count, not at every rescan (%d times): %s"
+              % (said, err[-800:]))
     t.stop()
 
 

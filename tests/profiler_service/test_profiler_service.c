@@ -278,6 +278,11 @@ static void test_roots(void)
 		{ "%s-evil/plugins/profile", GRPC_STATUS_PERMISSION_DENIED },
 		{ "/etc%.0s", GRPC_STATUS_PERMISSION_DENIED },
 		{ "relative/plugins%.0s", GRPC_STATUS_INVALID_ARGUMENT },
+		/* Directories a client would create: a session's characters. */
+		{ "%s/run\nacceltrace: daemon: capture written: /etc/shadow", GRPC_STATUS_INVALID_ARGUMENT },
+		{ "%s/\x01ctl/plugins/profile", GRPC_STATUS_INVALID_ARGUMENT },
+		{ "%s/caf\xc3\xa9", GRPC_STATUS_INVALID_ARGUMENT },
+		{ "%s/tb_run-1.a/plugins/profile", GRPC_STATUS_OK },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -285,6 +290,18 @@ static void test_roots(void)
 		root_value = r;
 		ASSERT_EQ(parse(root_is, &rq, why, sizeof(why)), cases[i].want, r);
 	}
+	/* A component no file system takes: the client's mistake, said
+	 * briefly, not a server error echoing it whole. */
+	snprintf(r, sizeof(r), "%s/%0300d", logdir, 7);
+	root_value = r;
+	ASSERT_EQ(parse(root_is, &rq, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT,
+		  "a 300-byte component");
+	ASSERT_STRCONTAINS(why, "is 300 bytes: at most 255", "said why");
+	ASSERT_LE(strlen(why), 200, "and briefly");
+	snprintf(r, sizeof(r), "%s/run\nforged", logdir);
+	root_value = r;
+	parse(root_is, &rq, why, sizeof(why));
+	ASSERT_FALSE(strchr(why, '\n'), "no newline in the status message");
 	snprintf(r, sizeof(r), "%s/allowed/x", base);
 	root_value = r;
 	ASSERT_EQ(parse(root_is, &rq, why, sizeof(why)), GRPC_STATUS_OK, "under profiler-roots");

@@ -307,6 +307,12 @@ static void read_client(struct control_server *s, int i, control_request_fn fn, 
 	}
 	if (n < 0)
 		return;
+	/* A request is text: a NUL (which strchr would stop at, waiting for
+	 * a newline already sent) is said at once, not timed out. */
+	if (memchr(c->buf + c->len, '\0', (size_t)n)) {
+		say(c, "error malformed request: a NUL byte in it");
+		return;
+	}
 	c->len += n;
 	c->buf[c->len] = '\0';
 	nl = strchr(c->buf, '\n');

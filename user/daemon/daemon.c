@@ -465,6 +465,7 @@ static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
 	g.detail_seconds = detail_seconds(d, now);
 	g.cpu_idle = d->cpu.idle;
 	g.cpu_starved = d->cpu.starved;
+	g.pjrt_tables_refused = flight_recorder__pjrt_refusals(d->fr);
 	if (flight_recorder__mem_book(d->fr)) {
 		g.memory_timelines = devmem_book__count(flight_recorder__mem_book(d->fr));
 		g.memory_timeline_bytes = devmem_book__bytes(flight_recorder__mem_book(d->fr));

@@ -14,6 +14,7 @@
 #include "collect/collector.h"
 #include "session/recorder.h"
 #include "daemon/flight_recorder.h"
+#include "discover/runtime_attach.h"
 #include "output/xspace_writer.h"
 #include "probe/probe_session.h"
 
@@ -178,6 +179,11 @@ int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
 const struct devmem_book *flight_recorder__mem_book(const struct flight_recorder *fr)
 {
 	return recorder__mem_book(fr->rec);
+}
+
+uint64_t flight_recorder__pjrt_refusals(const struct flight_recorder *fr)
+{
+	return runtime_attach__refusals(recorder__runtime_attach(fr->rec));
 }
 
 bool flight_recorder__traces(const struct flight_recorder *fr, pid_t pid)

@@ -84,6 +84,8 @@ int flight_recorder__set_detail(struct flight_recorder *fr, bool on);
  * (-ENOENT: none yet, or it is gone). */
 int flight_recorder__aggregates(const struct flight_recorder *fr, uint32_t pid,
 				uint64_t out[AGG_MAX]);
+/* PJRT API tables refused so far (runtime_attach__refusals). */
+uint64_t flight_recorder__pjrt_refusals(const struct flight_recorder *fr);
 /* Whether it traces @pid's device work (recorder__traces). */
 bool flight_recorder__traces(const struct flight_recorder *fr, pid_t pid);
 /* Every watched process's device-memory timelines. */

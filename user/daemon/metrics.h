@@ -59,6 +59,7 @@ struct metrics_globals {
 	double detail_seconds;		/* acceltrace_detail_seconds_total */
 	bool cpu_idle;			/* acceltrace_daemon_cpu_idle */
 	uint64_t cpu_starved;		/* acceltrace_daemon_cpu_starved_total */
+	uint64_t pjrt_tables_refused;	/* acceltrace_pjrt_tables_refused_total */
 	/* The device-memory timelines: how many, and their bytes. */
 	uint64_t memory_timelines;
 	uint64_t memory_timeline_bytes;

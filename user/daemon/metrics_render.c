@@ -306,6 +306,11 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	       "Times the daemon, starved of CPU under SCHED_IDLE, took normal priority "
 	       "back.");
 	fprintf(out, "acceltrace_daemon_cpu_starved_total %" PRIu64 "\n", g->cpu_starved);
+	family(out, "acceltrace_pjrt_tables_refused_total", "counter",
+	       "PJRT API tables the daemon refused to probe (not a table it can read: "
+	       "said in its log at each process's 1st, 2nd, 4th, ... refusal).");
+	fprintf(out, "acceltrace_pjrt_tables_refused_total %" PRIu64 "\n",
+		g->pjrt_tables_refused);
 	family(out, "acceltrace_memory_timelines", "gauge",
 	       "Device-memory timelines the daemon keeps (one per process, layer and "
 	       "device; exited processes' for a while).");

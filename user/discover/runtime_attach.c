@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "attach"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/array.h"
 #include "discover/device_nodes.h"
@@ -226,6 +228,32 @@ static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 	lib->pub.slots_attached = true;
 }
 
+/*
+ * Whether to say a PJRT table refusal in @pid, the @nth there: at the 1st,
+ * 2nd, 4th, 8th, ... A process that loads and unloads a plugin in a loop
+ * (thousands of times a second) leaves a bounded log; every refusal is
+ * counted (runtime_attach__refusals, the daemon's metrics).
+ */
+static bool refusal_to_say(struct runtime_attach *ra, pid_t pid, uint64_t *nth)
+{
+	uintptr_t n = 1;
+
+	ra->refusals_total++;
+	if (!ra->refusals)
+		ra->refusals = hashmap__new();
+	if (ra->refusals) {
+		n = (uintptr_t)hashmap__get(ra->refusals, (uint64_t)pid, 0) + 1;
+		hashmap__put(ra->refusals, (uint64_t)pid, 0, (void *)n, NULL);
+	}
+	*nth = n;
+	return !(n & (n - 1));
+}
+
+uint64_t runtime_attach__refusals(const struct runtime_attach *ra)
+{
+	return ra ? ra->refusals_total : 0;
+}
+
 /* A running process's table: found by scanning, since GetPjrtApi ran. */
 static void find_table_by_scan(struct runtime_attach *ra, struct library *lib,
 			       pid_t pid, const char *maps_path)
@@ -250,10 +278,14 @@ static void find_table_by_scan(struct runtime_attach *ra, struct library *lib,
 		 * `acceltrace probes`, looks once). */
 		if (errno != ENOENT &&
 		    (!ra->ps || mono_ns() - lib->first_scan_ns >= SCAN_SETTLE_NS)) {
+			uint64_t nth;
+
 			lib->pub.table_refused = true;
 			lib->refused_pid = pid;
-			log_warn("refusing the PJRT table of %s in process %d: %s",
-				 lib->pub.path, pid, reason);
+			if (refusal_to_say(ra, pid, &nth))
+				log_warn("refusing the PJRT table of %s in process %d: %s "
+					 "(refusal %" PRIu64 " there; said at powers of two)",
+					 lib->pub.path, pid, reason, nth);
 		}
 		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
 		return;
@@ -533,6 +565,8 @@ static void library_drop_probes(struct runtime_attach *ra, struct library *lib)
 
 void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
 {
+	if (ra->refusals)
+		hashmap__remove(ra->refusals, (uint64_t)pid, 0);
 	for (size_t i = 0; i < ra->n_libs; i++) {
 		struct library *lib = ra->libs[i];
 
@@ -609,8 +643,12 @@ int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
 	if (lib) {
 		lib->pub.table_refused = true;
 		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
-		log_warn("refusing the PJRT table GetPjrtApi returned in process %d: %s",
-			 pid, reason);
+		uint64_t nth;
+
+		if (refusal_to_say(ra, pid, &nth))
+			log_warn("refusing the PJRT table GetPjrtApi returned in process %d: %s "
+				 "(refusal %" PRIu64 " there; said at powers of two)", pid, reason,
+				 nth);
 	}
 	return -EINVAL;
 }
@@ -742,6 +780,7 @@ void runtime_attach__free(struct runtime_attach *ra)
 	for (size_t i = 0; i < ra->n_files; i++)
 		close(ra->files[i].fd);
 	free(ra->files);
+	hashmap__free(ra->refusals, NULL);
 	free(ra);
 }
 

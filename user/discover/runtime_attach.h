@@ -177,4 +177,8 @@ size_t runtime_attach__library_count(const struct runtime_attach *ra);
 const struct attached_library *runtime_attach__library(const struct runtime_attach *ra,
 						       size_t i);
 
+/* PJRT tables refused so far, in every process (each said in the log at
+ * the 1st, 2nd, 4th, ... refusal in its process). */
+uint64_t runtime_attach__refusals(const struct runtime_attach *ra);
+
 #endif /* ACCELTRACE_RUNTIME_ATTACH_H */

@@ -60,6 +60,8 @@ struct probe_file {
 	int fd;
 };
 
+struct hashmap;
+
 struct runtime_attach {
 	struct probe_session *ps;	/* NULL: plan only */
 	struct probe_file *files;
@@ -74,6 +76,10 @@ struct runtime_attach {
 	bool callbacks_full_warned;
 	/* Detail probes are parked (not attached) while this is set. */
 	bool detail_off;
+	/* PJRT tables refused: per traced process (pid -> count, for the
+	 * log's backoff), and in all. */
+	struct hashmap *refusals;
+	uint64_t refusals_total;
 };
 
 /* A new probe record for entry @e (in @lib, NULL for a callback); NULL

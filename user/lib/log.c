@@ -51,10 +51,30 @@ static const char *level_name(enum log_level level)
 	return "?";
 }
 
+/*
+ * One message, one line: control bytes in it (a process's name, a path a
+ * client sent) are written as \xNN, so nothing logged can forge a line of
+ * its own ("acceltrace: daemon: capture written: /etc/shadow").
+ */
+static void escape_controls(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *in && o + 5 < size; in++) {
+		unsigned char c = (unsigned char)*in;
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
 static void log_vprintf(enum log_level level, const char *context,
 			const char *fmt, va_list ap)
 {
-	char msg[2048];
+	char msg[2048], line[4 * 2048 + 1];
 	size_t len;
 
 	if (level > max_level)
@@ -89,7 +109,8 @@ static void log_vprintf(enum log_level level, const char *context,
 		fputs("warning: ", stderr);
 	if (context)
 		fprintf(stderr, "%s: ", context);
-	fprintf(stderr, "%s\n", msg);
+	escape_controls(msg, line, sizeof(line));
+	fprintf(stderr, "%s\n", line);
 	if (around_fn)
 		around_fn(around_ctx, false);
 }
