@@ -13,11 +13,16 @@
  *   to administrators): unavailable, with the reason in the page;
  * - a clock read on a busy host (SIM_CUPTI_TIMESTAMP_STALL_US): the
  *   buffer's clock pairs still agree with the clock to 200 us;
+ * - unshare(CLONE_NEWUSER) through the agent's unshare: its thread paused
+ *   around it and running after (a lease turns it on);
  * - a forked child lets go of its parent's page;
  * - a process that exited has its link let go.
  */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -251,6 +256,59 @@ static void case_unavailable(const char *cupti, const char *fail, const char *wh
 	agent_links__free(l);
 }
 
+static int threads_now(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* unshare(CLONE_NEWUSER) refuses a multithreaded caller: the agent's
+ * unshare pauses its thread around it, and the thread runs on after (a
+ * lease still turns it on). */
+static void case_unshare(void)
+{
+	struct agent_links *l = agent_links__new();
+	const struct agent_status *st = NULL;
+	int (*unshare_fn)(int);
+	void *h;
+	int ret;
+
+	setenv("ACCELTRACE_AGENT_CUPTI", cupti_path, 1);
+	if (!ASSERT_OK_PTR(l, "links") || !load_agent())
+		return;
+	ASSERT_EQ(threads_now(), 2, "the process and the agent's thread");
+	ASSERT_EQ(agent_links__find(l, getpid()), 1, "the control page found");
+	h = dlopen(agent_path, RTLD_NOW | RTLD_NOLOAD);
+	*(void **)&unshare_fn = h ? dlsym(h, "unshare") : NULL;
+	if (!ASSERT_OK_PTR(unshare_fn, "the agent's unshare"))
+		return;
+	ret = unshare_fn(CLONE_NEWUSER);
+	if (ret && errno == EPERM) {
+		printf("SKIP-PART: user namespaces not allowed here\n");
+		return;
+	}
+	ASSERT_EQ(ret, 0, "unshare(CLONE_NEWUSER) with the agent's thread");
+	ASSERT_EQ(threads_now(), 2, "its thread started again after");
+	/* It answers a lease: on, or (no uid mapped in the new namespace
+	 * yet, so no file for its buffers) unavailable, saying why. */
+	agent_links__want(l, now_ns() + 5000 * MS, now_ns());
+	for (int i = 0; i < 300; i++, sleep_ms(10)) {
+		agent_links__poll(l);
+		st = agent_links__status(l, 0);
+		if (st && st->state != AGENT_STATE_DORMANT)
+			break;
+	}
+	ASSERT_TRUE(st && st->state != AGENT_STATE_DORMANT, "its thread answers a lease after");
+	agent_links__free(l);
+}
+
 /* A forked child does not pass for its parent's agent. */
 static void case_fork(void)
 {
@@ -351,6 +409,7 @@ int main(void)
 	in_child("no libcupti: unavailable", no_cupti);
 	in_child("CUPTI refused: unavailable", refused);
 	in_child("a busy host's clock reads: tight pairs only", case_busy_clock);
+	in_child("unshare(CLONE_NEWUSER): the thread paused, then on again", case_unshare);
 	in_child("fork", case_fork);
 	in_child("exit", case_exit);
 	rmdir(dir);

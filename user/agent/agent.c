@@ -31,6 +31,7 @@
 #include "acceltrace/agent_control.h"
 #include "agent/agent_files.h"
 #include "agent/agent_log.h"
+#include "agent/agent_thread.h"
 #include "agent/cupti_backend.h"
 #include "agent/gpu_buffers.h"
 #include "agent/pjrt_backend.h"
@@ -50,6 +51,11 @@ static struct gpu_buffers *buffers;
 static struct tpu_buffers *tpu;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
+/* The control thread (agent_thread.h), under start_lock; pause_asked: 1
+ * asked to return while dormant, 2 it is returning, 0 neither. */
+static pthread_t control_thread;
+static bool thread_running;
+static int pause_asked;
 /* CUDA called InitializeInjection: CUPTI is this process's backend. */
 static bool cuda_entered;
 static enum backend backend;
@@ -254,6 +260,13 @@ static void *control_loop(void *arg)
 	(void)arg;
 	for (;;) {
 		uint32_t wake = __atomic_load_n(&page->wake, __ATOMIC_ACQUIRE);
+		int ask = 1;
+
+		/* Paused (agent_pause_thread): only while dormant, whatever
+		 * a lease says now; it asks again when it resumes it. */
+		if (!active && __atomic_compare_exchange_n(&pause_asked, &ask, 2, false,
+							   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return NULL;
 		uint64_t lease = __atomic_load_n(&page->lease_until_ns, __ATOMIC_ACQUIRE);
 		uint64_t now = mono_ns();
 		bool want = lease > now;
@@ -289,12 +302,82 @@ static void *control_loop(void *arg)
 	return NULL;
 }
 
-/* The page and the thread: once per process, whichever entry comes. */
-static void start_agent(void)
+/* The control thread, joinable (agent_pause_thread waits for it); under
+ * start_lock. */
+static int start_thread(void)
 {
 	pthread_attr_t attr;
 	sigset_t all, old;
-	pthread_t t;
+	int err;
+
+	/* The thread takes no signal meant for the process's own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	err = pthread_create(&control_thread, &attr, control_loop, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return err;
+	thread_running = true;
+	pthread_setname_np(control_thread, "acceltrace-agt");
+	return 0;
+}
+
+bool agent_pause_thread(void)
+{
+	struct timespec until;
+	bool stopped = false;
+	int ask = 1;
+
+	pthread_mutex_lock(&start_lock);
+	if (!thread_running || !page) {
+		pthread_mutex_unlock(&start_lock);
+		return false;
+	}
+	__atomic_store_n(&pause_asked, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&page->wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &page->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 200 * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (!pthread_timedjoin_np(control_thread, NULL, &until)) {
+		stopped = true;
+	} else if (!__atomic_compare_exchange_n(&pause_asked, &ask, 0, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* It took the ask as the time ran out: it is returning. */
+		pthread_join(control_thread, NULL);
+		stopped = true;
+	}
+	/* Still running: active (a lease), and so it stays. */
+	if (stopped)
+		thread_running = false;
+	__atomic_store_n(&pause_asked, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&start_lock);
+	return stopped;
+}
+
+void agent_resume_thread(void)
+{
+	int err;
+
+	pthread_mutex_lock(&start_lock);
+	if (!thread_running && page) {
+		err = start_thread();
+		if (err)
+			agent_say(AGENT_P_THREAD, "no control thread after a namespace change (%s): "
+				  "device detail stays off", strerror(err));
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+/* The page and the thread: once per process, whichever entry comes. */
+static void start_agent(void)
+{
 	int err;
 
 	page = agent_map_new_file("control", AGENT_CONTROL_SIZE);
@@ -312,21 +395,12 @@ static void start_agent(void)
 	__atomic_store_n(&page->magic, AGENT_CONTROL_MAGIC, __ATOMIC_RELEASE);
 	agent_log_set_page(page);
 
-	/* The thread takes no signal meant for the process's own threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 << 10);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &attr, control_loop, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = start_thread();
 	if (err) {
 		agent_say(AGENT_P_THREAD, "no control thread (%s): device detail stays off",
 			  strerror(err));
 		return;
 	}
-	pthread_setname_np(t, "acceltrace-agt");
 	agent_debug("dormant, control page in place");
 }
 
@@ -352,6 +426,8 @@ static void in_child(void)
 	tpu = NULL;
 	backend = BACKEND_NONE;
 	started = false;
+	thread_running = false;	/* fork copies the calling thread only */
+	pause_asked = 0;
 	pthread_mutex_init(&start_lock, NULL);
 }
 
