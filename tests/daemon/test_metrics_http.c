@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The metrics endpoint's doors (daemon/metrics_http.h): one address holding
- * its limit of idle connections is refused another, while a scraper at
- * another address is served; idle connections are closed at the timeout,
- * and the address is served again after.
+ * The metrics endpoint's doors (daemon/metrics_http.h): on loopback, where
+ * every client is 127.0.0.1, one local user holding its limit of idle
+ * connections is refused another, while a scraper of another user (nobody)
+ * is served; idle connections are closed at the timeout, and the user is
+ * served again after; a client trickling its request a byte at a time
+ * (which restarts the idle timeout) is let go at the timeout all the same.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +55,56 @@ out:
 
 /* Whether the server closed @fd within @ms. */
 
+/* GET /metrics from a child that became @uid before making its socket:
+ * the answer, as get() reads it. */
+static void get_as(uid_t uid, uint16_t port, char *buf, size_t len)
+{
+	int pipefd[2], status;
+	ssize_t n, got = 0;
+	pid_t child;
+
+	buf[0] = '\0';
+	if (pipe(pipefd))
+		return;
+	child = fork();
+	if (child == 0) {
+		close(pipefd[0]);
+		if (setresuid(uid, uid, uid))
+			_exit(1);
+		get("127.0.0.1", port, buf, len);
+		n = write(pipefd[1], buf, strlen(buf));
+		_exit(n < 0);
+	}
+	close(pipefd[1]);
+	while (got < (ssize_t)len - 1 && (n = read(pipefd[0], buf + got, len - 1 - got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(pipefd[0]);
+	waitpid(child, &status, 0);
+}
+
+/* A request a byte every 300 ms never idles 1 s, yet is let go within a
+ * few seconds of its connect (the sweep at each publish). */
+static void trickle(struct metrics_http *h, uint16_t port)
+{
+	static const char rq[] = "GET /metrics HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	int fd = connect_from("127.0.0.1", port);
+	bool closed = false;
+	size_t i;
+
+	if (!ASSERT_TRUE(fd >= 0, "a trickling client"))
+		return;
+	for (i = 0; i < sizeof(rq) - 1 && !closed; i++) {
+		if (send(fd, rq + i, 1, MSG_NOSIGNAL) != 1)
+			break;
+		metrics_http__publish(h, "acceltrace_up 1\n", 16);
+		closed = closed_within(fd, 300);
+	}
+	ASSERT_TRUE(closed || i < sizeof(rq) - 1, "let go while it still trickled");
+	ASSERT_LE(i, 12, "within about 3 s of its connect (1 s timeout, load)");
+	close(fd);
+}
+
 int main(void)
 {
 	struct metrics_http_opts o = { .sz = sizeof(o), .addr = "127.0.0.1",
@@ -78,10 +131,14 @@ int main(void)
 	for (int i = 0; i < 500 && metrics_http__connections(h) < LIMIT; i++)
 		usleep(10000);
 	ASSERT_EQ(metrics_http__connections(h), LIMIT, "the idle connections accepted");
-	get("127.0.0.1", port, buf, sizeof(buf));
-	ASSERT_STREQ(buf, "", "one more from the same address refused");
 	get("127.0.0.2", port, buf, sizeof(buf));
-	ASSERT_STRCONTAINS(buf, "acceltrace_up 1", "another address served meanwhile");
+	ASSERT_STREQ(buf, "", "one more from the same user refused, whatever its address");
+	if (getuid() == 0) {
+		get_as(65534, port, buf, sizeof(buf));
+		ASSERT_STRCONTAINS(buf, "acceltrace_up 1", "another local user served meanwhile");
+	} else {
+		printf("SKIP-PART: not root: no client of another uid\n");
+	}
 	/* A timeout of 1 s: closed within a few, whatever the load. */
 	for (int i = 0; i < LIMIT; i++)
 		ASSERT_TRUE(closed_within(idle[i], 5000), "an idle connection closed at the timeout");
@@ -90,7 +147,8 @@ int main(void)
 	for (int i = 0; i < 500 && metrics_http__connections(h) >= LIMIT; i++)
 		usleep(10000);
 	get("127.0.0.1", port, buf, sizeof(buf));
-	ASSERT_STRCONTAINS(buf, "acceltrace_up 1", "the address served again after");
+	ASSERT_STRCONTAINS(buf, "acceltrace_up 1", "the user served again after");
+	trickle(h, port);
 out:
 	while (n > 0)
 		close(idle[--n]);

@@ -14,14 +14,18 @@
 struct metrics_http;
 
 #define METRICS_HTTP_CONNECTION_LIMIT 64u	/* open at once, from anywhere */
-#define METRICS_HTTP_PER_IP_LIMIT 8u		/* open at once, from one address */
-#define METRICS_HTTP_TIMEOUT_S 10u		/* an idle connection is closed */
+/* Open at once from one peer: one local user on loopback (where every
+ * client is 127.0.0.1), one address elsewhere. */
+#define METRICS_HTTP_PER_IP_LIMIT 8u
+/* A connection idle this long is closed, and one whose request has been
+ * coming this long however slowly (from its connect or its last request). */
+#define METRICS_HTTP_TIMEOUT_S 10u
 
 struct metrics_http_opts {
 	size_t sz;
 	const char *addr;		/* an IPv4 or IPv6 literal ("[::1]" too) */
 	uint16_t port;			/* 0: any free one (metrics_http__port) */
-	unsigned int per_ip_limit;	/* 0: METRICS_HTTP_PER_IP_LIMIT */
+	unsigned int per_ip_limit;	/* per peer; 0: METRICS_HTTP_PER_IP_LIMIT */
 	unsigned int timeout_s;		/* 0: METRICS_HTTP_TIMEOUT_S */
 };
 
