@@ -56,6 +56,9 @@ def main():
             for _ in range(os.cpu_count() or 1)]
     try:
         took_back = wait_for(lambda: os.sched_getscheduler(d.pid) == os.SCHED_OTHER, 20)
+        # Thread by thread: a starved daemon sets the others a moment
+        # after its loop (it still runs SCHED_IDLE until it has).
+        wait_for(lambda: all(p == os.SCHED_OTHER for p in policies(d.pid).values()), 5)
         pols = policies(d.pid)
     finally:
         for h in hogs:
