@@ -381,7 +381,6 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 	struct at_mem_live_key key = { .pid = m->pid, .addr = m->addr };
 	struct at_mem_live *e;
 	struct at_mem_agg *a;
-	__u64 after;
 
 	if (!m->sized || !m->addr) {
 		m->flags |= RT_F_MEM_UNSIZED;
@@ -393,8 +392,10 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 		mem_alloc(d, m);
 		return;
 	}
-	/* Sized already (the call repeats), or freed: nothing. */
-	if (e->bytes || (e->flags & AT_MEM_LIVE_DELETED))
+	/* Sized already (the call repeats), or freed: nothing. The first of
+	 * racing sizings takes the entry; the others leave it. */
+	if (e->bytes || (e->flags & AT_MEM_LIVE_DELETED) ||
+	    (__sync_fetch_and_or(&e->flags, AT_MEM_LIVE_SIZING) & AT_MEM_LIVE_SIZING))
 		return;
 	a = mem_agg_of(m->pid, e->layer, e->flags, e->device);
 	if (!a)
@@ -402,19 +403,13 @@ static __noinline void mem_size(const struct at_mem_desc *d, struct mem_call *m)
 	/* In use first, then the size on the entry, so that a free reading
 	 * the size releases bytes already counted. The other order let a
 	 * racing free subtract them first: in_use wrapped below zero for an
-	 * instant, and a capture said 8192 PiB. Only the first of racing
-	 * sizings keeps its bytes; the others take theirs back. */
-	after = __sync_fetch_and_add(&a->in_use, m->size) + m->size;
-	if (__sync_val_compare_and_swap(&e->bytes, 0, m->size) != 0) {
-		__sync_fetch_and_sub(&a->in_use, m->size);
-		return;
-	}
+	 * instant, and a capture said 8192 PiB. */
 	__sync_fetch_and_add(&a->alloc_bytes, m->size);
 	if (e->flags & MEM_F_RESERVED)
 		__sync_fetch_and_add(&a->reserved_in_use, m->size);
-	mem_raise_peak(a, after, m->done_ns);
-	m->in_use = after;
+	m->in_use = mem_add_in_use(a, m->size, m->done_ns);
 	m->bytes = m->size;
+	__sync_val_compare_and_swap(&e->bytes, 0, m->size);
 }
 
 /* The thread's current device: set, or that of the context it made current. */

@@ -277,6 +277,8 @@ struct at_mem_live {
 /* In struct at_mem_live.flags: its memory was freed, its handle lives on
  * (MEM_F_KEEP_HANDLE). */
 #define AT_MEM_LIVE_DELETED	(1u << 31)
+/* ... a sizing call (MEM_OP_SIZE) took it: the first of racing ones. */
+#define AT_MEM_LIVE_SIZING	(1u << 30)
 
 /* Per (pid, layer, device): device is an ordinal, or with
  * MEM_F_DEVICE_HANDLE a PJRT_Device pointer (flags says which). */

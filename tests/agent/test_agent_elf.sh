@@ -37,6 +37,8 @@ if command -v unshare >/dev/null && unshare -U true 2>/dev/null; then
 	out=$(LD_PRELOAD="$abs" unshare -r id -u 2>"$TEST_TMP/err") ||
 		fail "unshare -r with the agent preloaded: $(cat "$TEST_TMP/err")"
 	[[ ${out:-} == 0 ]] || fail "unshare -r: uid '${out:-}' in the new namespace, not 0"
+	LD_PRELOAD="$abs" nsenter --mount=/proc/$$/ns/mnt true 2>"$TEST_TMP/err" ||
+		fail "nsenter --mount with the agent preloaded: $(cat "$TEST_TMP/err")"
 else
 	skip_part "unshare -U is not allowed here"
 fi

@@ -165,7 +165,8 @@ static struct capture *build_sample(void)
 	span(steps1, SPAN_DEVICE_STEP, "1", WS + 1500, WS + 9500, SPAN_F_ESTIMATED, 7, NULL);
 
 	capture__warn(cap, "device 1 trace buffer wrapped");
-	capture__count_loss(cap, "ring buffer drops", 12);
+	capture__count_event_loss(cap, "ring buffer drops", 12);
+	capture__count_loss(cap, "spans before the window dropped", 30);	/* an edge */
 	capture__count_loss(cap, "unreadable arguments", 0);
 	if (err) {
 		capture__free(cap);

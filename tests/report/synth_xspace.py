@@ -160,7 +160,8 @@ def two_processes(space):
     they would make that idle input wait (40 %). pid 150, a child of jobA
     with no device (a DataLoader worker), reads 5 times while jobA's
     device computes: acceltrace.processes gives it to jobA's report, and
-    names jobA's container and pod."""
+    names jobA's container and pod; jobB's names one with an escape and a
+    newline, which no report prints as such."""
     import json
     import struct
     host = Plane(space, "/host:CPU", 1)
@@ -172,7 +173,7 @@ def two_processes(space):
         {"pid": 100, "ppid": 1, "name": "jobA", "container": "c0ffee" * 8 + "0" * 16,
          "pod": "pod-a"},
         {"pid": 150, "ppid": 100, "name": "pt_data_worker", "container": "", "pod": ""},
-        {"pid": 200, "ppid": 1, "name": "jobB", "container": "", "pod": "",
+        {"pid": 200, "ppid": 1, "name": "jobB", "container": "x\u001b[2J\nforged", "pod": "",
          "future_key": [1, {"x": 2.5}]}]}))
     for pid, name, reads in ((100, "jobA", [i * 10 + 3 for i in range(10)]),
                              (200, "jobB", [i * 10 + 8.5 + k * 0.5 for i in range(10)

@@ -118,6 +118,8 @@ contains "$text" "process                200 (jobB)" "text says whose report"
 contains "$text" "container              c0ffeec0ffee" "text names jobA's container"
 contains "$text" "with the threads of    1 child process without a device (150)" \
 	"text says jobA's report holds its worker's threads"
+[[ $text != *$'\e'* && $text != *$'\nforged'* ]] ||
+	fail "a container name's escape or newline printed as such"
 expect_exit 1 "report --pid of no process there" -- \
 	"$ACCELTRACE" report --pid 300 "$TEST_TMP/two_processes.xplane.pb"
 contains "$err" "no process 300 in this capture; processes with a device: 100 (jobA), 200 (jobB)" \

@@ -55,7 +55,9 @@ static bool started;
  * asked to return while dormant, 2 it is returning, 0 neither. */
 static pthread_t control_thread;
 static bool thread_running;
+static pid_t thread_pid;	/* the process it runs in (a raw clone() runs no atfork) */
 static int pause_asked;
+static bool control_active;	/* atomic: a lease has a backend on */
 /* CUDA called InitializeInjection: CUPTI is this process's backend. */
 static bool cuda_entered;
 static enum backend backend;
@@ -275,6 +277,7 @@ static void *control_loop(void *arg)
 			enum agent_state st = activate();
 
 			active = st == AGENT_STATE_ACTIVE;
+			__atomic_store_n(&control_active, active, __ATOMIC_RELEASE);
 			if (!active) {
 				/* Tried for this lease; a new one (each renewal)
 				 * tries again: a plugin may load later. */
@@ -285,6 +288,7 @@ static void *control_loop(void *arg)
 		} else if (!want && active) {
 			deactivate();
 			active = false;
+			__atomic_store_n(&control_active, false, __ATOMIC_RELEASE);
 			publish_counts();
 		}
 		flush_if_asked(active);
@@ -321,6 +325,7 @@ static int start_thread(void)
 	if (err)
 		return err;
 	thread_running = true;
+	thread_pid = getpid();
 	pthread_setname_np(control_thread, "acceltrace-agt");
 	return 0;
 }
@@ -332,7 +337,10 @@ bool agent_pause_thread(void)
 	int ask = 1;
 
 	pthread_mutex_lock(&start_lock);
-	if (!thread_running || !page) {
+	/* None here (a raw clone()'s child has the parent's variables, not
+	 * its thread), or active: a lease keeps it, at once. */
+	if (!thread_running || !page || thread_pid != getpid() ||
+	    __atomic_load_n(&control_active, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&start_lock);
 		return false;
 	}
@@ -428,6 +436,7 @@ static void in_child(void)
 	started = false;
 	thread_running = false;	/* fork copies the calling thread only */
 	pause_asked = 0;
+	control_active = false;
 	pthread_mutex_init(&start_lock, NULL);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * unshare and setns, interposed while the agent is preloaded: a process
- * that enters a new user namespace must be single-threaded, and the
+ * that enters a new user namespace (or joins a mount or time namespace)
+ * must be single-threaded, and the
  * agent's control thread would make it fail (EINVAL) where it works
  * without the agent (`unshare -U`, `unshare -r`, rootless containers,
  * bubblewrap). The thread is paused around the call (agent_thread.h) and
@@ -31,7 +32,8 @@ static int around(long nr, long a, long b, bool needs_single)
 	long ret = syscall(nr, a, b);
 	int err = errno;
 
-	for (int i = 0; paused && ret < 0 && err == EINVAL && i < RETRIES; i++) {
+	for (int i = 0; paused && ret < 0 && (err == EINVAL || err == EUSERS) && i < RETRIES;
+	     i++) {
 		nanosleep(&ms, NULL);
 		ret = syscall(nr, a, b);
 		err = errno;
@@ -47,8 +49,10 @@ EXPORT int unshare(int flags)
 	return around(SYS_unshare, flags, 0, flags & CLONE_NEWUSER);
 }
 
-/* A user namespace, or one whose type is not said (0: the fd's). */
+/* Joining a user, mount or time namespace needs a single thread (a mount
+ * namespace: the threads share one fs_struct); 0 is any type, the fd's. */
 EXPORT int setns(int fd, int nstype)
 {
-	return around(SYS_setns, fd, nstype, !nstype || (nstype & CLONE_NEWUSER));
+	return around(SYS_setns, fd, nstype,
+		      !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWTIME)));
 }

@@ -465,7 +465,7 @@ void capture__warn(struct capture *c, const char *fmt, ...)
 	capture_add_warning(c, msg);
 }
 
-void capture__count_loss(struct capture *c, const char *what, uint64_t n)
+static void count_loss(struct capture *c, const char *what, uint64_t n, bool of_events)
 {
 	uint32_t name;
 	size_t i;
@@ -484,6 +484,7 @@ void capture__count_loss(struct capture *c, const char *what, uint64_t n)
 	for (i = 0; i < c->nlosses; i++) {
 		if (c->losses[i].name == name) {
 			c->losses[i].n += n;
+			c->losses[i].of_events |= of_events;
 			return;
 		}
 	}
@@ -494,7 +495,23 @@ void capture__count_loss(struct capture *c, const char *what, uint64_t n)
 	}
 	c->losses[c->nlosses].name = name;
 	c->losses[c->nlosses].n = n;
+	c->losses[c->nlosses].of_events = of_events;
 	c->nlosses++;
+}
+
+void capture__count_loss(struct capture *c, const char *what, uint64_t n)
+{
+	count_loss(c, what, n, false);
+}
+
+void capture__count_event_loss(struct capture *c, const char *what, uint64_t n)
+{
+	count_loss(c, what, n, true);
+}
+
+bool capture__loss_of_events(const struct capture *c, size_t i)
+{
+	return i < c->nlosses && c->losses[i].of_events;
 }
 
 int capture__finalize(struct capture *c)

@@ -352,6 +352,14 @@ void capture__warn(struct capture *c, const char *fmt, ...);
  * loss goes to the log instead.
  */
 void capture__count_loss(struct capture *c, const char *what, uint64_t n);
+/*
+ * The same, for a loss of the window's events themselves (records a full
+ * ring turned away, device trace records overwritten before they were
+ * read, records malformed), which the figures of a report rest on; not
+ * for losses at the window's edges or of bookkeeping (spans before the
+ * window, a free's device guessed).
+ */
+void capture__count_event_loss(struct capture *c, const char *what, uint64_t n);
 
 /*
  * Applies the event budget, sorts every track's spans by start ascending
@@ -431,6 +439,8 @@ const char *capture__warning(const struct capture *c, size_t i);
 size_t capture__num_losses(const struct capture *c);
 /* The i-th loss counter: its name, and the total through *n. */
 const char *capture__loss(const struct capture *c, size_t i, uint64_t *n);
+/* Whether the i-th counts the window's events (capture__count_event_loss). */
+bool capture__loss_of_events(const struct capture *c, size_t i);
 
 /* Total spans kept, and dropped by the budget, per kind. */
 uint64_t capture__span_count(const struct capture *c, enum span_kind kind);

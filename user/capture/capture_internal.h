@@ -48,6 +48,7 @@ struct thread_names {
 struct loss {
 	uint32_t name;
 	uint64_t n;
+	bool of_events;		/* the window's events lost (capture__count_event_loss) */
 };
 
 /* One allocator's timeline (capture_memory.c). */

@@ -109,17 +109,17 @@ void collect_devtrace_say_window(struct collector *c)
 	/* Each window's capture states what was lost since the last one. */
 	devtrace_reader__totals(d->reader, &t);
 	if (t.lost > d->said.lost)
-		capture__count_loss(c->cap, "devtrace records lost (ring overwritten before read)",
+		capture__count_event_loss(c->cap, "devtrace records lost (ring overwritten before read)",
 				    t.lost - d->said.lost);
 	if (t.bad + t.unknown > d->said.bad + d->said.unknown)
-		capture__count_loss(c->cap, "devtrace records skipped (bad or unknown kind)",
+		capture__count_event_loss(c->cap, "devtrace records skipped (bad or unknown kind)",
 				    t.bad + t.unknown - d->said.bad - d->said.unknown);
 	if (d->carried_dropped > d->said_carried_dropped)
 		capture__count_loss(c->cap, "devtrace records past a window's stop not kept for the next",
 				    d->carried_dropped - d->said_carried_dropped);
 	d->said_carried_dropped = d->carried_dropped;
 	if (d->unmatched_ends > d->said_unmatched_ends)
-		capture__count_loss(c->cap, "device spans whose begin was lost",
+		capture__count_event_loss(c->cap, "device spans whose begin was lost",
 				    d->unmatched_ends - d->said_unmatched_ends);
 	if (t.read_errors > d->said.read_errors)
 		capture__warn(c->cap, "%llu devtrace reads failed",

@@ -336,6 +336,14 @@ static void add_steps(struct collector *c)
 	}
 }
 
+/* The probe session's kinds of loss that lose events (the others lose a
+ * call's arguments, or memory and fd bookkeeping). */
+static bool loses_events(enum loss_kind k)
+{
+	return k == LOSS_RINGBUF_FULL || k == LOSS_PENDING_FULL || k == LOSS_TRACED_FULL ||
+	       k == LOSS_RETURN_UNMATCHED;
+}
+
 /* The probe session's losses, and the collector's own. */
 static void count_losses(struct collector *c)
 {
@@ -345,18 +353,19 @@ static void count_losses(struct collector *c)
 		c->reads.losses(c->reads.ctx, losses);
 		for (int i = 0; i < LOSS_KIND_MAX; i++)
 			if (losses[i] > c->losses_reported[i])
-				capture__count_loss(c->cap, c->reads.loss_name(i),
-						    losses[i] - c->losses_reported[i]);
+				(loses_events(i) ? capture__count_event_loss : capture__count_loss)
+					(c->cap, c->reads.loss_name(i),
+					 losses[i] - c->losses_reported[i]);
 		c->reads.skipped(c->reads.ctx, &rt_skipped, &k_skipped);
 		rt_skipped -= rt_skipped < c->rt_skipped_reported ? rt_skipped :
 							   c->rt_skipped_reported;
 		k_skipped -= k_skipped < c->k_skipped_reported ? k_skipped :
 							 c->k_skipped_reported;
 		if (rt_skipped)
-			capture__count_loss(c->cap, "runtime probe hits the kernel skipped (BPF recursion guard)",
+			capture__count_event_loss(c->cap, "runtime probe hits the kernel skipped (BPF recursion guard)",
 					    rt_skipped);
 		if (k_skipped)
-			capture__count_loss(c->cap, "kernel probe hits the kernel skipped (BPF recursion guard)",
+			capture__count_event_loss(c->cap, "kernel probe hits the kernel skipped (BPF recursion guard)",
 					    k_skipped);
 	}
 	if (c->st.carried_dropped)
@@ -366,16 +375,16 @@ static void count_losses(struct collector *c)
 		capture__count_loss(c->cap, "spans before the window dropped",
 				    c->st.prearm_dropped);
 	if (c->st.unknown_probes)
-		capture__count_loss(c->cap, "records from unknown probes",
+		capture__count_event_loss(c->cap, "records from unknown probes",
 				    c->st.unknown_probes);
 	if (c->st.programs_too_large)
 		capture__count_loss(c->cap, "programs past the naming bounds (named \"unnamed program\")",
 				    c->st.programs_too_large);
 	if (c->st.bad_records)
-		capture__count_loss(c->cap, "malformed records", c->st.bad_records);
+		capture__count_event_loss(c->cap, "malformed records", c->st.bad_records);
 	collect_devmem_count_losses(c);
 	if (c->st.out_of_memory)
-		capture__count_loss(c->cap, "collector state lost (out of memory)",
+		capture__count_event_loss(c->cap, "collector state lost (out of memory)",
 				    c->st.out_of_memory);
 	if (c->st.control_errors)
 		capture__warn(c->cap, "%llu attach actions failed (run with -v for each reason)",

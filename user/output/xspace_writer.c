@@ -595,7 +595,8 @@ static uint64_t wall_ns(const struct xw *w, uint64_t mono)
 }
 
 /* What the capture does not hold, for readers to judge their figures by:
- * spans its budget dropped, per kind, and records lost on the way. */
+ * spans its budget dropped, per kind, and the window's records lost on the
+ * way (not its edges' nor bookkeeping's: capture__count_event_loss). */
 static void write_incompleteness(struct xw *w)
 {
 	uint64_t lost = 0, n;
@@ -610,7 +611,8 @@ static void write_incompleteness(struct xw *w)
 	}
 	for (size_t i = 0; i < capture__num_losses(w->c); i++) {
 		capture__loss(w->c, i, &n);
-		lost += n;
+		if (capture__loss_of_events(w->c, i))
+			lost += n;
 	}
 	if (lost)
 		plane_stat_i64(w, STAT_LOST_RECORDS, (int64_t)(lost > INT64_MAX ? INT64_MAX : lost));

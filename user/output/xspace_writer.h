@@ -25,8 +25,9 @@
  * whose report comes first. */
 #define STAT_FOCUS_PID "acceltrace.focus_pid"
 /* ... an int64 stat per span kind the budget dropped, named by the kind
- * ("acceltrace.dropped.device_op"), and the records lost on the way (the
- * kernel's rings, device trace buffers: every loss counter), summed. */
+ * ("acceltrace.dropped.device_op"), and the window's records lost on the
+ * way (the kernel's rings, device trace buffers overwritten, malformed
+ * records: capture__count_event_loss), summed. */
 #define STAT_DROPPED_PREFIX "acceltrace.dropped."
 #define STAT_LOST_RECORDS "acceltrace.lost_records"
 

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #define LOG_CONTEXT "profiler"
 #include "lib/log.h"
+#include "output/xprof_logdir.h"
 #include "profiler_service/profiler_roots.h"
 
 int profiler_path_normalise(const char *in, char *out, size_t len)
@@ -194,6 +196,8 @@ static enum grpc_status open_error(int err)
 	case -ENOTDIR:
 	case -EEXIST:
 		return GRPC_STATUS_FAILED_PRECONDITION;
+	case -EINVAL:
+		return GRPC_STATUS_INVALID_ARGUMENT;
 	default:
 		return GRPC_STATUS_INTERNAL;
 	}
@@ -230,11 +234,22 @@ int profiler_roots__open(const struct profiler_roots *r, size_t which, const cha
 		n = rest - c;
 		memcpy(comp, c, n);
 		comp[n] = '\0';
-		if (mkdirat(fd, comp, 0750) && errno != EEXIST) {
-			err = -errno;
-			goto fail;
-		}
 		next = open_component(fd, comp);
+		if (next == -ENOENT) {
+			/* A directory a client makes is held to a session's
+			 * characters: no control bytes or newlines in names
+			 * (they forged log lines); one that exists (a run
+			 * directory "lr=0.1,bs=32") is the operator's. */
+			if (!xprof_valid_name(comp, NAME_MAX + 1, false)) {
+				err = -EINVAL;
+				goto fail;
+			}
+			if (mkdirat(fd, comp, 0750) && errno != EEXIST) {
+				err = -errno;
+				goto fail;
+			}
+			next = open_component(fd, comp);
+		}
 		if (next < 0) {
 			err = next == -ENOTDIR ? symlink_or(fd, comp, next) : next;
 			goto fail;
@@ -256,6 +271,10 @@ fail:
 	if (err == -ELOOP || err == -EXDEV)
 		snprintf(why, why_len, "repository_root %s: \"%s\" is a symbolic link; "
 			 "acceltrace writes through none", root, comp);
+	else if (err == -EINVAL)
+		snprintf(why, why_len, "repository_root: would create \"%.64s\": the "
+			 "directories a Profile creates are letters, digits, '.', '_' and '-'",
+			 comp);
 	else
 		snprintf(why, why_len, "repository_root %s: \"%s\": %s", root, comp,
 			 strerror(-err));

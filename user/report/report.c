@@ -186,9 +186,10 @@ static size_t device_processes(const struct xs_space *xs)
 	return with;
 }
 
-static int build(const struct xs_space *xs, int64_t pid, struct report *r)
+static int build(const struct xs_space *xs, int64_t pid, size_t capture_events,
+		 struct report *r)
 {
-	struct report_ctx c = { .xs = xs, .r = r };
+	struct report_ctx c = { .xs = xs, .r = r, .capture_events = capture_events };
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -256,7 +257,7 @@ static int build(const struct xs_space *xs, int64_t pid, struct report *r)
 
 int report_build(const struct xs_space *xs, struct report *r)
 {
-	int ret = build(xs, -1, r);
+	int ret = build(xs, -1, xs->n_events, r);
 
 	if (!ret)
 		r->n_processes = device_processes(xs);
@@ -285,13 +286,17 @@ int report_build_process(const struct xs_space *xs, int64_t pid, struct report *
 	}
 	name = me->name;
 	view = xs_scope_process(xs, pid);
-	ret = view ? build(view, pid, r) : -ENOMEM;
+	ret = view ? build(view, pid, xs->n_events, r) : -ENOMEM;
 	xs_scope_free(view);
 	if (!ret) {
 		r->process_name = name;
 		r->n_processes = with;
-		snprintf(r->container, sizeof(r->container), "%s", me->container);
-		snprintf(r->pod, sizeof(r->pod), "%s", me->pod);
+		/* From the file's JSON: controls replaced, as any file may hold
+		 * anything. */
+		utf8_sanitize(me->container, strlen(me->container), r->container,
+			      sizeof(r->container), UTF8_REPLACE_CONTROLS);
+		utf8_sanitize(me->pod, strlen(me->pod), r->pod, sizeof(r->pod),
+			      UTF8_REPLACE_CONTROLS);
 		for (size_t i = 0; i < n; i++) {
 			if (v[i].pid == pid || v[i].reported_in != pid)
 				continue;

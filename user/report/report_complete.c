@@ -6,8 +6,10 @@
  * way (acceltrace.lost_records). Device idle, input-bound and step time
  * computed from what was left after a budget dropped device work or the
  * host's launches and reads are not the job's: the verdict is withheld.
- * Records lost at random are a smaller matter: past 1% of the events the
- * verdict is withheld too, below it qualified.
+ * Records lost at random are a smaller matter: past 1% of the capture's
+ * events the verdict is withheld too, below it qualified. (A per-process
+ * report weighs the capture's losses against the capture's events; the
+ * budget's drops, which fall on every process, withhold every verdict.)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,7 +69,7 @@ void report_completeness(struct report_ctx *c)
 	const struct xs_plane *task = xs_plane_named(c->xs, "Task Environment");
 	struct report *r = c->r;
 	char what[192] = "";
-	uint64_t events = c->xs->n_events;
+	uint64_t events = c->capture_events;	/* the losses are the capture's */
 
 	r->dropped_device = dropped(task, device_kinds,
 				    sizeof(device_kinds) / sizeof(device_kinds[0]), what,

@@ -25,6 +25,9 @@ void iv_free(struct intervals *s);
 struct report_ctx {
 	const struct xs_space *xs;
 	struct report *r;
+	/* The whole capture's events (a per-process view holds fewer): what
+	 * its losses are weighed against. */
+	size_t capture_events;
 	const struct xs_plane *dev;		/* the reference device, or NULL */
 	struct intervals busy;			/* its compute */
 	struct intervals input_dev;		/* its input ops (infeed, H2D copies) */
