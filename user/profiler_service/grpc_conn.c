@@ -244,6 +244,7 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *frame, voi
 	nghttp2_session_set_stream_user_data(ng, frame->hd.stream_id, c);
 	conn->streams++;
 	conn->idle_since_ns = 0;
+	conn->called = true;
 	return 0;
 }
 
@@ -546,6 +547,17 @@ void grpc_conn__expire(struct grpc_conn *conn, uint64_t now)
 	}
 }
 
+uint64_t grpc_conn__idle_limit_ns(const struct grpc_conn *conn)
+{
+	/* Before its first call, a connection has a request's time to make
+	 * one: idle connections held from the start (a local user's) let go
+	 * in seconds, not minutes. */
+	unsigned int s = conn->called ? grpc_server__idle_timeout_s(conn->s) :
+					grpc_server__request_timeout_s(conn->s);
+
+	return (uint64_t)s * 1000000000ull;
+}
+
 uint64_t grpc_conn__next_expiry(const struct grpc_conn *conn)
 {
 	uint64_t timeout = grpc_server__request_timeout_s(conn->s) * 1000000000ull;
@@ -553,8 +565,7 @@ uint64_t grpc_conn__next_expiry(const struct grpc_conn *conn)
 	const struct grpc_call *c;
 
 	if (conn->idle_since_ns)
-		next = conn->idle_since_ns +
-		       grpc_server__idle_timeout_s(conn->s) * 1000000000ull;
+		next = conn->idle_since_ns + grpc_conn__idle_limit_ns(conn);
 	for (c = conn->calls; c; c = c->conn_next) {
 		if (c->answered)
 			continue;

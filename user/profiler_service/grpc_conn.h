@@ -74,11 +74,15 @@ struct grpc_conn {
 	struct grpc_conn *prev, *next;
 	int fd;
 	char peer[64];
-	char host[48];			/* the address alone, for the per-address limit */
+	/* Who, for the per-peer limit: on loopback (where every client is
+	 * 127.0.0.1) "uid N", the local user owning the client's socket;
+	 * elsewhere the address alone. */
+	char host[48];
 	struct nghttp2_session *ng;
 	struct grpc_call *calls;	/* those whose stream is open */
 	unsigned int streams;
 	uint64_t idle_since_ns;		/* no stream open since; 0: some are */
+	bool called;			/* a stream was ever opened on it */
 	bool dead;			/* close it at the next turn */
 };
 
@@ -138,6 +142,9 @@ void grpc_conn__answer(struct grpc_call *c);
 void grpc_conn__answer_status(struct grpc_call *c, enum grpc_status status, const char *why);
 /* Deadlines and the request timeout of its streams, at @now. */
 void grpc_conn__expire(struct grpc_conn *conn, uint64_t now);
+/* How long it may sit with no call open: the idle timeout, or before its
+ * first call the request timeout. */
+uint64_t grpc_conn__idle_limit_ns(const struct grpc_conn *conn);
 /* The earliest time grpc_conn__expire has something to do; UINT64_MAX: none. */
 uint64_t grpc_conn__next_expiry(const struct grpc_conn *conn);
 /* GOAWAY and, for every call not answered, UNAVAILABLE with @why. */

@@ -21,6 +21,7 @@
 #define LOG_CONTEXT "grpc"
 #include "lib/log.h"
 #include "lib/tcp_listen.h"
+#include "discover/peer_uid.h"
 #include "profiler_service/grpc_conn.h"
 
 /* Bytes read from one connection in one turn, so that one busy client
@@ -113,6 +114,20 @@ static void format_peer(const struct sockaddr_storage *ss, char *host, size_t hl
 	snprintf(host, hlen, "%s", a);
 }
 
+/* On loopback every client is 127.0.0.1: the peer a limit means something
+ * for is the local user owning the client's socket ("uid N"). */
+static void loopback_user(int fd, const struct sockaddr_storage *ss, char *host, size_t len)
+{
+	struct sockaddr_storage local;
+	socklen_t llen = sizeof(local);
+	uid_t uid;
+
+	if (peer_is_loopback((const struct sockaddr *)ss) &&
+	    !getsockname(fd, (struct sockaddr *)&local, &llen) &&
+	    !peer_uid((struct sockaddr *)&local, (const struct sockaddr *)ss, &uid))
+		snprintf(host, len, "uid %u", (unsigned int)uid);
+}
+
 static void conn_close(struct grpc_server *s, struct grpc_conn *conn)
 {
 	if (conn->prev)
@@ -127,8 +142,9 @@ static void conn_close(struct grpc_server *s, struct grpc_conn *conn)
 
 /*
  * Takes every waiting connection. One over a limit is closed at once: a
- * client at its address's limit (a stuck tool, a scan) holds no more
- * slots, and the others keep theirs.
+ * client at its peer's limit (a stuck tool, a scan, a local user holding
+ * connections: per local user on loopback, per address elsewhere) holds
+ * no more slots, and the others keep theirs.
  */
 static void accept_all(struct grpc_server *s)
 {
@@ -148,6 +164,7 @@ static void accept_all(struct grpc_server *s)
 			return;
 		}
 		format_peer(&ss, host, sizeof(host), peer, sizeof(peer));
+		loopback_user(fd, &ss, host, sizeof(host));
 		for (conn = s->conns; conn; conn = conn->next)
 			same += !strcmp(conn->host, host);
 		if (s->nconns >= GRPC_SERVER_CONNECTION_LIMIT || same >= s->o.per_ip_limit) {
@@ -273,8 +290,10 @@ static void *serve_thread(void *arg)
 			if (!conn->dead)
 				grpc_conn__expire(conn, now);
 			if (!conn->dead && conn->idle_since_ns &&
-			    now - conn->idle_since_ns >= s->o.idle_timeout_s * 1000000000ull) {
-				log_debug("%s: idle for %us, closed", conn->peer, s->o.idle_timeout_s);
+			    now - conn->idle_since_ns >= grpc_conn__idle_limit_ns(conn)) {
+				log_debug("%s: idle for %.0fs%s, closed", conn->peer,
+					  grpc_conn__idle_limit_ns(conn) / 1e9,
+					  conn->called ? "" : " from its connect, no call made");
 				grpc_conn__shutdown(conn, "idle");
 				grpc_conn__output(conn);
 				conn->dead = true;

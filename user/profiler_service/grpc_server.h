@@ -42,11 +42,13 @@ enum grpc_status {
 };
 
 #define GRPC_SERVER_CONNECTION_LIMIT 64u	/* open at once, from anywhere */
-#define GRPC_SERVER_PER_IP_LIMIT 8u		/* open at once, from one address */
+/* Open at once from one peer: a local user on loopback, else an address. */
+#define GRPC_SERVER_PER_IP_LIMIT 8u
 #define GRPC_SERVER_MAX_STREAMS 16u		/* concurrent calls a connection */
 #define GRPC_SERVER_MAX_MESSAGE (64u * 1024)	/* a request message's bytes */
 #define GRPC_SERVER_REQUEST_TIMEOUT_S 10u	/* a request's bytes, all of them */
-#define GRPC_SERVER_IDLE_TIMEOUT_S 300u		/* no call open, nothing sent */
+/* No call open, nothing sent (before its first call: the request timeout). */
+#define GRPC_SERVER_IDLE_TIMEOUT_S 300u
 
 struct grpc_server_opts {
 	size_t sz;
