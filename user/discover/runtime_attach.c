@@ -3,19 +3,18 @@
  * Runtime-library discovery and uprobe placement. Uprobes are keyed by file
  * and offset, so each library file is probed once, for every process that
  * maps it (the BPF side keeps only traced processes); a library no traced
- * process maps any more loses its probes. OnReady callbacks, found at run
- * time, are runtime_callbacks.c.
+ * process maps any more loses its probes. A PJRT library's slot probes,
+ * from its API table, are runtime_attach_tables.c; OnReady callbacks,
+ * found at run time, are runtime_callbacks.c.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #define LOG_CONTEXT "attach"
@@ -24,7 +23,6 @@
 #include "lib/array.h"
 #include "discover/device_nodes.h"
 #include "discover/elf_image.h"
-#include "discover/pjrt_api.h"
 #include "probe/probe_session.h"
 #include "discover/proc_maps.h"
 #include "discover/procfs.h"
@@ -32,17 +30,6 @@
 #include "discover/runtime_attach_internal.h"
 #include "discover/runtime_kind.h"
 #include "discover/safe_open.h"
-
-/* A scan's refusal is final only this long after the first scan. */
-#define SCAN_SETTLE_NS (500 * 1000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------- libraries */
 
@@ -61,8 +48,8 @@ static struct library *find_library(struct runtime_attach *ra, uint64_t dev,
 
 /* Attaches the probes made since @first, the library's in one batch (with
  * uprobe_multi, one link per program for them all). */
-static void attach_new_probes(struct runtime_attach *ra, struct library *lib, size_t first,
-			      const char *const *paths)
+void runtime_attach_new_probes(struct runtime_attach *ra, struct library *lib, size_t first,
+			       const char *const *paths)
 {
 	if (ra->n_probes > first)
 		lib->pub.n_probes += runtime_attach_attach_many(ra, ra->probes + first, paths,
@@ -110,7 +97,7 @@ static void attach_symbol_probes(struct runtime_attach *ra, struct library *lib)
 		 * name: no descriptor, refused there). */
 		snprintf(p->attach_path, sizeof(p->attach_path), "%s", file);
 	}
-	attach_new_probes(ra, lib, first, NULL);
+	runtime_attach_new_probes(ra, lib, first, NULL);
 }
 
 /*
@@ -158,7 +145,7 @@ static struct library *library_get(struct runtime_attach *ra, int path_fd,
  * gets back every probe the library had (symbols, PJRT slots: they were
  * detached, not forgotten).
  */
-static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
+void runtime_attach_add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 {
 	for (unsigned int i = 0; i < lib->pub.users; i++)
 		if (lib->users[i] == pid)
@@ -185,115 +172,6 @@ static void add_user(struct runtime_attach *ra, struct library *lib, pid_t pid)
 	}
 	if (lib->pub.users < MAX_LIB_USERS)
 		lib->users[lib->pub.users++] = pid;
-}
-
-static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
-			       struct pjrt_api *api)
-{
-	const struct rt_pack *pack = lib->pub.pack;
-	size_t first = ra->n_probes;
-	char file[64];
-
-	lib->pub.has_table = true;
-	lib->pub.table_refused = false;
-	lib->pub.table_addr = pjrt_api__addr(api);
-	lib->pub.pjrt_major = pjrt_api__major(api);
-	lib->pub.pjrt_minor = pjrt_api__minor(api);
-	snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s",
-		 pjrt_api__note(api) ? pjrt_api__note(api) : "");
-	if (lib->pub.slots_attached)
-		return;
-	for (size_t i = 0; i < pack->n_entries; i++) {
-		const struct rt_pack_entry *e = &pack->entries[i];
-		struct pjrt_probe_target t;
-		struct attached_probe *p;
-
-		if (e->target != RT_TARGET_PJRT)
-			continue;
-		if (pjrt_api__probe_target(api, e->pjrt_fn, &t))
-			continue;	/* not in this minor's table, or NULL */
-		p = runtime_attach_new_probe(ra, e, &lib->pub);
-		if (!p)
-			break;
-		snprintf(p->target, sizeof(p->target), "PJRT_Api slot %d", t.slot);
-		p->file_offset = t.file_offset;
-		p->placement = t.placement;
-		p->attach_offset = t.attach_offset;
-		/* The file the slot's address maps, which gave the offsets. */
-		runtime_attach_file(ra, t.fd, t.dev, t.ino, file, sizeof(file));
-		snprintf(p->attach_path, sizeof(p->attach_path), "%s", file);
-	}
-	/* Batched by file: most slots lie in the table's own library. */
-	attach_new_probes(ra, lib, first, NULL);
-	lib->pub.slots_attached = true;
-}
-
-/*
- * Whether to say a PJRT table refusal in @pid, the @nth there: at the 1st,
- * 2nd, 4th, 8th, ... A process that loads and unloads a plugin in a loop
- * (thousands of times a second) leaves a bounded log; every refusal is
- * counted (runtime_attach__refusals, the daemon's metrics).
- */
-static bool refusal_to_say(struct runtime_attach *ra, pid_t pid, uint64_t *nth)
-{
-	uintptr_t n = 1;
-
-	ra->refusals_total++;
-	if (!ra->refusals)
-		ra->refusals = hashmap__new();
-	if (ra->refusals) {
-		n = (uintptr_t)hashmap__get(ra->refusals, (uint64_t)pid, 0) + 1;
-		hashmap__put(ra->refusals, (uint64_t)pid, 0, (void *)n, NULL);
-	}
-	*nth = n;
-	return !(n & (n - 1));
-}
-
-uint64_t runtime_attach__refusals(const struct runtime_attach *ra)
-{
-	return ra ? ra->refusals_total : 0;
-}
-
-/* A running process's table: found by scanning, since GetPjrtApi ran. */
-static void find_table_by_scan(struct runtime_attach *ra, struct library *lib,
-			       pid_t pid, const char *maps_path)
-{
-	char reason[1024] = "";
-	struct pjrt_api *api;
-
-	/* Found, or refused in this process's memory already: the rescans
-	 * that call this four times a second need not scan it again. */
-	if (lib->pub.has_table || (lib->pub.table_refused && lib->refused_pid == pid))
-		return;
-	if (lib->scan_pid != pid) {
-		lib->scan_pid = pid;
-		lib->first_scan_ns = mono_ns();
-	}
-	api = pjrt_api__scan(pid, maps_path, reason, sizeof(reason));
-	if (!api) {
-		/* ENOENT: not initialised yet; GetPjrtApi's return will tell.
-		 * A library caught as it is mapped is scanned while it starts:
-		 * what looks invalid then may be a table half filled, so while
-		 * tracing the rescans look again before refusing it (a plan,
-		 * `acceltrace probes`, looks once). */
-		if (errno != ENOENT &&
-		    (!ra->ps || mono_ns() - lib->first_scan_ns >= SCAN_SETTLE_NS)) {
-			uint64_t nth;
-
-			lib->pub.table_refused = true;
-			lib->refused_pid = pid;
-			if (refusal_to_say(ra, pid, &nth))
-				log_warn("refusing the PJRT table of %s in process %d: %s "
-					 "(refusal %" PRIu64 " there; said at powers of two)",
-					 lib->pub.path, pid, reason, nth);
-		}
-		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
-		return;
-	}
-	lib->pub.table_scanned = true;
-	lib->pub.table_pid = pid;
-	attach_slot_probes(ra, lib, api);
-	pjrt_api__free(api);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -446,9 +324,9 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 			lib->map_ino = o->inode;
 		}
 		found++;
-		add_user(ra, lib, pid);
+		runtime_attach_add_user(ra, lib, pid);
 		if (kind.pack->pjrt)
-			find_table_by_scan(ra, lib, pid, o->path);
+			runtime_attach_find_table(ra, lib, pid, o->path);
 		if (r && r->n_libraries < 16)
 			r->libraries[r->n_libraries++] = &lib->pub;
 	}
@@ -594,63 +472,6 @@ void runtime_attach__remove_process(struct runtime_attach *ra, pid_t pid)
 		if (!cb->n_users && cb->probe && cb->probe->probe_id >= 0)
 			runtime_attach_detach_probe(ra, cb->probe);
 	}
-}
-
-/* ---------------------------------------------------------------- events */
-
-int runtime_attach__on_pjrt_api(struct runtime_attach *ra, pid_t pid,
-				uint64_t table)
-{
-	struct library *lib = NULL;
-	char reason[1024] = "";
-	struct pjrt_api *api;
-	struct proc_maps *maps = proc_maps__read(pid);
-
-	if (!maps)
-		return -errno;
-	/* Whichever PJRT library this process maps the table belongs to,
-	 * named as this process maps it (the name pjrt_api finds it by). */
-	for (size_t i = 0; i < ra->n_libs; i++) {
-		struct library *l = ra->libs[i];
-		const struct proc_object *o = NULL;
-
-		if (!l->pub.pack->pjrt)
-			continue;
-		for (size_t j = 0; j < proc_maps__object_count(maps) && !o; j++) {
-			const struct proc_object *c = proc_maps__object(maps, j);
-			uint64_t dev = makedev(c->dev_major, c->dev_minor);
-
-			if ((dev == l->map_dev && c->inode == l->map_ino) ||
-			    (dev == l->pub.dev && c->inode == l->pub.ino))
-				o = c;
-		}
-		if (!o)
-			continue;	/* not mapped by this process */
-		api = pjrt_api__from_getpjrtapi(pid, o->path, table, reason, sizeof(reason));
-		if (api) {
-			l->pub.table_scanned = false;
-			l->pub.table_pid = pid;
-			add_user(ra, l, pid);
-			attach_slot_probes(ra, l, api);
-			pjrt_api__free(api);
-			proc_maps__free(maps);
-			return 0;
-		}
-		if (errno != ENOENT)
-			lib = l;	/* mapped, but the table was refused */
-	}
-	proc_maps__free(maps);
-	if (lib) {
-		lib->pub.table_refused = true;
-		snprintf(lib->pub.table_note, sizeof(lib->pub.table_note), "%s", reason);
-		uint64_t nth;
-
-		if (refusal_to_say(ra, pid, &nth))
-			log_warn("refusing the PJRT table GetPjrtApi returned in process %d: %s "
-				 "(refusal %" PRIu64 " there; said at powers of two)", pid, reason,
-				 nth);
-	}
-	return -EINVAL;
 }
 
 bool runtime_attach__settled(const struct runtime_attach *ra)

@@ -114,4 +114,16 @@ size_t runtime_attach_detach_matching(struct runtime_attach *ra,
 /* Detaches @p (its link destroyed; the record stays). */
 void runtime_attach_detach_probe(struct runtime_attach *ra, struct attached_probe *p);
 
+/* Counts @pid among @lib's users; the first after the last one left gets
+ * back every probe the library had (runtime_attach.c). */
+void runtime_attach_add_user(struct runtime_attach *ra, struct library *lib, pid_t pid);
+/* Attaches the probes made since @first, the library's in one batch. */
+void runtime_attach_new_probes(struct runtime_attach *ra, struct library *lib, size_t first,
+			       const char *const *paths);
+/* A running process's table, by scanning its memory (GetPjrtApi ran
+ * before we attached): its slot probes placed, or the refusal said
+ * (runtime_attach_tables.c). */
+void runtime_attach_find_table(struct runtime_attach *ra, struct library *lib, pid_t pid,
+			       const char *maps_path);
+
 #endif /* ACCELTRACE_RUNTIME_ATTACH_INTERNAL_H */

@@ -36,6 +36,33 @@ void jw_free(struct json_writer *jw)
 	free(jw);
 }
 
+int jw_memory_open(struct jw_memory *m)
+{
+	*m = (struct jw_memory){ 0 };
+	m->f = open_memstream(&m->buf, &m->len);
+	if (!m->f)
+		return -ENOMEM;
+	m->jw = jw_new(m->f, false);
+	if (!m->jw) {
+		fclose(m->f);
+		free(m->buf);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int jw_memory_close(struct jw_memory *m, char **out)
+{
+	int bad;
+
+	jw_free(m->jw);
+	bad = ferror(m->f) | fclose(m->f);
+	*out = bad ? NULL : m->buf;
+	if (bad)
+		free(m->buf);
+	return bad ? -ENOMEM : 0;
+}
+
 static void newline_indent(struct json_writer *jw)
 {
 	if (!jw->pretty)

@@ -17,6 +17,19 @@ struct json_writer *jw_new(FILE *out, bool pretty);
 /* Flushes nothing and accepts NULL; callers check the FILE themselves. */
 void jw_free(struct json_writer *jw);
 
+/* A compact JSON text built in memory (a plane stat's value): open, write
+ * through m->jw, close for the string. */
+struct jw_memory {
+	struct json_writer *jw;
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+/* 0 or -ENOMEM. */
+int jw_memory_open(struct jw_memory *m);
+/* The text into *out (free() it), 0; or -ENOMEM with nothing kept. */
+int jw_memory_close(struct jw_memory *m, char **out);
+
 void jw_start_object(struct json_writer *jw);
 void jw_end_object(struct json_writer *jw);
 void jw_start_array(struct json_writer *jw);

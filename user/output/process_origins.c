@@ -6,9 +6,7 @@
  * (a DataLoader worker) to the report of the process that forked it, and
  * name each process's container.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 
 #include "capture/capture.h"
 #include "lib/json_writer.h"
@@ -16,47 +14,32 @@
 
 int process_origins_json(const struct capture *c, char **json)
 {
-	struct json_writer *jw;
-	size_t len = 0, n = capture__num_processes(c);
-	char *buf = NULL;
-	FILE *f;
-	int err = 0;
+	size_t n = capture__num_processes(c);
+	struct jw_memory m;
+	int err;
 
 	*json = NULL;
 	if (!n)
 		return 0;
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -ENOMEM;
-	jw = jw_new(f, false);
-	if (!jw) {
-		fclose(f);
-		free(buf);
-		return -ENOMEM;
-	}
-	jw_start_object(jw);
-	jw_int_field(jw, "version", 1);
-	jw_name(jw, "processes");
-	jw_start_array(jw);
+	err = jw_memory_open(&m);
+	if (err)
+		return err;
+	jw_start_object(m.jw);
+	jw_int_field(m.jw, "version", 1);
+	jw_name(m.jw, "processes");
+	jw_start_array(m.jw);
 	for (size_t i = 0; i < n; i++) {
 		const struct capture_process *p = capture__process(c, i);
 
-		jw_start_object(jw);
-		jw_uint_field(jw, "pid", p->pid);
-		jw_uint_field(jw, "ppid", p->ppid);
-		jw_string_field(jw, "name", capture__string(c, p->name));
-		jw_string_field(jw, "container", capture__string(c, p->container));
-		jw_string_field(jw, "pod", capture__string(c, p->pod));
-		jw_end_object(jw);
+		jw_start_object(m.jw);
+		jw_uint_field(m.jw, "pid", p->pid);
+		jw_uint_field(m.jw, "ppid", p->ppid);
+		jw_string_field(m.jw, "name", capture__string(c, p->name));
+		jw_string_field(m.jw, "container", capture__string(c, p->container));
+		jw_string_field(m.jw, "pod", capture__string(c, p->pod));
+		jw_end_object(m.jw);
 	}
-	jw_end_array(jw);
-	jw_end_object(jw);
-	jw_free(jw);
-	if (ferror(f) | fclose(f))
-		err = -ENOMEM;
-	if (err)
-		free(buf);
-	else
-		*json = buf;
-	return err;
+	jw_end_array(m.jw);
+	jw_end_object(m.jw);
+	return jw_memory_close(&m, json);
 }

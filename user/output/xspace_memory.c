@@ -465,23 +465,16 @@ int xw_memory_counter_lines(struct xw *w)
 int xw_memory_timelines_json(const struct xw *w, char **json)
 {
 	struct json_writer *jw;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int err = 0;
+	struct jw_memory m;
+	int err;
 
 	*json = NULL;
 	if (!capture__num_mem_timelines(w->c))
 		return 0;
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -ENOMEM;
-	jw = jw_new(f, false);
-	if (!jw) {
-		fclose(f);
-		free(buf);
-		return -ENOMEM;
-	}
+	err = jw_memory_open(&m);
+	if (err)
+		return err;
+	jw = m.jw;
 	jw_start_object(jw);
 	jw_int_field(jw, "version", 1);
 	jw_name(jw, "allocators");
@@ -519,12 +512,5 @@ int xw_memory_timelines_json(const struct xw *w, char **json)
 	}
 	jw_end_array(jw);
 	jw_end_object(jw);
-	jw_free(jw);
-	if (ferror(f) | fclose(f))
-		err = -ENOMEM;
-	if (err)
-		free(buf);
-	else
-		*json = buf;
-	return err;
+	return jw_memory_close(&m, json);
 }

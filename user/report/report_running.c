@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "lib/keep_largest.h"
 #include "report/report_internal.h"
 
 /* Read from the file: a hostile one may mark every event open. */
@@ -40,21 +41,16 @@ static int line_depth(const struct xs_line *l)
 	return 0;
 }
 
+static int64_t running_key(const void *x)
+{
+	return ((const struct report_running *)x)->running_ps;
+}
+
+/* Longest first; past the room, the shortest goes. */
 static void keep(struct report *r, const struct report_running *x)
 {
-	size_t i = r->n_running;
-
-	/* Longest first; past the room, the shortest goes. */
-	if (i == REPORT_MAX_RUNNING) {
-		if (x->running_ps <= r->running[i - 1].running_ps)
-			return;
-		i--;
-	} else {
-		r->n_running++;
-	}
-	for (; i > 0 && r->running[i - 1].running_ps < x->running_ps; i--)
-		r->running[i] = r->running[i - 1];
-	r->running[i] = *x;
+	r->n_running = keep_largest(r->running, r->n_running, REPORT_MAX_RUNNING,
+				    sizeof(*x), x, running_key);
 }
 
 /* A plane's innermost open event (the deepest line's, latest started),

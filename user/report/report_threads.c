@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "lib/keep_largest.h"
 #include "report/report_internal.h"
 
 #define OFF_CPU "off CPU ("
@@ -36,20 +37,16 @@ static void line_waits(const struct xs_line *l, struct report_thread_wait *w)
 	w->how = blocked >= preempted ? "blocked" : "preempted";
 }
 
+static int64_t off_cpu_key(const void *w)
+{
+	return ((const struct report_thread_wait *)w)->off_cpu_ps;
+}
+
+/* Longest off CPU first; past the room, the shortest goes. */
 static void keep(struct report *r, const struct report_thread_wait *w)
 {
-	size_t i = r->n_waiting;
-
-	if (i == REPORT_MAX_WAITING) {
-		if (w->off_cpu_ps <= r->waiting[i - 1].off_cpu_ps)
-			return;
-		i--;
-	} else {
-		r->n_waiting++;
-	}
-	for (; i > 0 && r->waiting[i - 1].off_cpu_ps < w->off_cpu_ps; i--)
-		r->waiting[i] = r->waiting[i - 1];
-	r->waiting[i] = *w;
+	r->n_waiting = keep_largest(r->waiting, r->n_waiting, REPORT_MAX_WAITING, sizeof(*w), w,
+				    off_cpu_key);
 }
 
 int report_thread_waits(struct report_ctx *c)
