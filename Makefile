@@ -34,7 +34,7 @@ CFLAGS ?= -g -O2
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(WERROR) -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude -Iuser -I$(OUTPUT) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS)
-LIBS := -lbpf -lelf -lz -luring -lprotobuf-c -lmicrohttpd -lnghttp2 -lpthread -lm
+LIBS := -lbpf -lelf -lz -luring -lprotobuf-c -lmicrohttpd -lnghttp2 -lcurl -lcrypto -lpthread -lm
 
 # -mcpu=v3: atomic exchange and compare-and-swap (Linux 5.12; acceltrace
 # already needs 5.15 for bpf_get_attach_cookie).

@@ -9,7 +9,8 @@ set -euo pipefail
 
 # Build: compilers, BPF toolchain and the libraries we link.
 build_pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libnghttp2-dev
-            liburing-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
+            liburing-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev
+            libcurl4-openssl-dev libssl-dev)
 # Tests: independent decoders of what we write, privilege tools, python,
 # a real Prometheus server scraping the daemon, clang's sanitizer and
 # libFuzzer runtimes for the fuzz harnesses (tests/fuzz/), and man to render

@@ -33,6 +33,7 @@
 #include "lib/json_writer.h"
 #include "lib/atomic_file.h"
 #include "output/xprof_logdir.h"
+#include "store/store.h"
 #include "output/xspace_writer.h"
 #include "probe/probe_session.h"
 #include "reader/xspace_reader.h"
@@ -128,7 +129,9 @@ void usage_record(FILE *out)
 		"  a second aborts without writing.\n"
 		"\n"
 		"Output:\n"
-		"  -o, --logdir DIR       where captures go (default: acceltrace-logs)\n"
+		"  -o, --logdir DIR       where captures go (default: acceltrace-logs); a\n"
+		"                         bucket, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX,\n"
+		"                         is written through the spool (docs/buckets.md)\n"
 		"      --session NAME     session directory name (default: local time); a\n"
 		"                         session holding this host's capture already is\n"
 		"                         never written over: NAME-2, -3, ... instead\n"
@@ -512,7 +515,6 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 	const struct record_args *args = ctx;
 	struct written wr = { .logdir = args->logdir };
 	struct xspace_written out;
-	struct stat st;
 	int err;
 
 	(void)window;
@@ -521,7 +523,7 @@ static int write_window(void *ctx, struct recorder *rec, uint32_t window)
 		return err;	/* the writer said why; no partial file */
 	snprintf(wr.path, sizeof(wr.path), "%s", out.path);
 	snprintf(wr.session, sizeof(wr.session), "%s", out.session);
-	wr.bytes = stat(wr.path, &st) ? 0 : st.st_size;
+	wr.bytes = out.bytes;
 	err = write_exports(args, &wr);
 	progress__clear(args->progress);
 	print_summary(rec, &wr, args->quiet);
@@ -594,7 +596,15 @@ int cmd_record(int argc, char **argv)
 			log_err("no process with pid %d", (int)args.pids[i]);
 			return 1;
 		}
-	/* An unwritable logdir is said now, not after the whole window. */
+	if (store_is_url(args.logdir) && (args.exports[EXPORT_PERFETTO] ||
+					   args.exports[EXPORT_CHROME_JSON])) {
+		log_err("--perfetto and --chrome-json write beside a local capture; with a "
+			"bucket logdir, convert it afterwards: acceltrace convert -O FILE %s",
+			args.logdir);
+		return 1;
+	}
+	/* An unwritable logdir (a bucket's refused credential) is said now,
+	 * not after the whole window. */
 	err = xprof_logdir_check(args.logdir);
 	if (err) {
 		log_err("cannot write captures to %s: %s", args.logdir, io_error_reason(err));

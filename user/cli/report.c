@@ -115,24 +115,24 @@ static int emit(const struct report *r, const struct capture_file *f,
 			snprintf(label, sizeof(label), "%s (pid %lld)", f->host, (long long)r->pid);
 		else
 			snprintf(label, sizeof(label), "%s", f->host);
-		if (!ns || !num || fleet__add_host(fleet, label, f->path, ns,
+		if (!ns || !num || fleet__add_host(fleet, label, f->shown, ns,
 						   numbered ? num : NULL, r->n_complete,
 						   r->device_idle_pct, r->input_bound_pct))
 			ret = -ENOMEM;
 		free(ns);
 		free(num);
 		if (ret) {
-			log_err("%s: out of memory while comparing hosts", f->path);
+			log_err("%s: out of memory while comparing hosts", f->shown);
 			return 1;
 		}
 	}
 	if (a->jw) {
-		report_print_json(r, f->path, f->host, a->jw);
+		report_print_json(r, f->shown, f->host, a->jw);
 		return 0;
 	}
 	if (heading[0])
 		printf("%s\n", heading);
-	report_print_text(r, f->path, &a->text, stdout);
+	report_print_text(r, f->shown, &a->text, stdout);
 	return 0;
 }
 
@@ -204,10 +204,10 @@ static int report_file(const struct capture_file *f, struct report_args *a,
 		ret = report_build_process(xs, a->pid, &r);
 		if (ret == -ESRCH) {
 			log_err("%s: no process %lld in this capture; processes with a device: %s",
-				f->path, (long long)a->pid, n_pids ? names : "none");
+				f->shown, (long long)a->pid, n_pids ? names : "none");
 			rc = 1;
 		} else if (ret) {
-			log_err("%s: out of memory while analysing", f->path);
+			log_err("%s: out of memory while analysing", f->shown);
 			rc = 1;
 		} else {
 			rc = emit(&r, f, a, fleet, "");
@@ -225,7 +225,7 @@ static int report_file(const struct capture_file *f, struct report_args *a,
 		for (size_t i = 0; i < n_pids && !rc; i++) {
 			ret = report_build_process(xs, pids[i], &r);
 			if (ret) {
-				log_err("%s: out of memory while analysing", f->path);
+				log_err("%s: out of memory while analysing", f->shown);
 				rc = 1;
 				break;
 			}
@@ -237,7 +237,7 @@ static int report_file(const struct capture_file *f, struct report_args *a,
 			report_free(&r);
 		}
 	} else if (report_build(xs, &r)) {
-		log_err("%s: out of memory while analysing", f->path);
+		log_err("%s: out of memory while analysing", f->shown);
 		rc = 1;
 	} else {
 		rc = emit(&r, f, a, fleet, "");

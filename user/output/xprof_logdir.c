@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * XProf's profile directory layout (see xprof_logdir.h): naming the file,
- * creating the directory chain, and opening the capture file there.
+ * creating the directory chain, and opening the capture file there. A
+ * bucket logdir (store/store.h) is written in the spool first, the same
+ * way, then uploaded under the same names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 
 #include "lib/atomic_file.h"
 #include "output/xprof_logdir.h"
+#include "store/store.h"
 
 #define LOG_CONTEXT "output"
 #include "lib/log.h"
@@ -173,6 +176,21 @@ int xprof_session_dir_open(const char *logdir, const char *session)
 	return err;
 }
 
+/* A bucket's credentials and permission checked, then the spool. */
+static int bucket_check(const char *url)
+{
+	struct store *s = store__open(url);
+	int err;
+
+	if (!s)
+		return -errno;
+	err = store__check(s, "plugins/profile");
+	store__free(s);
+	if (err)
+		return err;
+	return xprof_logdir_check(store_spool_dir());
+}
+
 int xprof_logdir_check(const char *logdir)
 {
 	struct atomic_file *af;
@@ -183,6 +201,8 @@ int xprof_logdir_check(const char *logdir)
 		log_err("no logdir to write captures to");
 		return -EINVAL;
 	}
+	if (store_is_url(logdir))
+		return bucket_check(logdir);
 	pfd = profile_dir_open(logdir, &profile);
 	if (pfd < 0)
 		return pfd;
@@ -201,13 +221,23 @@ int xprof_logdir_check(const char *logdir)
 	return err;
 }
 
+int xprof_spool_profile_dir_open(void)
+{
+	char *profile = NULL;
+	int fd = profile_dir_open(store_spool_dir(), &profile);
+
+	free(profile);
+	return fd;
+}
+
 int xprof_logdir_free_bytes(const char *logdir, uint64_t *bytes)
 {
 	char *profile = NULL;
 	struct statvfs sv;
 	int pfd, err = 0;
 
-	pfd = profile_dir_open(logdir, &profile);
+	/* A bucket's capture is written in the spool first. */
+	pfd = profile_dir_open(store_is_url(logdir) ? store_spool_dir() : logdir, &profile);
 	if (pfd < 0)
 		return pfd;
 	if (fstatvfs(pfd, &sv))
@@ -230,6 +260,13 @@ struct xprof_profile {
 	char file[512];			/* <host>.xplane.pb */
 	char path[4096];		/* profile/session/file */
 	unsigned int suffix;		/* 1: the session asked; n: "<asked>-n" */
+	/* A bucket's: the file above is in the spool, uploaded at the commit
+	 * under <url>/<key_prefix>/<session>/<file>. */
+	struct store *store;
+	const char *key_prefix;		/* "plugins/profile" or "" */
+	char url_path[4096];		/* where it went, once uploaded */
+	char url_session[XPROF_MAX_SESSION];
+	bool uploaded;
 };
 
 /* Names the session for @suffix; -ENAMETOOLONG when it does not fit. */
@@ -321,6 +358,14 @@ fail:
 	return NULL;
 }
 
+/* A bucket's profile: its store opened; the spool's directory is the caller's. */
+static int open_bucket(struct xprof_profile *p, const char *url, const char *key_prefix)
+{
+	p->store = store__open(url);
+	p->key_prefix = key_prefix;
+	return p->store ? 0 : -errno;
+}
+
 struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
 					  const char *host)
 {
@@ -329,6 +374,15 @@ struct xprof_profile *xprof_profile__open(const char *logdir, const char *sessio
 
 	if (!p)
 		return NULL;
+	if (store_is_url(logdir)) {
+		err = open_bucket(p, logdir, "plugins/profile");
+		if (err) {
+			xprof_profile__free(p);
+			errno = -err;
+			return NULL;
+		}
+		logdir = store_spool_dir();
+	}
 	p->pfd = profile_dir_open(logdir, &p->profile);
 	err = p->pfd < 0 ? p->pfd : open_in_profile_dir(p);
 	if (err) {
@@ -347,9 +401,18 @@ struct xprof_profile *xprof_profile__openat(int root_fd, const char *root,
 
 	if (!p)
 		return NULL;
-	p->profile = strdup(root);
+	/* A bucket root's fd is the spool's profile directory (profiler_roots.c). */
+	if (store_is_url(root)) {
+		err = open_bucket(p, root, "");
+		if (asprintf(&p->profile, "%s/plugins/profile", store_spool_dir()) < 0)
+			p->profile = NULL;
+	} else {
+		p->profile = strdup(root);
+	}
 	p->pfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
-	if (!p->profile)
+	if (err)
+		;
+	else if (!p->profile)
 		err = -ENOMEM;
 	else if (p->pfd < 0)
 		err = -errno;
@@ -368,7 +431,54 @@ FILE *xprof_profile__stream(struct xprof_profile *p)
 	return atomic_file__stream(p->af);
 }
 
+/*
+ * The spool's file uploaded into the first session from the one asked on
+ * that holds no capture of this host in the bucket; the spool's copy
+ * removed once it is there, kept and said when it cannot be.
+ */
+static int upload(struct xprof_profile *p)
+{
+	char key[2048];
+	int err = -EEXIST;
+
+	for (unsigned int n = 1; n <= XPROF_MAX_SESSION_SUFFIX && err == -EEXIST; n++) {
+		int k = n == 1 ? snprintf(p->url_session, sizeof(p->url_session), "%s", p->asked) :
+			snprintf(p->url_session, sizeof(p->url_session), "%s-%u", p->asked, n);
+
+		if (k < 0 || (size_t)k >= sizeof(p->url_session))
+			return -ENAMETOOLONG;
+		k = snprintf(key, sizeof(key), "%s%s%s/%s", p->key_prefix,
+			     p->key_prefix[0] ? "/" : "", p->url_session, p->file);
+		if (k < 0 || (size_t)k >= sizeof(key))
+			return -ENAMETOOLONG;
+		err = store__put_file(p->store, key, p->path);
+	}
+	if (err) {
+		log_err("the capture could not be uploaded to %s: it is kept at %s; upload it "
+			"with your cloud's tool, or run acceltrace report on it there",
+			store__url(p->store), p->path);
+		return err;
+	}
+	snprintf(p->url_path, sizeof(p->url_path), "%.1500s/%s", store__url(p->store), key);
+	p->uploaded = true;
+	if (unlinkat(p->pfd, p->path + strlen(p->profile) + 1, 0))
+		log_warn("uploaded to %s, but the spool's copy %s stays: %s", p->url_path,
+			 p->path, strerror(errno));
+	unlinkat(p->pfd, p->session, AT_REMOVEDIR);	/* when empty */
+	return 0;
+}
+
+static int local_commit(struct xprof_profile *p, uint64_t bytes);
+
 int xprof_profile__commit(struct xprof_profile *p, uint64_t bytes)
+{
+	int err = local_commit(p, bytes);
+
+	return err || !p->store ? err : upload(p);
+}
+
+/* The file renamed into its session directory. */
+static int local_commit(struct xprof_profile *p, uint64_t bytes)
 {
 	int err = atomic_file__finish(p->af, bytes);
 
@@ -401,12 +511,12 @@ int xprof_profile__commit(struct xprof_profile *p, uint64_t bytes)
 
 const char *xprof_profile__path(const struct xprof_profile *p)
 {
-	return p->path;
+	return p->uploaded ? p->url_path : p->path;
 }
 
 const char *xprof_profile__session(const struct xprof_profile *p)
 {
-	return p->session;
+	return p->uploaded ? p->url_session : p->session;
 }
 
 void xprof_profile__free(struct xprof_profile *p)
@@ -416,6 +526,7 @@ void xprof_profile__free(struct xprof_profile *p)
 	atomic_file__free(p->af);
 	if (p->pfd >= 0)
 		close(p->pfd);
+	store__free(p->store);
 	free(p->profile);
 	free(p->asked);
 	free(p);

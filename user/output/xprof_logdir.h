@@ -2,7 +2,10 @@
 /*
  * Where TensorBoard's profile plugin (XProf) looks for captures:
  * <logdir>/plugins/profile/<session>/<host>.xplane.pb, one directory per
- * session and one file per host in it.
+ * session and one file per host in it. A logdir may be a bucket
+ * (s3://, gs://: store/store.h): the capture is written in the spool
+ * under the same names, then uploaded at the commit, never over an
+ * object, and kept in the spool, said, when it cannot be.
  */
 #ifndef ACCELTRACE_XPROF_LOGDIR_H
 #define ACCELTRACE_XPROF_LOGDIR_H
@@ -43,6 +46,10 @@ int xprof_session_dir_open(const char *logdir, const char *session);
  * reason logged ("read-only file system", "permission denied", ...).
  */
 int xprof_logdir_check(const char *logdir);
+/* The spool's profile directory, <store_spool_dir()>/plugins/profile,
+ * where a bucket's captures are written first: created where missing and
+ * opened; an O_DIRECTORY fd, or -errno with the reason logged. */
+int xprof_spool_profile_dir_open(void);
 /* The bytes free to an unprivileged writer on the filesystem of
  * <logdir>/plugins/profile (created where missing): 0 or -errno. */
 int xprof_logdir_free_bytes(const char *logdir, uint64_t *bytes);

@@ -83,6 +83,7 @@ static int write_profile(const struct capture *c, struct xprof_profile *p,
 		snprintf(out->path, sizeof(out->path), "%s", xprof_profile__path(p));
 		snprintf(out->session, sizeof(out->session), "%s", xprof_profile__session(p));
 		out->spans = capture__spans_kept(c);
+		out->bytes = bytes;
 	}
 	if (!err && strcmp(xprof_profile__session(p), capture__session(c)))
 		log_warn("session %s holds a capture of this host already: this one is "

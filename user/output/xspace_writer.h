@@ -67,6 +67,7 @@ struct xspace_written {
 	 * a suffix ("-2") when that one held this host's capture already. */
 	char session[256];
 	uint64_t spans;		/* the spans it holds: 0, an empty trace */
+	uint64_t bytes;		/* the file's size */
 };
 
 /*

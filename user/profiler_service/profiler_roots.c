@@ -22,12 +22,15 @@
 #include "lib/log.h"
 #include "output/xprof_logdir.h"
 #include "profiler_service/profiler_roots.h"
+#include "store/store.h"
 
 int profiler_path_normalise(const char *in, char *out, size_t len)
 {
 	size_t o = 0;
 	const char *p = in;
 
+	if (store_is_url(in))
+		return store_url_normalise(in, out, len);
 	if (!in || in[0] != '/')
 		return -EINVAL;
 	while (*p) {
@@ -59,11 +62,14 @@ int profiler_path_normalise(const char *in, char *out, size_t len)
 	return 0;
 }
 
-/* True when @path is @base or under it (both normalised). */
+/* True when @path is @base or under it (both normalised; a bucket's URL
+ * and a path are never beneath one another). */
 static bool beneath(const char *base, const char *path, bool or_equal)
 {
 	size_t n = strlen(base);
 
+	if (store_is_url(base) != store_is_url(path))
+		return false;
 	if (!strcmp(base, "/"))
 		return or_equal || strcmp(path, "/");
 	if (strncmp(base, path, n))
@@ -94,6 +100,14 @@ int profiler_roots__init(struct profiler_roots *r, const char *logdir, const cha
 	int err = 0;
 
 	memset(r, 0, sizeof(*r));
+	if (store_is_url(logdir)) {
+		err = add_root(r, logdir, true);
+		if (err)
+			log_err("the logdir %s is no usable bucket URL", logdir);
+		if (err)
+			return -EINVAL;
+		goto more;
+	}
 	/* The logdir as configured (the path TensorBoard is given) and as it
 	 * resolves, either of which a client may send. */
 	if (logdir && logdir[0] == '/') {
@@ -117,8 +131,10 @@ int profiler_roots__init(struct profiler_roots *r, const char *logdir, const cha
 		log_err("the logdir %s is no usable path for repository roots", logdir);
 		return -EINVAL;
 	}
+more:
 	while (roots && *roots) {
-		const char *end = strchr(roots, ':');
+		/* A bucket's "s3://" is not a separator. */
+		const char *end = strchr(store_is_url(roots) ? roots + 5 : roots, ':');
 		size_t n = end ? (size_t)(end - roots) : strlen(roots);
 		char one[PROFILER_MAX_PATH];
 
@@ -130,9 +146,9 @@ int profiler_roots__init(struct profiler_roots *r, const char *logdir, const cha
 			err = -ENAMETOOLONG;
 		}
 		if (err) {
-			log_err("profiler-roots: \"%.*s\" is no absolute path without \".\" and "
-				"\"..\" components (or there are more than %d)", (int)n, roots,
-				PROFILER_MAX_ROOTS);
+			log_err("profiler-roots: \"%.*s\" is no absolute path or bucket URL "
+				"(s3://, gs://) without \".\" and \"..\" components (or there are "
+				"more than %d)", (int)n, roots, PROFILER_MAX_ROOTS);
 			return -EINVAL;
 		}
 		roots = end ? end + 1 : roots + n;
@@ -203,6 +219,48 @@ static enum grpc_status open_error(int err)
 	}
 }
 
+/*
+ * A bucket root: the components a client adds beneath the allowed prefix
+ * are held to a session's characters (there is no "exists" to trust in a
+ * bucket); the fd is the spool's profile directory, where the capture is
+ * written before it is uploaded under @root.
+ */
+static int bucket_root(const char *root, const char *rest, enum grpc_status *code, char *why,
+		       size_t why_len)
+{
+	int fd;
+
+	while (*rest) {
+		const char *c;
+		char comp[NAME_MAX + 1];
+		size_t n;
+
+		while (*rest == '/')
+			rest++;
+		c = rest;
+		while (*rest && *rest != '/')
+			rest++;
+		n = rest - c;
+		if (!n)
+			break;
+		snprintf(comp, sizeof(comp), "%.*s", (int)(n < NAME_MAX ? n : NAME_MAX), c);
+		if (n > NAME_MAX || !xprof_valid_name(comp, NAME_MAX + 1, false)) {
+			*code = GRPC_STATUS_INVALID_ARGUMENT;
+			snprintf(why, why_len, "repository_root %s: \"%.64s\": the prefixes a "
+				 "Profile adds in a bucket are letters, digits, '.', '_' and '-'",
+				 root, comp);
+			return -EINVAL;
+		}
+	}
+	fd = xprof_spool_profile_dir_open();
+	if (fd < 0) {
+		*code = GRPC_STATUS_INTERNAL;
+		snprintf(why, why_len, "repository_root %s: the spool %s: %s", root,
+			 store_spool_dir(), strerror(-fd));
+	}
+	return fd;
+}
+
 int profiler_roots__open(const struct profiler_roots *r, size_t which, const char *root,
 			 const char *session, enum grpc_status *code, char *why,
 			 size_t why_len)
@@ -211,6 +269,8 @@ int profiler_roots__open(const struct profiler_roots *r, size_t which, const cha
 	char comp[PROFILER_MAX_PATH];
 	int fd, err;
 
+	if (store_is_url(base))
+		return bucket_root(root, rest, code, why, why_len);
 	/* The allowed root itself is the operator's: opened as configured. */
 	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {

@@ -347,7 +347,8 @@ static enum grpc_status profile_names(const struct profiler_service *ps,
 		shown(root, show, sizeof(show));
 		snprintf(why, why_len, "repository_root \"%s\": %s", show,
 			 err == -ENAMETOOLONG ? "too long" :
-			 "an absolute path without \".\" or \"..\" components is required");
+			 "an absolute path or bucket URL without \".\" or \"..\" components "
+			 "is required");
 		return GRPC_STATUS_INVALID_ARGUMENT;
 	}
 	if (profiler_roots__match(&ps->roots, p->root, &p->base)) {

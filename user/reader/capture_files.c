@@ -1,18 +1,34 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* XProf's directory layout, read back (output/xprof_logdir.c writes it). */
+/* XProf's directory layout, read back (output/xprof_logdir.c writes it),
+ * from a directory or from a bucket. */
 #include <errno.h>
 #include <glob.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "reader/capture_files.h"
+#include "store/store.h"
 
 void capture_files_free(struct capture_file *files, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (files[i].downloaded) {
+			char *slash;
+
+			/* <tmp>/<session>/<file>: the file, then each directory
+			 * once it is empty. */
+			unlink(files[i].path);
+			for (int up = 0; up < 2 && (slash = strrchr(files[i].path, '/')); up++) {
+				*slash = '\0';
+				rmdir(files[i].path);
+			}
+		}
+		free(files[i].shown);
 		free(files[i].path);
 		free(files[i].session);
 		free(files[i].host);
@@ -62,10 +78,13 @@ static int add_file(struct capture_file **files, size_t *n, const char *path)
 	if (!grown)
 		return -ENOMEM;
 	*files = grown;
+	memset(&grown[*n], 0, sizeof(grown[*n]));
 	grown[*n].path = strdup(path);
+	grown[*n].shown = strdup(path);
 	grown[*n].session = session_of(path);
 	grown[*n].host = host_of(path);
-	if (!grown[*n].path || !grown[*n].session || !grown[*n].host) {
+	if (!grown[*n].path || !grown[*n].shown || !grown[*n].session || !grown[*n].host) {
+		free(grown[*n].shown);
 		free(grown[*n].path);
 		free(grown[*n].session);
 		free(grown[*n].host);
@@ -110,6 +129,187 @@ static int add_glob(const char *dir, const char *pattern, struct capture_file **
 	return ret;
 }
 
+/* ---------------------------------------------------------------- a bucket */
+
+/* The keys under a bucket URL that name captures, in the tiers a local
+ * directory is searched in: its own files, its logdir's sessions, its
+ * sessions. */
+struct bucket_keys {
+	char **key[3];
+	size_t n[3];
+	int err;
+};
+
+/* "a/b/c" has @slashes '/'s and ends in .xplane.pb. */
+static bool key_shape(const char *key, int slashes)
+{
+	static const char ext[] = ".xplane.pb";
+	size_t len = strlen(key);
+	int k = 0;
+
+	for (const char *p = key; *p; p++)
+		k += *p == '/';
+	return k == slashes && len > sizeof(ext) - 1 &&
+	       !strcmp(key + len - (sizeof(ext) - 1), ext);
+}
+
+static int take_key(const char *key, uint64_t size, void *ctx)
+{
+	struct bucket_keys *b = ctx;
+	int tier = key_shape(key, 0) ? 0 :
+		   !strncmp(key, "plugins/profile/", 16) && key_shape(key + 16, 1) ? 1 :
+		   key_shape(key, 1) ? 2 : -1;
+	char **grown;
+
+	(void)size;
+	if (tier < 0)
+		return 0;
+	grown = realloc(b->key[tier], (b->n[tier] + 1) * sizeof(*grown));
+	if (!grown || !(grown[b->n[tier]] = strdup(key))) {
+		if (grown)
+			b->key[tier] = grown;
+		return -ENOMEM;
+	}
+	b->key[tier] = grown;
+	b->n[tier]++;
+	return 0;
+}
+
+/* A name from the bucket as one local path component: not "." or "..",
+ * no control bytes. */
+static bool component_ok(const char *s, size_t n)
+{
+	if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* @key of @s downloaded to <tmp>/<session>/<file>, added to the list. */
+static int download(struct store *s, const char *url, const char *tmp, const char *key,
+		    struct capture_file **files, size_t *n, char *err, size_t errlen)
+{
+	const char *file = strrchr(key, '/'), *session_end = file;
+	const char *session;
+	char path[4096], shown[4096];
+	int ret;
+
+	file = file ? file + 1 : key;
+	if (session_end) {
+		session = session_end;
+		while (session > key && session[-1] != '/')
+			session--;
+	} else {
+		session = "bucket";
+		session_end = session + strlen(session);
+	}
+	if (!component_ok(session, session_end - session) ||
+	    !component_ok(file, strlen(file))) {
+		snprintf(err, errlen, "%s/%s: a name acceltrace does not make a local file of",
+			 url, key);
+		return -EINVAL;
+	}
+	ret = snprintf(path, sizeof(path), "%s/%.*s", tmp, (int)(session_end - session),
+		       session);
+	if (ret < 0 || (size_t)ret + strlen(file) + 2 > sizeof(path)) {
+		snprintf(err, errlen, "%s/%s: the name is too long", url, key);
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", file);
+	ret = store__get_file(s, key, path);
+	if (ret) {
+		snprintf(err, errlen, "cannot download %s/%s (said above)", url, key);
+		return ret;
+	}
+	ret = add_file(files, n, path);
+	if (ret) {
+		unlink(path);
+		snprintf(err, errlen, "out of memory");
+		return ret;
+	}
+	(*files)[*n - 1].downloaded = true;
+	snprintf(shown, sizeof(shown), "%.2000s/%s", url, key);
+	free((*files)[*n - 1].shown);
+	(*files)[*n - 1].shown = strdup(shown);
+	return (*files)[*n - 1].shown ? 0 : -ENOMEM;
+}
+
+static int bucket_files(const char *arg, struct capture_file **files, size_t *n, char *err,
+			size_t errlen)
+{
+	char url[STORE_MAX_URL], tmp[4096], *base;
+	struct bucket_keys b = { 0 };
+	struct store *s = NULL;
+	int tier = -1, ret;
+
+	ret = store_url_normalise(arg, url, sizeof(url));
+	if (ret) {
+		snprintf(err, errlen, "%.200s: no bucket URL", arg);
+		return ret;
+	}
+	base = strrchr(url, '/');
+	/* One object: the store is its directory's, the key its name. */
+	if (key_shape(base + 1, 0) && base > url + 5) {
+		*base = '\0';
+		s = store__open(url);
+		if (s)
+			ret = take_key(base + 1, 0, &b);
+	} else {
+		s = store__open(url);
+		if (s)
+			ret = store__list(s, "", take_key, &b);
+	}
+	if (!s) {
+		snprintf(err, errlen, "cannot read %s (said above)", url);
+		return -errno;
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot list %s", url);
+		goto out;
+	}
+	for (int t = 0; t < 3 && tier < 0; t++)
+		if (b.n[t])
+			tier = t;
+	if (tier < 0) {
+		ret = -ENOENT;
+		snprintf(err, errlen, "no .xplane.pb in %s: give a capture object, a session or a "
+			 "logdir (LOGDIR/plugins/profile/SESSION/HOST.xplane.pb)", url);
+		goto out;
+	}
+	if (b.n[tier] > CAPTURE_FILES_MAX_DOWNLOADS) {
+		ret = -E2BIG;
+		snprintf(err, errlen, "%s holds %zu captures: name one session (at most %d files "
+			 "are downloaded)", url, b.n[tier], CAPTURE_FILES_MAX_DOWNLOADS);
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/download-XXXXXX", store_spool_dir());
+	mkdir(store_spool_dir(), 0750);
+	if (!mkdtemp(tmp)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot make a directory in %s for the download: %s",
+			 store_spool_dir(), strerror(-ret));
+		goto out;
+	}
+	for (size_t i = 0; i < b.n[tier] && !ret; i++)
+		ret = download(s, url, tmp, b.key[tier][i], files, n, err, errlen);
+	rmdir(tmp);	/* when nothing went there */
+out:
+	for (int t = 0; t < 3; t++) {
+		for (size_t i = 0; i < b.n[t]; i++)
+			free(b.key[t][i]);
+		free(b.key[t]);
+	}
+	store__free(s);
+	return ret;
+}
+
 int capture_files_find(const char *arg, struct capture_file **files, size_t *n,
 		       char *err, size_t errlen)
 {
@@ -118,6 +318,15 @@ int capture_files_find(const char *arg, struct capture_file **files, size_t *n,
 
 	*files = NULL;
 	*n = 0;
+	if (store_is_url(arg)) {
+		ret = bucket_files(arg, files, n, err, errlen);
+		if (ret) {
+			capture_files_free(*files, *n);
+			*files = NULL;
+			*n = 0;
+		}
+		return ret;
+	}
 	if (stat(arg, &st)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot read capture %s: %s", arg, strerror(errno));

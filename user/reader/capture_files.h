@@ -3,6 +3,8 @@
  * Which `.xplane.pb` files a capture argument names: the file itself, every
  * host's file of a session directory, or every session of a logdir
  * (`<logdir>/plugins/profile/<session>/<host>.xplane.pb`), oldest first.
+ * The same of a bucket (s3://, gs://: store/store.h), whose files are
+ * downloaded first, at most CAPTURE_FILES_MAX_DOWNLOADS of them.
  */
 #ifndef ACCELTRACE_CAPTURE_FILES_H
 #define ACCELTRACE_CAPTURE_FILES_H
@@ -10,8 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define CAPTURE_FILES_MAX_DOWNLOADS 256
+
 struct capture_file {
-	char *path;
+	char *path;	/* the file to read (a bucket's: downloaded into a temporary directory) */
+	char *shown;	/* what to call it: the path, or the object's URL */
+	bool downloaded;	/* removed, with its directories, when freed */
 	char *session;	/* the session directory's name ("" for a lone file elsewhere) */
 	char *host;	/* the host XProf names by the file: its name less .xplane.pb */
 };

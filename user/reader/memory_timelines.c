@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lib/array.h"
-#include "reader/json_cursor.h"
+#include "lib/json_cursor.h"
 #include "reader/memory_timelines.h"
 
 #define MAX_NAME_LEN 256

@@ -8,7 +8,7 @@
 #include "lib/array.h"
 #include "output/process_origins.h"
 #include "output/thread_names.h"
-#include "reader/json_cursor.h"
+#include "lib/json_cursor.h"
 #include "reader/xspace_processes.h"
 
 /* Lines from this id on are counter lines (memory timelines), not threads. */

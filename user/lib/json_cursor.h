@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A recursive-descent cursor over the JSON that acceltrace writes into
- * plane stats (memory timelines, processes), bounded as a file from
+ * plane stats (memory timelines, processes) and cloud answers, bounded as a file from
  * anywhere needs: strings fit the caller's buffer, numbers fit an int64
  * (no doubles), skipped values nest at most 16 deep. Every failure
  * returns its -errno and leaves the first one's reason in err

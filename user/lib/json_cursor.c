@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/json_cursor.h"
+#include "lib/json_cursor.h"
 
 #define MAX_SKIP_DEPTH 16
 #define MAX_KEY_LEN 256

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What the clouds answer, read with bounds: a field of S3's XML, the
+ * string and integer fields of a JSON object (GCS, the metadata servers),
+ * and an excerpt fit for a log line. A server is not trusted: every copy
+ * fits the caller's buffer and every scan stops at the answer's end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json_cursor.h"
+#include "store/store_answers.h"
+
+const char *xml_field(const char *xml, const char *end, const char *tag, char *out,
+		      size_t len)
+{
+	char open[64], close[64];
+	const char *a, *b;
+	size_t o = 0;
+
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	a = memmem(xml, end - xml, open, strlen(open));
+	if (!a)
+		return NULL;
+	a += strlen(open);
+	b = memmem(a, end - a, close, strlen(close));
+	if (!b)
+		return NULL;
+	/* The five entities XML predefines; a numeric one kept as written. */
+	for (const char *p = a; p < b && o + 1 < len; p++) {
+		static const struct { const char *name; char c; } ent[] = {
+			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' },
+			{ "&quot;", '"' }, { "&apos;", '\'' },
+		};
+		char c = *p;
+
+		if (c == '&')
+			for (size_t i = 0; i < sizeof(ent) / sizeof(ent[0]); i++) {
+				size_t n = strlen(ent[i].name);
+
+				if ((size_t)(b - p) >= n && !memcmp(p, ent[i].name, n)) {
+					c = ent[i].c;
+					p += n - 1;
+					break;
+				}
+			}
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return b + strlen(close);
+}
+
+int json_fields(const char *json, size_t n, struct json_field *fields, size_t n_fields,
+		char *err, size_t errlen)
+{
+	struct json_cursor c = { .s = json, .n = n, .err = err, .errlen = errlen };
+	char key[128];
+
+	err[0] = '\0';
+	if (json_expect(&c, '{'))
+		return -EINVAL;
+	if (json_eat(&c, '}'))
+		return 0;
+	do {
+		struct json_field *f = NULL;
+
+		if (json_string(&c, key, sizeof(key)) || json_expect(&c, ':'))
+			return -EINVAL;
+		for (size_t i = 0; i < n_fields; i++)
+			if (!strcmp(fields[i].name, key))
+				f = &fields[i];
+		json_ws(&c);
+		if (f && f->str && c.i < c.n && c.s[c.i] == '"') {
+			if (json_string(&c, f->str, f->len))
+				return -EINVAL;
+			f->found = true;
+		} else if (f && f->num && c.i < c.n && c.s[c.i] != '"') {
+			if (json_int(&c, f->num))
+				return -EINVAL;
+			f->found = true;
+		} else if (f && f->num) {
+			/* GCS writes int64s as strings ("size": "123"). */
+			char digits[32], *endp;
+
+			if (json_string(&c, digits, sizeof(digits)))
+				return -EINVAL;
+			*f->num = strtoll(digits, &endp, 10);
+			if (*endp || !digits[0])
+				return json_fail(&c, -EINVAL, "\"%s\" is no integer", key);
+			f->found = true;
+		} else if (json_skip(&c, 0)) {
+			return -EINVAL;
+		}
+	} while (json_eat(&c, ','));
+	return json_expect(&c, '}');
+}
+
+void store_answer_excerpt(const char *data, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; data && i < n && o + 1 < len; i++) {
+		unsigned char c = data[i];
+
+		out[o++] = c < 0x20 || c >= 0x7f || c == '"' ? ' ' : c;
+	}
+	out[o] = '\0';
+}

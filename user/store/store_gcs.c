@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Google Cloud Storage through its JSON API: a bearer token from
+ * gcs_token.c, uploads conditional on no object (ifGenerationMatch=0),
+ * files above a part's size sent as a resumable upload whose status is
+ * asked after each chunk (the Range of a 308) so that a chunk cut short is
+ * sent again from where the server stopped. STORAGE_EMULATOR_HOST points
+ * it at another endpoint, as it does Google's client libraries.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json_cursor.h"
+#include "store/gcs_token.h"
+#include "store/store_answers.h"
+#include "store/store_internal.h"
+
+#define LOG_CONTEXT "store"
+#include "lib/log.h"
+
+struct gcs {
+	struct gcs_token token;
+	char endpoint[512];
+};
+
+/* A request with the bearer token and @extra headers (NULL-ended). */
+static int gcs_send(struct store *s, struct http_request *rq, const char *const *extra,
+		    struct http_response *rs, const char *what)
+{
+	struct gcs *g = s->backend;
+	struct curl_slist *h = NULL;
+	char auth[4200];
+	int err = gcs_token_fresh(&g->token, &s->limits);
+
+	if (err)
+		return err;
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", g->token.access);
+	h = curl_slist_append(h, auth);
+	explicit_bzero(auth, sizeof(auth));
+	h = curl_slist_append(h, "Expect:");
+	for (; extra && *extra; extra++)
+		h = curl_slist_append(h, *extra);
+	rq->headers = h;
+	err = store_http_send(&s->limits, rq, rs, what);
+	curl_slist_free_all(h);
+	rq->headers = NULL;
+	return err;
+}
+
+/* Says a failed answer (the JSON API's error.message) and maps it. */
+static int gcs_failure(const struct store *s, const char *object, const char *what, int err,
+		       const struct http_response *rs)
+{
+	char msg[256] = "", shown[300] = "";
+
+	if (err) {
+		log_err("%s gs://%s/%s: %s", what, s->bucket, object, rs->error);
+		return err;
+	}
+	if (rs->data) {
+		const char *m = strstr(rs->data, "\"message\"");
+
+		if (m) {
+			char errbuf[64];
+			struct json_cursor c = { .s = m, .n = strlen(m), .err = errbuf,
+						 .errlen = sizeof(errbuf) };
+
+			errbuf[0] = '\0';
+			if (json_string(&c, msg, sizeof(msg)) || json_expect(&c, ':') ||
+			    json_string(&c, msg, sizeof(msg)))
+				msg[0] = '\0';
+		}
+	}
+	store_answer_excerpt(msg, strlen(msg), shown, sizeof(shown));
+	log_err("%s gs://%s/%s: HTTP %ld%s%s", what, s->bucket, object, rs->status,
+		shown[0] ? ": " : "", shown);
+	switch (rs->status) {
+	case 401:
+		return -EKEYREJECTED;
+	case 403:
+		return -EACCES;
+	case 404:
+		return -ENOENT;
+	case 412:
+		return -EEXIST;
+	default:
+		return -EIO;
+	}
+}
+
+/* {endpoint}/{api}/b/{bucket}/o[/{object}][?query] */
+static int api_url(const struct store *s, const char *api, const char *object,
+		   const char *query, char *out, size_t len)
+{
+	const struct gcs *g = s->backend;
+	char esc[3 * STORE_MAX_KEY + 1] = "";
+	int n;
+
+	if (object && store_http_escape(object, false, esc, sizeof(esc)))
+		return -ENAMETOOLONG;
+	n = snprintf(out, len, "%s/%s/b/%s/o%s%s%s%s", g->endpoint, api, s->bucket,
+		     object ? "/" : "", esc, query ? "?" : "", query ? query : "");
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int gcs_exists(struct store *s, const char *object)
+{
+	struct http_request rq = HTTP_REQUEST_INIT;
+	struct http_response rs = { 0 };
+	char url[4 * STORE_MAX_KEY];
+	int err = api_url(s, "storage/v1", object, "fields=name", url, sizeof(url));
+
+	if (err)
+		return err;
+	rq.method = "GET";
+	rq.url = url;
+	err = gcs_send(s, &rq, NULL, &rs, "look");
+	if (!err && rs.status == 200)
+		err = 1;
+	else if (!err && rs.status == 404)
+		err = 0;
+	else
+		err = gcs_failure(s, object, "cannot look for", err, &rs);
+	http_response_clear(&rs);
+	return err;
+}
+
+/* The upload URL for @type ("media", "resumable"), conditional on no object. */
+static int upload_url(const struct store *s, const char *object, const char *type, char *out,
+		      size_t len)
+{
+	char esc[3 * STORE_MAX_KEY + 1], q[3 * STORE_MAX_KEY + 100];
+
+	if (store_http_escape(object, false, esc, sizeof(esc)))
+		return -ENAMETOOLONG;
+	snprintf(q, sizeof(q), "uploadType=%s&ifGenerationMatch=0&name=%s", type, esc);
+	return api_url(s, "upload/storage/v1", NULL, q, out, len);
+}
+
+static int put_media(struct store *s, const char *object, int fd, uint64_t size)
+{
+	static const char *const extra[] = { "Content-Type: application/octet-stream", NULL };
+	struct http_request rq = HTTP_REQUEST_INIT;
+	struct http_response rs = { 0 };
+	char url[4 * STORE_MAX_KEY];
+	int err = upload_url(s, object, "media", url, sizeof(url));
+
+	if (err)
+		return err;
+	rq.method = "POST";
+	rq.url = url;
+	rq.body_fd = fd;
+	rq.body_size = size;
+	err = gcs_send(s, &rq, extra, &rs, "upload");
+	if (!err && rs.status == 200)
+		err = 0;
+	else if (!err && rs.status == 412)
+		err = -EEXIST;
+	else
+		err = gcs_failure(s, object, "cannot upload", err, &rs);
+	http_response_clear(&rs);
+	return err;
+}
+
+/* The next byte a resumable session wants after a 308's "Range: bytes=0-N". */
+static uint64_t next_byte(const struct http_response *rs)
+{
+	const char *dash = strchr(rs->range, '-');
+
+	return rs->range[0] && dash ? strtoull(dash + 1, NULL, 10) + 1 : 0;
+}
+
+static int put_resumable(struct store *s, const char *object, int fd, uint64_t size)
+{
+	char url[4 * STORE_MAX_KEY], session[2048], hdr[128], range[128];
+	const char *extra[3] = { hdr, NULL, NULL };
+	struct http_request rq = HTTP_REQUEST_INIT;
+	struct http_response rs = { 0 };
+	uint64_t part = store_part_bytes(), at = 0;
+	unsigned int stuck = 0;
+	int err = upload_url(s, object, "resumable", url, sizeof(url));
+
+	if (err)
+		return err;
+	snprintf(hdr, sizeof(hdr), "X-Upload-Content-Length: %" PRIu64, size);
+	rq.method = "POST";
+	rq.url = url;
+	rq.body = "";
+	err = gcs_send(s, &rq, extra, &rs, "start upload");
+	if (err || rs.status != 200 || !rs.location[0]) {
+		err = gcs_failure(s, object, "cannot start uploading", err, &rs);
+		http_response_clear(&rs);
+		return err ? err : -EIO;
+	}
+	snprintf(session, sizeof(session), "%s", rs.location);
+	while (at < size) {
+		uint64_t len = size - at < part ? size - at : part;
+
+		snprintf(range, sizeof(range), "Content-Range: bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64,
+			 at, at + len - 1, size);
+		extra[0] = range;
+		rq = (struct http_request)HTTP_REQUEST_INIT;
+		rq.method = "PUT";
+		rq.url = session;
+		rq.body_fd = fd;
+		rq.body_off = at;
+		rq.body_size = len;
+		err = gcs_send(s, &rq, extra, &rs, "upload chunk");
+		if (err) {
+			/* Where did the server stop? Ask, then go on from there. */
+			snprintf(range, sizeof(range), "Content-Range: bytes */%" PRIu64, size);
+			rq = (struct http_request)HTTP_REQUEST_INIT;
+			rq.method = "PUT";
+			rq.url = session;
+			rq.body = "";
+			if (gcs_send(s, &rq, extra, &rs, "upload status"))
+				break;
+		}
+		if (rs.status == 200 || rs.status == 201) {
+			at = size;
+			err = 0;
+			break;
+		}
+		if (rs.status != 308) {
+			err = rs.status == 412 ? -EEXIST : gcs_failure(s, object, "cannot upload", 0, &rs);
+			break;
+		}
+		{
+			uint64_t next = next_byte(&rs);
+
+			/* No progress three times running: give up rather than loop. */
+			stuck = next <= at ? stuck + 1 : 0;
+			if (stuck >= 3) {
+				err = -EIO;
+				log_err("cannot upload gs://%s/%s: the server keeps %" PRIu64
+					" bytes of %" PRIu64, s->bucket, object, next, size);
+				break;
+			}
+			at = next;
+			err = 0;
+		}
+	}
+	if (err && err != -EEXIST && rs.status == 0)
+		err = gcs_failure(s, object, "cannot upload", err, &rs);
+	http_response_clear(&rs);
+	return err;
+}
+
+static int gcs_put(struct store *s, const char *object, int fd, uint64_t size)
+{
+	return size > store_part_bytes() ? put_resumable(s, object, fd, size) :
+					   put_media(s, object, fd, size);
+}
+
+static int gcs_get(struct store *s, const char *object, int fd)
+{
+	struct http_request rq = HTTP_REQUEST_INIT;
+	struct http_response rs = { 0 };
+	char url[4 * STORE_MAX_KEY];
+	int err = api_url(s, "storage/v1", object, "alt=media", url, sizeof(url));
+
+	if (err)
+		return err;
+	rq.method = "GET";
+	rq.url = url;
+	rq.out_fd = fd;
+	err = gcs_send(s, &rq, NULL, &rs, "download");
+	if (err || rs.status != 200)
+		err = gcs_failure(s, object, "cannot download", err, &rs);
+	http_response_clear(&rs);
+	return err;
+}
+
+static int gcs_del(struct store *s, const char *object)
+{
+	struct http_request rq = HTTP_REQUEST_INIT;
+	struct http_response rs = { 0 };
+	char url[4 * STORE_MAX_KEY];
+	int err = api_url(s, "storage/v1", object, NULL, url, sizeof(url));
+
+	if (err)
+		return err;
+	rq.method = "DELETE";
+	rq.url = url;
+	err = gcs_send(s, &rq, NULL, &rs, "delete");
+	if (err || (rs.status != 204 && rs.status != 200))
+		err = gcs_failure(s, object, "cannot remove", err, &rs);
+	http_response_clear(&rs);
+	return err;
+}
+
+/* One page of a listing: {"items": [{"name": ..., "size": "N"}, ...],
+ * "nextPageToken": ...}. */
+static int list_page(const struct http_response *rs, store_list_fn fn, void *ctx,
+		     char *next, size_t next_len, char *why, size_t why_len)
+{
+	struct json_cursor c = { .s = rs->data, .n = rs->len, .err = why, .errlen = why_len };
+	char key[64];
+
+	why[0] = next[0] = '\0';
+	if (json_expect(&c, '{'))
+		return -EINVAL;
+	if (json_eat(&c, '}'))
+		return 0;
+	do {
+		if (json_string(&c, key, sizeof(key)) || json_expect(&c, ':'))
+			return -EINVAL;
+		if (!strcmp(key, "nextPageToken")) {
+			if (json_string(&c, next, next_len))
+				return -EINVAL;
+			continue;
+		}
+		if (strcmp(key, "items")) {
+			if (json_skip(&c, 0))
+				return -EINVAL;
+			continue;
+		}
+		if (json_expect(&c, '['))
+			return -EINVAL;
+		if (json_eat(&c, ']'))
+			continue;
+		do {
+			char name[STORE_MAX_KEY + 1] = "", size[32] = "0", field[32];
+			int ret;
+
+			if (json_expect(&c, '{'))
+				return -EINVAL;
+			if (!json_eat(&c, '}')) {
+				do {
+					if (json_string(&c, field, sizeof(field)) ||
+					    json_expect(&c, ':'))
+						return -EINVAL;
+					if (!strcmp(field, "name")) {
+						if (json_string(&c, name, sizeof(name)))
+							return -EINVAL;
+					} else if (!strcmp(field, "size")) {
+						if (json_string(&c, size, sizeof(size)))
+							return -EINVAL;
+					} else if (json_skip(&c, 1)) {
+						return -EINVAL;
+					}
+				} while (json_eat(&c, ','));
+				if (json_expect(&c, '}'))
+					return -EINVAL;
+			}
+			if (name[0] && (ret = fn(name, strtoull(size, NULL, 10), ctx)))
+				return ret;
+		} while (json_eat(&c, ','));
+		if (json_expect(&c, ']'))
+			return -EINVAL;
+	} while (json_eat(&c, ','));
+	return json_expect(&c, '}');
+}
+
+static int gcs_list(struct store *s, const char *prefix, store_list_fn fn, void *ctx)
+{
+	char esc[3 * STORE_MAX_KEY + 1], token[1024] = "", esc_token[3100];
+	char q[3 * STORE_MAX_KEY + 3300], url[8 * STORE_MAX_KEY];
+	int err;
+
+	if (store_http_escape(prefix, false, esc, sizeof(esc)))
+		return -ENAMETOOLONG;
+	do {
+		struct http_request rq = HTTP_REQUEST_INIT;
+		struct http_response rs = { 0 };
+		char why[160];
+
+		if (token[0] && store_http_escape(token, false, esc_token, sizeof(esc_token)))
+			return -ENAMETOOLONG;
+		snprintf(q, sizeof(q), "prefix=%s&fields=items(name,size),nextPageToken%s%s", esc,
+			 token[0] ? "&pageToken=" : "", token[0] ? esc_token : "");
+		err = api_url(s, "storage/v1", NULL, q, url, sizeof(url));
+		if (err)
+			return err;
+		rq.method = "GET";
+		rq.url = url;
+		err = gcs_send(s, &rq, NULL, &rs, "list");
+		if (err || rs.status != 200 || !rs.data) {
+			err = gcs_failure(s, prefix, "cannot list", err, &rs);
+			http_response_clear(&rs);
+			return err ? err : -EIO;
+		}
+		err = list_page(&rs, fn, ctx, token, sizeof(token), why, sizeof(why));
+		http_response_clear(&rs);
+		if (err == -EINVAL && why[0]) {
+			log_err("cannot list gs://%s/%s: the answer is unreadable: %s", s->bucket,
+				prefix, why);
+			return err;
+		}
+		if (err)
+			return err;
+	} while (token[0]);
+	return 0;
+}
+
+static void gcs_free(void *backend)
+{
+	struct gcs *g = backend;
+
+	if (g)
+		explicit_bzero(g, sizeof(*g));
+	free(g);
+}
+
+static const struct store_ops gcs_ops = {
+	.exists = gcs_exists,
+	.put = gcs_put,
+	.get = gcs_get,
+	.del = gcs_del,
+	.list = gcs_list,
+	.free = gcs_free,
+};
+
+int store_gcs_open(struct store *s)
+{
+	const char *emu = getenv("STORAGE_EMULATOR_HOST");
+	struct gcs *g = calloc(1, sizeof(*g));
+	size_t n;
+
+	if (!g)
+		return -ENOMEM;
+	s->ops = &gcs_ops;
+	s->backend = g;
+	if (emu && *emu)
+		snprintf(g->endpoint, sizeof(g->endpoint), "%s%.400s",
+			 strstr(emu, "://") ? "" : "http://", emu);
+	else
+		snprintf(g->endpoint, sizeof(g->endpoint), "https://storage.googleapis.com");
+	n = strlen(g->endpoint);
+	while (n > 8 && g->endpoint[n - 1] == '/')
+		g->endpoint[--n] = '\0';
+	/* The token now: a missing or refused credential is said at start. */
+	return gcs_token_fresh(&g->token, &s->limits);
+}
