@@ -8,6 +8,7 @@
 
 #include "daemon/daemon_config.h"
 #include "lib/units.h"
+#include "store/store.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -187,15 +188,17 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 		}
 		return set_string(at, k, v, err, err_len);
 	case K_PATHS:
-		/* Absolute paths, ':'-separated; "" for none. */
-		for (const char *q = v; *v; q++) {
-			if ((q == v || q[-1] == ':') && *q != '/') {
-				snprintf(err, err_len, "%s: expected absolute paths separated "
-					 "by ':', got '%s'", k->name, v);
+		/* Absolute paths or bucket URLs, ':'-separated; "" for none. */
+		for (const char *q = v; *q;) {
+			const char *end;
+
+			if (*q != '/' && !store_is_url(q)) {
+				snprintf(err, err_len, "%s: expected absolute paths or bucket URLs "
+					 "(s3://, gs://) separated by ':', got '%s'", k->name, v);
 				return -EINVAL;
 			}
-			if (!*q)
-				break;
+			end = strchr(store_is_url(q) ? q + 5 : q, ':');
+			q = end ? end + 1 : q + strlen(q);
 		}
 		return set_string(at, k, v, err, err_len);
 	case K_LISTEN:

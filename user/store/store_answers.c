@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/json_cursor.h"
+#include "store/store.h"
 #include "store/store_answers.h"
 
 const char *xml_field(const char *xml, const char *end, const char *tag, char *out,
@@ -95,6 +96,95 @@ int json_fields(const char *json, size_t n, struct json_field *fields, size_t n_
 		}
 	} while (json_eat(&c, ','));
 	return json_expect(&c, '}');
+}
+
+/* One page of a listing: {"items": [{"name": ..., "size": "N"}, ...],
+ * "nextPageToken": ...}. */
+int gcs_list_page(const char *json, size_t n, store_list_fn fn, void *ctx, char *next,
+		  size_t next_len, char *why, size_t why_len)
+{
+	struct json_cursor c = { .s = json, .n = n, .err = why, .errlen = why_len };
+	char key[64];
+
+	why[0] = next[0] = '\0';
+	if (json_expect(&c, '{'))
+		return -EINVAL;
+	if (json_eat(&c, '}'))
+		return 0;
+	do {
+		if (json_string(&c, key, sizeof(key)) || json_expect(&c, ':'))
+			return -EINVAL;
+		if (!strcmp(key, "nextPageToken")) {
+			if (json_string(&c, next, next_len))
+				return -EINVAL;
+			continue;
+		}
+		if (strcmp(key, "items")) {
+			if (json_skip(&c, 0))
+				return -EINVAL;
+			continue;
+		}
+		if (json_expect(&c, '['))
+			return -EINVAL;
+		if (json_eat(&c, ']'))
+			continue;
+		do {
+			char name[STORE_MAX_KEY + 1] = "", size[32] = "0", field[32];
+			int ret;
+
+			if (json_expect(&c, '{'))
+				return -EINVAL;
+			if (!json_eat(&c, '}')) {
+				do {
+					if (json_string(&c, field, sizeof(field)) ||
+					    json_expect(&c, ':'))
+						return -EINVAL;
+					if (!strcmp(field, "name")) {
+						if (json_string(&c, name, sizeof(name)))
+							return -EINVAL;
+					} else if (!strcmp(field, "size")) {
+						if (json_string(&c, size, sizeof(size)))
+							return -EINVAL;
+					} else if (json_skip(&c, 1)) {
+						return -EINVAL;
+					}
+				} while (json_eat(&c, ','));
+				if (json_expect(&c, '}'))
+					return -EINVAL;
+			}
+			if (name[0] && (ret = fn(name, strtoull(size, NULL, 10), ctx)))
+				return ret;
+		} while (json_eat(&c, ','));
+		if (json_expect(&c, ']'))
+			return -EINVAL;
+	} while (json_eat(&c, ','));
+	return json_expect(&c, '}');
+}
+
+int s3_list_page(const char *xml, size_t n, store_list_fn fn, void *ctx, char *next,
+		 size_t next_len)
+{
+	const char *end = xml + n, *p;
+	char truncated[8] = "";
+	int err;
+
+	for (p = xml; (p = memmem(p, end - p, "<Contents>", 10));) {
+		const char *stop = memmem(p, end - p, "</Contents>", 11);
+		char key[STORE_MAX_KEY + 1] = "", size[32] = "0";
+
+		if (!stop)
+			break;
+		xml_field(p, stop, "Key", key, sizeof(key));
+		xml_field(p, stop, "Size", size, sizeof(size));
+		p = stop + 11;
+		if (key[0] && (err = fn(key, strtoull(size, NULL, 10), ctx)))
+			return err;
+	}
+	next[0] = '\0';
+	xml_field(xml, end, "IsTruncated", truncated, sizeof(truncated));
+	if (!strcmp(truncated, "true"))
+		xml_field(xml, end, "NextContinuationToken", next, next_len);
+	return 0;
 }
 
 void store_answer_excerpt(const char *data, size_t n, char *out, size_t len)

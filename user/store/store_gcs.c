@@ -293,69 +293,6 @@ static int gcs_del(struct store *s, const char *object)
 	return err;
 }
 
-/* One page of a listing: {"items": [{"name": ..., "size": "N"}, ...],
- * "nextPageToken": ...}. */
-static int list_page(const struct http_response *rs, store_list_fn fn, void *ctx,
-		     char *next, size_t next_len, char *why, size_t why_len)
-{
-	struct json_cursor c = { .s = rs->data, .n = rs->len, .err = why, .errlen = why_len };
-	char key[64];
-
-	why[0] = next[0] = '\0';
-	if (json_expect(&c, '{'))
-		return -EINVAL;
-	if (json_eat(&c, '}'))
-		return 0;
-	do {
-		if (json_string(&c, key, sizeof(key)) || json_expect(&c, ':'))
-			return -EINVAL;
-		if (!strcmp(key, "nextPageToken")) {
-			if (json_string(&c, next, next_len))
-				return -EINVAL;
-			continue;
-		}
-		if (strcmp(key, "items")) {
-			if (json_skip(&c, 0))
-				return -EINVAL;
-			continue;
-		}
-		if (json_expect(&c, '['))
-			return -EINVAL;
-		if (json_eat(&c, ']'))
-			continue;
-		do {
-			char name[STORE_MAX_KEY + 1] = "", size[32] = "0", field[32];
-			int ret;
-
-			if (json_expect(&c, '{'))
-				return -EINVAL;
-			if (!json_eat(&c, '}')) {
-				do {
-					if (json_string(&c, field, sizeof(field)) ||
-					    json_expect(&c, ':'))
-						return -EINVAL;
-					if (!strcmp(field, "name")) {
-						if (json_string(&c, name, sizeof(name)))
-							return -EINVAL;
-					} else if (!strcmp(field, "size")) {
-						if (json_string(&c, size, sizeof(size)))
-							return -EINVAL;
-					} else if (json_skip(&c, 1)) {
-						return -EINVAL;
-					}
-				} while (json_eat(&c, ','));
-				if (json_expect(&c, '}'))
-					return -EINVAL;
-			}
-			if (name[0] && (ret = fn(name, strtoull(size, NULL, 10), ctx)))
-				return ret;
-		} while (json_eat(&c, ','));
-		if (json_expect(&c, ']'))
-			return -EINVAL;
-	} while (json_eat(&c, ','));
-	return json_expect(&c, '}');
-}
-
 static int gcs_list(struct store *s, const char *prefix, store_list_fn fn, void *ctx)
 {
 	char esc[3 * STORE_MAX_KEY + 1], token[1024] = "", esc_token[3100];
@@ -384,7 +321,7 @@ static int gcs_list(struct store *s, const char *prefix, store_list_fn fn, void 
 			http_response_clear(&rs);
 			return err ? err : -EIO;
 		}
-		err = list_page(&rs, fn, ctx, token, sizeof(token), why, sizeof(why));
+		err = gcs_list_page(rs.data, rs.len, fn, ctx, token, sizeof(token), why, sizeof(why));
 		http_response_clear(&rs);
 		if (err == -EINVAL && why[0]) {
 			log_err("cannot list gs://%s/%s: the answer is unreadable: %s", s->bucket,

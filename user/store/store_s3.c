@@ -413,8 +413,6 @@ static int s3_list(struct store *s, const char *prefix, store_list_fn fn, void *
 	do {
 		struct http_request rq = HTTP_REQUEST_INIT;
 		struct http_response rs = { 0 };
-		const char *p, *end;
-		char truncated[8] = "";
 
 		if (token[0] && store_http_escape(token, false, esc_token, sizeof(esc_token)))
 			return -ENAMETOOLONG;
@@ -438,25 +436,11 @@ static int s3_list(struct store *s, const char *prefix, store_list_fn fn, void *
 			http_response_clear(&rs);
 			return err ? err : -EIO;
 		}
-		end = rs.data + rs.len;
-		for (p = rs.data; (p = memmem(p, end - p, "<Contents>", 10));) {
-			const char *stop = memmem(p, end - p, "</Contents>", 11);
-			char key[STORE_MAX_KEY + 1] = "", size[32] = "0";
-
-			if (!stop)
-				break;
-			xml_field(p, stop, "Key", key, sizeof(key));
-			xml_field(p, stop, "Size", size, sizeof(size));
-			p = stop + 11;
-			if (key[0] && (err = fn(key, strtoull(size, NULL, 10), ctx))) {
-				http_response_clear(&rs);
-				return err;
-			}
+		err = s3_list_page(rs.data, rs.len, fn, ctx, token, sizeof(token));
+		if (err) {
+			http_response_clear(&rs);
+			return err;
 		}
-		xml_field(rs.data, end, "IsTruncated", truncated, sizeof(truncated));
-		token[0] = '\0';
-		if (!strcmp(truncated, "true"))
-			xml_field(rs.data, end, "NextContinuationToken", token, sizeof(token));
 		http_response_clear(&rs);
 	} while (token[0]);
 	return 0;
