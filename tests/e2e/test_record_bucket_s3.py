@@ -7,7 +7,8 @@ GitHub checkout; tests/harness/buckets.py says what it does not check).
 - record --logdir s3://BUCKET/PREFIX of the simulated trainer: the capture
   lands at PREFIX/plugins/profile/SESSION/HOST.xplane.pb, curl (its own
   SigV4) fetches it and protoc decodes it; the spool is left empty; report
-  reads it back from the bucket and agrees with report on the local copy.
+  reads it back from the bucket and agrees with report on the local copy;
+  convert writes beside the object, or to a bucket URL, never over one.
 - A second record into the same session never replaces the first: it
   goes to SESSION-2, the first object's bytes unchanged.
 - Above the part size (ACCELTRACE_STORE_PART_MIB=1) the upload is a
@@ -18,6 +19,7 @@ GitHub checkout; tests/harness/buckets.py says what it does not check).
   to fail (refusing): record says the capture could not be uploaded and
   where it is kept; the kept file decodes; nothing partial is in the bucket.
 """
+import gzip
 import json
 import os
 import subprocess
@@ -98,6 +100,27 @@ def run(work, srv):
               "report names the object, not a temporary file")
         check(remote["steps"] == local["steps"], "the bucket's report is the local one's")
     check(not [f for f in spool_files(spool)], "report's download is removed")
+
+    # convert: beside the object by default, or to a bucket URL; JSON and
+    # gzip read by Python's own modules.
+    session_url = "%s/plugins/profile/one" % url
+    rc, out, err = acceltrace("convert", "-j", "--to", "perfetto", session_url, env=env)
+    pk = key[:-len(".xplane.pb")] + ".perfetto-trace"
+    check(rc == 0 and pk in objects(srv), "convert writes beside the object: rc %d %s %s" %
+          (rc, err[-300:], objects(srv, "team/")))
+    dest = "s3://%s/exports/t.trace.json.gz" % BUCKET
+    rc, out, err = acceltrace("convert", "--to", "json", "-O", dest, session_url, env=env)
+    jz = os.path.join(work, "t.trace.json.gz")
+    status, _ = buckets.curl_s3(srv.url(), BUCKET, "exports/t.trace.json.gz", out=jz)
+    if check(rc == 0 and status == 200, "convert -O %s: rc %d %s" % (dest, rc, err[-300:])):
+        with gzip.open(jz, "rt") as f:
+            check(len(json.load(f).get("traceEvents", [])) > 100, "the trace reads as JSON")
+    rc, out, err = acceltrace("convert", "--to", "json", "-O", dest, session_url, env=env)
+    check(rc != 0 and "not replaced" in err, "convert never replaces an object: %s" % err[-300:])
+    check([f for f in spool_files(spool) if f.endswith("t.trace.json.gz")],
+          "the output that could not go is kept in the spool")
+    for f in spool_files(spool):
+        os.unlink(f)
 
     # The same session again: never over the first.
     first = open(got, "rb").read()

@@ -3,10 +3,13 @@
  * acceltrace convert CAPTURE --to perfetto|json: a capture (any producer's
  * XSpace) as Perfetto's protobuf trace or Chrome trace JSON (gzip).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define LOG_CONTEXT "convert"
 #include "cli/cli.h"
@@ -15,6 +18,7 @@
 #include "lib/log.h"
 #include "reader/capture_files.h"
 #include "reader/xspace_reader.h"
+#include "store/store.h"
 
 void usage_convert(FILE *out)
 {
@@ -22,7 +26,8 @@ void usage_convert(FILE *out)
 		"Usage: acceltrace convert [options] --to FORMAT CAPTURE\n"
 		"\n"
 		"Converts a capture (an .xplane.pb from acceltrace or another profiler, a\n"
-		"session directory or a logdir) to another trace format:\n"
+		"session directory or a logdir, or the same in a bucket: gs://B/P,\n"
+		"s3://B/P) to another trace format:\n"
 		"  perfetto   Perfetto's native protobuf trace (HOST.perfetto-trace):\n"
 		"             a track per thread and per device line, interned names,\n"
 		"             a clock snapshot, flows from launches to device work\n"
@@ -36,7 +41,8 @@ void usage_convert(FILE *out)
 		"Options:\n"
 		"  -t, --to FORMAT      perfetto or json (required)\n"
 		"  -O, --output PATH    the file to write (one output only: one file or one\n"
-		"                       session; default: beside each .xplane.pb); a\n"
+		"                       session; default: beside each .xplane.pb, in its\n"
+		"                       bucket for a bucket's; a bucket URL uploads it); a\n"
 		"                       warning when its name does not end as the\n"
 		"                       format's does\n"
 		"      --per-host       a session's hosts each to a file of its own\n"
@@ -74,25 +80,91 @@ static const char *output_path(const char *in, const char *out, enum export_form
 	return out;
 }
 
-static int convert_one(const char *in, const char *out, enum export_format f,
-		       struct json_writer *jw)
+/*
+ * Where an output goes when a bucket is involved: -O s3://... or gs://...,
+ * or by default beside a capture that came from a bucket (@in_shown, its
+ * URL). The file is written locally first (@local: the spool for -O, the
+ * download's directory beside it), then uploaded to @url. 0: no bucket.
+ */
+static int bucket_output(const char *in_shown, bool downloaded, const char *out,
+			 const char *local_default, char *local, size_t local_len, char *url,
+			 size_t url_len)
 {
+	const char *base;
+	int n;
+
+	if (out && store_is_url(out)) {
+		base = strrchr(out, '/');
+		mkdir(store_spool_dir(), 0750);
+		n = snprintf(local, local_len, "%s/convert-%d-%s", store_spool_dir(),
+			     (int)getpid(), base + 1);
+		snprintf(url, url_len, "%s", out);
+	} else if (!out && downloaded) {
+		base = strrchr(local_default, '/');
+		n = snprintf(local, local_len, "%s", local_default);
+		if (n >= 0 && (size_t)n < local_len)
+			n = snprintf(url, url_len, "%.*s/%s", (int)(strrchr(in_shown, '/') - in_shown),
+				     in_shown, base ? base + 1 : local_default);
+	} else {
+		return 0;
+	}
+	return n < 0 || (size_t)n >= local_len ? -ENAMETOOLONG : 1;
+}
+
+/* @local uploaded as @url, never over an object; removed once there. */
+static int upload_output(const char *local, const char *url)
+{
+	char parent[STORE_MAX_URL];
+	const char *slash = strrchr(url, '/');
+	struct store *s;
+	int err;
+
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - url), url);
+	s = store__open(parent);
+	if (!s)
+		return -errno;
+	err = store__put_file(s, slash + 1, local);
+	store__free(s);
+	if (err == -EEXIST)
+		log_err("%s exists: not replaced; the output is kept at %s", url, local);
+	else if (err)
+		log_err("the output could not be uploaded to %s: it is kept at %s", url, local);
+	else
+		unlink(local);
+	return err;
+}
+
+static int convert_one(const struct capture_file *file, const char *out,
+		       enum export_format f, struct json_writer *jw)
+{
+	const char *in = file->path;
 	struct xs_space *xs;
-	char err[512], path[4096];
-	int ret;
+	char err[512], path[4096], local[4096], url[4096];
+	int ret, to_bucket;
 
 	out = output_path(in, out, f, path, sizeof(path));
 	if (!out)
 		return 1;
+	to_bucket = bucket_output(file->shown, file->downloaded, out == path ? NULL : out, path,
+				  local, sizeof(local), url, sizeof(url));
+	if (to_bucket < 0) {
+		log_err("%s: the output path is too long", file->shown);
+		return 1;
+	}
 	ret = xs_read_file(in, &xs, err, sizeof(err));
 	if (ret) {
 		log_err("%s", err);
 		return 1;
 	}
-	ret = export_write_file(xs, f, out);
+	ret = export_write_file(xs, f, to_bucket ? local : out);
 	xs_free(xs);
 	if (ret)
 		return 1;
+	if (to_bucket && upload_output(local, url))
+		return 1;
+	if (to_bucket)
+		out = url;
+	in = file->shown;
 	if (jw) {
 		jw_start_object(jw);
 		jw_string_field(jw, "input", in);
@@ -117,8 +189,8 @@ static int convert_session(const struct capture_file *files, size_t n, const cha
 	const char *slash = strrchr(files[0].path, '/');
 	int dir_len = slash ? (int)(slash - files[0].path) : 1;
 	const char *dir = slash ? files[0].path : ".";
-	char err[512], path[4096], beside[4096];
-	int ret = 1;
+	char err[512], path[4096], beside[4096], local[4096], url[4096], shown[4096];
+	int ret = 1, to_bucket;
 
 	if (!xs || !hosts) {
 		log_err("out of memory");
@@ -132,6 +204,15 @@ static int convert_session(const struct capture_file *files, size_t n, const cha
 	out = output_path(beside, out, f, path, sizeof(path));
 	if (!out)
 		goto out;
+	/* A bucket's session: beside its objects (the first host's URL names
+	 * the session's directory). */
+	snprintf(shown, sizeof(shown), "%s", files[0].shown);
+	to_bucket = bucket_output(shown, files[0].downloaded, out == path ? NULL : out, path,
+				  local, sizeof(local), url, sizeof(url));
+	if (to_bucket < 0) {
+		log_err("%s: the output path is too long", files[0].shown);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		hosts[i] = files[i].host;
 		if (xs_read_file(files[i].path, &xs[i], err, sizeof(err))) {
@@ -140,8 +221,17 @@ static int convert_session(const struct capture_file *files, size_t n, const cha
 			goto out;
 		}
 	}
-	if (export_write_hosts((const struct xs_space *const *)xs, hosts, n, f, out))
+	if (export_write_hosts((const struct xs_space *const *)xs, hosts, n, f,
+			       to_bucket ? local : out))
 		goto out;
+	if (to_bucket && upload_output(local, url))
+		goto out;
+	if (to_bucket) {
+		out = url;
+		/* What to call the input: the session's URL. */
+		dir = shown;
+		dir_len = (int)(strrchr(shown, '/') - shown);
+	}
 	ret = 0;
 	if (jw) {
 		jw_start_object(jw);
@@ -155,7 +245,7 @@ static int convert_session(const struct capture_file *files, size_t n, const cha
 		jw_name(jw, "inputs");
 		jw_start_array(jw);
 		for (size_t i = 0; i < n; i++)
-			jw_string(jw, files[i].path);
+			jw_string(jw, files[i].shown);
 		jw_end_array(jw);
 		jw_string_field(jw, "output", out);
 		jw_string_field(jw, "format", export_format_name(f));
@@ -256,7 +346,7 @@ int cmd_convert(int argc, char **argv)
 			continue;
 		}
 		for (size_t k = i; k < j; k++)
-			rc |= convert_one(files[k].path, output, f, jw);
+			rc |= convert_one(&files[k], output, f, jw);
 	}
 	if (jw) {
 		jw_end_array(jw);
