@@ -21,7 +21,8 @@
 #            in the session, each decodes and holds only its own host's
 #            trainer, Prometheus saw all three, the report names fleet-b
 #            as the straggler by about the slowdown), exit 1 when not.
-# DEMO_LOGDIR (default demo-fleet-logdir; with --check a temporary one)
+# DEMO_LOGDIR (default demo-fleet-logdir; with --check a temporary one; a
+# bucket, gs://B/P or s3://B/P, with the store's settings in the environment)
 # keeps the session for XProf.
 set -euo pipefail
 
@@ -163,10 +164,15 @@ teardown			# a killed run's leftovers
 mkdir -m 0700 "$work"
 if [[ $check == 1 ]]; then
 	logdir=$work/logs
+elif [[ ${DEMO_LOGDIR:-} == s3://* || ${DEMO_LOGDIR:-} == gs://* ]]; then
+	# A bucket (docs/buckets.md): every daemon uploads its host's file
+	# into the one session; their credentials and endpoint come from
+	# this environment, which must reach the store from the namespaces.
+	logdir=$DEMO_LOGDIR
 else
 	logdir=$(realpath -m "${DEMO_LOGDIR:-demo-fleet-logdir}")
 fi
-mkdir -p "$logdir"
+[[ $logdir == *://* ]] || mkdir -p "$logdir"
 
 if ip -o -4 addr show | grep -q " $net\." || ip -4 route show | grep -q "^$net\."; then
 	die "$net.0/24 is in use on this machine; the demo needs it free"
@@ -307,7 +313,11 @@ else
 fi
 session_dir=$(cat "$work/session.txt")
 say "session $session_dir:"
-ls -l "$session_dir" | sed 1d | sed 's/^/   /'
+if [[ $session_dir == *://* ]]; then
+	say "   (in the bucket: report reads it from there)"
+else
+	ls -l "$session_dir" | sed 1d | sed 's/^/   /'
+fi
 
 # ---------------------------------------------------------------- report
 

@@ -10,10 +10,13 @@ GcsServer with the metadata server's token, as on a TPU VM):
   session and host the request names; a root under a bucket profiler-root
   is served too; a root in another bucket is PERMISSION_DENIED and a
   root with ".." INVALID_ARGUMENT, nothing written for either;
+- scripts/profile-fleet.py --logdir gs://...: the session it prints is the
+  bucket's, with the host's file in it;
 - a refused credential at start: the daemon says so and exits, before it
   watches anything.
 """
 import os
+import subprocess
 import sys
 import urllib.parse
 import urllib.request
@@ -123,6 +126,18 @@ def run(work, srv, d, logdir):
             check(code == want, "%s: %s (%s), expected %s" % (what, code, det, want))
         check(set(srv.state.objects) == before, "nothing written for the refused roots")
         ch.close()
+
+        # scripts/profile-fleet.py (what a fleet's capture runs) into the bucket.
+        p = subprocess.run(["/usr/bin/python3", "scripts/profile-fleet.py", "--service-addr",
+                            "127.0.0.1:%d" % port, "--logdir", logdir, "--duration-ms", "800",
+                            "--session-id", "fleet1", "--override-hostnames", "host-a"],
+                           capture_output=True, text=True, timeout=120)
+        want = logdir + "/plugins/profile/fleet1"
+        check(p.returncode == 0 and p.stdout.strip() == want,
+              "profile-fleet.py prints the bucket session (rc %d): %r %s" %
+              (p.returncode, p.stdout, p.stderr[-300:]))
+        check((BUCKET, "pod/plugins/profile/fleet1/host-a.xplane.pb") in srv.state.objects,
+              "the fleet's file is in the bucket")
     finally:
         t.stop()
 
