@@ -13,6 +13,8 @@ buckets.py's GcsServer; no GCS emulator installs here).
   goes to SESSION-2; the first object unchanged.
 - Above the part size, a resumable upload; a chunk the server keeps only
   in half is sent again from where the server's Range says.
+- The token refused after the start (during the window): the capture
+  stays in the spool, said, and decodes.
 - A service account's key file: a JWT the server verifies with openssl
   (RS256) gets the token. Another key (not the account's), or a metadata
   server that refuses, is said at start: the command never runs.
@@ -152,6 +154,21 @@ def run(work, srv, sa_key, other_key):
     check(rc == 0 and s4 and len(srv.state.tokens) > ntok,
           "a service account's key gets a token and the capture lands (rc %d): %s" %
           (rc, err[-500:]))
+
+    # The token refused after the check, during the window: the capture is
+    # in the spool before the store is opened, and stays there, said.
+    proc = subprocess.Popen([os.environ.get("ACCELTRACE", "build/acceltrace"), "record",
+                             "--logdir", url, "--session", "late", "--duration", "2s", "--"] +
+                            trainer(), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(1.5)
+    srv.state.metadata_refuses = True
+    out, err = proc.communicate(timeout=120)
+    srv.state.metadata_refuses = False
+    kept = [os.path.join(d, f) for d, _, fs in os.walk(spool) for f in fs if "/late" in d]
+    check(proc.returncode != 0 and "could not be uploaded" in err and kept and kept[0] in err
+          and protoc_decodes(kept[0]), "a token refused after the window began: the capture "
+          "is kept and said (rc %d): %s" % (proc.returncode, err[-500:]))
 
     # Refused credentials, said at start.
     bad = buckets.gcs_env(srv, spool, GOOGLE_APPLICATION_CREDENTIALS=key_file(

@@ -94,11 +94,15 @@ static int bucket_output(const char *in_shown, bool downloaded, const char *out,
 	int n;
 
 	if (out && store_is_url(out)) {
-		base = strrchr(out, '/');
+		/* gs://B/P/NAME: an object's name after the bucket. */
+		if (store_url_normalise(out, url, url_len) ||
+		    (base = strrchr(url, '/')) < url + 5 || !base[1]) {
+			log_err("-O %s: name an object in a bucket (gs://BUCKET/PATH/FILE)", out);
+			return -EINVAL;
+		}
 		mkdir(store_spool_dir(), 0750);
 		n = snprintf(local, local_len, "%s/convert-%d-%s", store_spool_dir(),
 			     (int)getpid(), base + 1);
-		snprintf(url, url_len, "%s", out);
 	} else if (!out && downloaded) {
 		base = strrchr(local_default, '/');
 		n = snprintf(local, local_len, "%s", local_default);
@@ -147,10 +151,10 @@ static int convert_one(const struct capture_file *file, const char *out,
 		return 1;
 	to_bucket = bucket_output(file->shown, file->downloaded, out == path ? NULL : out, path,
 				  local, sizeof(local), url, sizeof(url));
-	if (to_bucket < 0) {
+	if (to_bucket == -ENAMETOOLONG)
 		log_err("%s: the output path is too long", file->shown);
+	if (to_bucket < 0)
 		return 1;
-	}
 	ret = xs_read_file(in, &xs, err, sizeof(err));
 	if (ret) {
 		log_err("%s", err);
@@ -209,10 +213,10 @@ static int convert_session(const struct capture_file *files, size_t n, const cha
 	snprintf(shown, sizeof(shown), "%s", files[0].shown);
 	to_bucket = bucket_output(shown, files[0].downloaded, out == path ? NULL : out, path,
 				  local, sizeof(local), url, sizeof(url));
-	if (to_bucket < 0) {
+	if (to_bucket == -ENAMETOOLONG)
 		log_err("%s: the output path is too long", files[0].shown);
+	if (to_bucket < 0)
 		goto out;
-	}
 	for (size_t i = 0; i < n; i++) {
 		hosts[i] = files[i].host;
 		if (xs_read_file(files[i].path, &xs[i], err, sizeof(err))) {

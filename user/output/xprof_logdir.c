@@ -262,7 +262,7 @@ struct xprof_profile {
 	unsigned int suffix;		/* 1: the session asked; n: "<asked>-n" */
 	/* A bucket's: the file above is in the spool, uploaded at the commit
 	 * under <url>/<key_prefix>/<session>/<file>. */
-	struct store *store;
+	char *url;			/* the bucket's; NULL: a local logdir */
 	const char *key_prefix;		/* "plugins/profile" or "" */
 	char url_path[4096];		/* where it went, once uploaded */
 	char url_session[XPROF_MAX_SESSION];
@@ -358,12 +358,14 @@ fail:
 	return NULL;
 }
 
-/* A bucket's profile: its store opened; the spool's directory is the caller's. */
+/* A bucket's profile: its URL kept; the store is opened at the upload,
+ * so that nothing the network does can lose the capture before it is in
+ * the spool. */
 static int open_bucket(struct xprof_profile *p, const char *url, const char *key_prefix)
 {
-	p->store = store__open(url);
+	p->url = strdup(url);
 	p->key_prefix = key_prefix;
-	return p->store ? 0 : -errno;
+	return p->url ? 0 : -ENOMEM;
 }
 
 struct xprof_profile *xprof_profile__open(const char *logdir, const char *session,
@@ -438,28 +440,36 @@ FILE *xprof_profile__stream(struct xprof_profile *p)
  */
 static int upload(struct xprof_profile *p)
 {
+	struct store *store = store__open(p->url);
 	char key[2048];
-	int err = -EEXIST;
+	int err = store ? -EEXIST : -errno;
 
-	for (unsigned int n = 1; n <= XPROF_MAX_SESSION_SUFFIX && err == -EEXIST; n++) {
+	for (unsigned int n = 1; store && n <= XPROF_MAX_SESSION_SUFFIX && err == -EEXIST; n++) {
 		int k = n == 1 ? snprintf(p->url_session, sizeof(p->url_session), "%s", p->asked) :
 			snprintf(p->url_session, sizeof(p->url_session), "%s-%u", p->asked, n);
 
-		if (k < 0 || (size_t)k >= sizeof(p->url_session))
-			return -ENAMETOOLONG;
-		k = snprintf(key, sizeof(key), "%s%s%s/%s", p->key_prefix,
-			     p->key_prefix[0] ? "/" : "", p->url_session, p->file);
-		if (k < 0 || (size_t)k >= sizeof(key))
-			return -ENAMETOOLONG;
-		err = store__put_file(p->store, key, p->path);
+		bool fits = k >= 0 && (size_t)k < sizeof(p->url_session);
+
+		if (fits) {
+			k = snprintf(key, sizeof(key), "%s%s%s/%s", p->key_prefix,
+				     p->key_prefix[0] ? "/" : "", p->url_session, p->file);
+			fits = k >= 0 && (size_t)k < sizeof(key);
+		}
+		if (!fits) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		err = store__put_file(store, key, p->path);
 	}
 	if (err) {
 		log_err("the capture could not be uploaded to %s: it is kept at %s; upload it "
 			"with your cloud's tool, or run acceltrace report on it there",
-			store__url(p->store), p->path);
+			p->url, p->path);
+		store__free(store);
 		return err;
 	}
-	snprintf(p->url_path, sizeof(p->url_path), "%.1500s/%s", store__url(p->store), key);
+	snprintf(p->url_path, sizeof(p->url_path), "%.1500s/%s", store__url(store), key);
+	store__free(store);
 	p->uploaded = true;
 	if (unlinkat(p->pfd, p->path + strlen(p->profile) + 1, 0))
 		log_warn("uploaded to %s, but the spool's copy %s stays: %s", p->url_path,
@@ -474,7 +484,7 @@ int xprof_profile__commit(struct xprof_profile *p, uint64_t bytes)
 {
 	int err = local_commit(p, bytes);
 
-	return err || !p->store ? err : upload(p);
+	return err || !p->url ? err : upload(p);
 }
 
 /* The file renamed into its session directory. */
@@ -526,7 +536,7 @@ void xprof_profile__free(struct xprof_profile *p)
 	atomic_file__free(p->af);
 	if (p->pfd >= 0)
 		close(p->pfd);
-	store__free(p->store);
+	free(p->url);
 	free(p->profile);
 	free(p->asked);
 	free(p);

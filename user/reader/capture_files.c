@@ -191,6 +191,9 @@ static bool component_ok(const char *s, size_t n)
 static int download(struct store *s, const char *url, const char *tmp, const char *key,
 		    struct capture_file **files, size_t *n, char *err, size_t errlen)
 {
+	/* A key with no directory is in the session the URL names. */
+	const char *url_session = strrchr(url, '/') && strrchr(url, '/') > url + 5 ?
+				  strrchr(url, '/') + 1 : "bucket";
 	const char *file = strrchr(key, '/'), *session_end = file;
 	const char *session;
 	char path[4096], shown[4096];
@@ -202,7 +205,7 @@ static int download(struct store *s, const char *url, const char *tmp, const cha
 		while (session > key && session[-1] != '/')
 			session--;
 	} else {
-		session = "bucket";
+		session = url_session;
 		session_end = session + strlen(session);
 	}
 	if (!component_ok(session, session_end - session) ||
@@ -226,6 +229,8 @@ static int download(struct store *s, const char *url, const char *tmp, const cha
 	ret = store__get_file(s, key, path);
 	if (ret) {
 		snprintf(err, errlen, "cannot download %s/%s (said above)", url, key);
+		*strrchr(path, '/') = '\0';
+		rmdir(path);	/* the session's directory, when nothing else is there */
 		return ret;
 	}
 	ret = add_file(files, n, path);

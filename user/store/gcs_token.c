@@ -225,9 +225,12 @@ static int from_key_file(struct gcs_token *t, const char *path,
 		err = asprintf(&body, "grant_type=urn%%3Aietf%%3Aparams%%3Aoauth%%3Agrant-type"
 			       "%%3Ajwt-bearer&assertion=%s", jwt) < 0 ? -ENOMEM : 0;
 	} else if (!strcmp(type, "authorized_user")) {
-		store_http_escape(client_id, false, e_id, sizeof(e_id));
-		store_http_escape(client_secret, false, e_secret, sizeof(e_secret));
-		store_http_escape(refresh, false, e_refresh, sizeof(e_refresh));
+		if (store_http_escape(client_id, false, e_id, sizeof(e_id)) ||
+		    store_http_escape(client_secret, false, e_secret, sizeof(e_secret)) ||
+		    store_http_escape(refresh, false, e_refresh, sizeof(e_refresh))) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
 		err = asprintf(&body, "grant_type=refresh_token&client_id=%s&client_secret=%s"
 			       "&refresh_token=%s", e_id, e_secret, e_refresh) < 0 ? -ENOMEM : 0;
 		explicit_bzero(e_secret, sizeof(e_secret));

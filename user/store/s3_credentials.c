@@ -300,7 +300,18 @@ int s3_credentials_find(struct s3_credentials *c, const struct store_http_limits
 
 int s3_credentials_fresh(struct s3_credentials *c, const struct store_http_limits *l)
 {
+	struct s3_credentials next;
+	int err;
+
 	if (!c->expires || c->expires - time(NULL) > 300)
 		return 0;
-	return s3_credentials_find(c, l);
+	/* Found anew into a copy: a failed renewal keeps the ones in hand
+	 * while they last. */
+	err = s3_credentials_find(&next, l);
+	if (!err)
+		*c = next;
+	explicit_bzero(&next, sizeof(next));
+	if (err && c->expires > time(NULL))
+		return 0;
+	return err ? -EKEYEXPIRED : 0;
 }

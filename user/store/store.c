@@ -187,6 +187,14 @@ static int put_file(struct store *s, const char *key, const char *path, bool loo
 	 * another name. The condition on the write covers a race; this look
 	 * covers stores that ignore the condition. */
 	err = look ? s->ops->exists(s, obj) : 0;
+	/* A role allowed to write but not to read (S3 without ListBucket
+	 * answers 403 for a missing key; GCS's objectCreator) cannot look:
+	 * the conditional write decides alone. */
+	if (err == -EACCES) {
+		log_debug("%s/%s: cannot look before writing; the write's condition decides",
+			  s->url, key);
+		err = 0;
+	}
 	if (err > 0)
 		err = -EEXIST;
 	else if (!err)
@@ -197,8 +205,15 @@ out:
 	return err;
 }
 
+/* The deadline of one call, over all its requests (store_http.h). */
+static void call_starts(struct store *s)
+{
+	s->limits.until = store_http_now() + s->limits.deadline_s;
+}
+
 int store__put_file(struct store *s, const char *key, const char *path)
 {
+	call_starts(s);
 	return put_file(s, key, path, true);
 }
 
@@ -209,6 +224,7 @@ int store__get_file(struct store *s, const char *key, const char *path)
 
 	if (err)
 		return err;
+	call_starts(s);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		err = -errno;
@@ -235,6 +251,7 @@ int store__delete(struct store *s, const char *key)
 }
 
 struct list_relay {
+	const char *prefix;
 	size_t strip;		/* the prefix and its '/' */
 	store_list_fn fn;
 	void *ctx;
@@ -244,7 +261,8 @@ static int relay_key(const char *object, uint64_t size, void *ctx)
 {
 	struct list_relay *r = ctx;
 
-	if (strlen(object) < r->strip)
+	/* A server's name outside the prefix asked for is not ours to read. */
+	if (r->strip && (strncmp(object, r->prefix, r->strip - 1) || object[r->strip - 1] != '/'))
 		return 0;
 	return r->fn(object + r->strip, size, r->ctx);
 }
@@ -256,6 +274,8 @@ int store__list(struct store *s, const char *key_prefix, store_list_fn fn, void 
 	char obj[STORE_MAX_KEY + 1];
 	int err = object_name(s, key_prefix, obj, sizeof(obj));
 
+	call_starts(s);
+	r.prefix = s->prefix;
 	return err ? err : s->ops->list(s, obj, relay_key, &r);
 }
 
@@ -276,14 +296,19 @@ int store__check(struct store *s, const char *key_prefix)
 	close(fd);
 	/* Written without a look first: a HEAD's refusal has no body to
 	 * say why, a PUT's does (InvalidAccessKeyId, ExpiredToken, ...). */
+	call_starts(s);
 	if (!err)
 		err = put_file(s, key, tmp, false);
 	unlink(tmp);
 	if (err == -EEXIST)
-		err = 0;	/* another checker's: the write was allowed */
-	else if (!err)
-		err = store__delete(s, key);
-	return err;
+		return 0;	/* another checker's: the write was allowed */
+	if (err)
+		return err;
+	/* A role that may write but not delete can still take captures. */
+	if (store__delete(s, key) == -EACCES)
+		log_warn("%s: the check object %s stays: this credential may write but not "
+			 "delete (captures need only the write)", s->url, key);
+	return 0;
 }
 
 const char *store_spool_dir(void)

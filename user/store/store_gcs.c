@@ -2,9 +2,9 @@
 /*
  * Google Cloud Storage through its JSON API: a bearer token from
  * gcs_token.c, uploads conditional on no object (ifGenerationMatch=0),
- * files above a part's size sent as a resumable upload whose status is
- * asked after each chunk (the Range of a 308) so that a chunk cut short is
- * sent again from where the server stopped. STORAGE_EMULATOR_HOST points
+ * files above a part's size sent as a resumable upload: each chunk is sent
+ * once, and the next starts where the server's answer (the Range of a
+ * 308, or of a status query after a failure) says it stopped. STORAGE_EMULATOR_HOST points
  * it at another endpoint, as it does Google's client libraries.
  */
 #include <curl/curl.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/json_cursor.h"
 #include "store/gcs_token.h"
@@ -181,7 +182,8 @@ static int put_resumable(struct store *s, const char *object, int fd, uint64_t s
 	struct http_request rq = HTTP_REQUEST_INIT;
 	struct http_response rs = { 0 };
 	uint64_t part = store_part_bytes(), at = 0;
-	unsigned int stuck = 0;
+	bool done = false;
+	unsigned int stuck = 0, attempts, failures = 0;
 	int err = upload_url(s, object, "resumable", url, sizeof(url));
 
 	if (err)
@@ -197,6 +199,18 @@ static int put_resumable(struct store *s, const char *object, int fd, uint64_t s
 		return err ? err : -EIO;
 	}
 	snprintf(session, sizeof(session), "%s", rs.location);
+	/* The session URI gets the bearer token: only on the endpoint's own origin. */
+	{
+		const struct gcs *g = s->backend;
+		size_t n = strlen(g->endpoint);
+
+		if (strncmp(session, g->endpoint, n) || (session[n] != '/' && session[n])) {
+			log_err("cannot upload gs://%s/%s: the upload session is on another host "
+				"than %s", s->bucket, object, g->endpoint);
+			http_response_clear(&rs);
+			return -EPROTO;
+		}
+	}
 	while (at < size) {
 		uint64_t len = size - at < part ? size - at : part;
 
@@ -209,20 +223,38 @@ static int put_resumable(struct store *s, const char *object, int fd, uint64_t s
 		rq.body_fd = fd;
 		rq.body_off = at;
 		rq.body_size = len;
+		/* One try a chunk: after a failure the server says where it
+		 * stopped, and the next chunk starts there. */
+		attempts = s->limits.attempts;
+		s->limits.attempts = 1;
 		err = gcs_send(s, &rq, extra, &rs, "upload chunk");
+		s->limits.attempts = attempts;
+		if (!err && store_http_retryable(rs.status)) {
+			snprintf(rs.error, sizeof(rs.error), "HTTP %ld", rs.status);
+			err = -EAGAIN;
+		}
+		if (err && ++failures > attempts) {
+			err = gcs_failure(s, object, "cannot upload", err, &rs);
+			break;
+		}
 		if (err) {
 			/* Where did the server stop? Ask, then go on from there. */
+			usleep(500000u << (failures < 6 ? failures - 1 : 5));
 			snprintf(range, sizeof(range), "Content-Range: bytes */%" PRIu64, size);
 			rq = (struct http_request)HTTP_REQUEST_INIT;
 			rq.method = "PUT";
 			rq.url = session;
 			rq.body = "";
-			if (gcs_send(s, &rq, extra, &rs, "upload status"))
+			err = gcs_send(s, &rq, extra, &rs, "upload status");
+			if (err) {
+				err = gcs_failure(s, object, "cannot upload", err, &rs);
 				break;
+			}
 		}
 		if (rs.status == 200 || rs.status == 201) {
 			at = size;
 			err = 0;
+			done = true;
 			break;
 		}
 		if (rs.status != 308) {
@@ -232,6 +264,10 @@ static int put_resumable(struct store *s, const char *object, int fd, uint64_t s
 		{
 			uint64_t next = next_byte(&rs);
 
+			if (next >= size) {
+				/* All kept, yet no object: ask again (the answer is 200). */
+				next = at;
+			}
 			/* No progress three times running: give up rather than loop. */
 			stuck = next <= at ? stuck + 1 : 0;
 			if (stuck >= 3) {
@@ -244,8 +280,11 @@ static int put_resumable(struct store *s, const char *object, int fd, uint64_t s
 			err = 0;
 		}
 	}
-	if (err && err != -EEXIST && rs.status == 0)
-		err = gcs_failure(s, object, "cannot upload", err, &rs);
+	if (!err && !done) {
+		log_err("cannot upload gs://%s/%s: the server never said the object was made",
+			s->bucket, object);
+		err = -EIO;
+	}
 	http_response_clear(&rs);
 	return err;
 }
@@ -295,7 +334,8 @@ static int gcs_del(struct store *s, const char *object)
 
 static int gcs_list(struct store *s, const char *prefix, store_list_fn fn, void *ctx)
 {
-	char esc[3 * STORE_MAX_KEY + 1], token[1024] = "", esc_token[3100];
+	char esc[3 * STORE_MAX_KEY + 1], token[1024] = "", prev[1024] = "", esc_token[3100];
+	unsigned int pages = 0;
 	char q[3 * STORE_MAX_KEY + 3300], url[8 * STORE_MAX_KEY];
 	int err;
 
@@ -330,6 +370,13 @@ static int gcs_list(struct store *s, const char *prefix, store_list_fn fn, void 
 		}
 		if (err)
 			return err;
+		/* A server that answers the same page again would loop us. */
+		if (token[0] && (!strcmp(token, prev) || ++pages >= STORE_MAX_LIST_PAGES)) {
+			log_err("cannot list %s/%s: the listing does not end (page %u)", s->url,
+				prefix, pages + 1);
+			return -ELOOP;
+		}
+		snprintf(prev, sizeof(prev), "%s", token);
 	} while (token[0]);
 	return 0;
 }

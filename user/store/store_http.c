@@ -311,7 +311,7 @@ static int send_once(const struct store_http_limits *l, const struct http_reques
 	return err;
 }
 
-static double now_s(void)
+double store_http_now(void)
 {
 	struct timespec ts;
 
@@ -322,7 +322,7 @@ static double now_s(void)
 int store_http_send(const struct store_http_limits *l, const struct http_request *rq,
 		    struct http_response *rs, const char *what)
 {
-	double deadline = now_s() + l->deadline_s, backoff = 0.5;
+	double deadline = store_http_now() + l->deadline_s, backoff = 0.5;
 	int err = 0;
 
 	pthread_once(&curl_once, curl_init);
@@ -331,16 +331,24 @@ int store_http_send(const struct store_http_limits *l, const struct http_request
 			 curl_easy_strerror(curl_init_result));
 		return -EIO;
 	}
+	if (l->until && l->until < deadline)
+		deadline = l->until;
 	for (unsigned int attempt = 1;; attempt++) {
-		double left = deadline - now_s();
+		double left = deadline - store_http_now();
 		bool final = false;
 
+		if (left <= 0) {
+			snprintf(rs->error, sizeof(rs->error), "out of time: the call's %u s are "
+				 "spent", l->deadline_s);
+			rs->status = 0;
+			return -ETIMEDOUT;
+		}
 		err = send_once(l, rq, rs, (long)(left + 0.999), &final);
 		if (!err && !store_http_retryable(rs->status))
 			return 0;
 		if (final)
 			return err;
-		left = deadline - now_s();
+		left = deadline - store_http_now();
 		if (attempt >= l->attempts || left <= backoff) {
 			if (!err && store_http_retryable(rs->status))
 				return 0;	/* the caller says the status */

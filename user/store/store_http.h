@@ -21,7 +21,12 @@ struct store_http_limits {
 	unsigned int stall_s;		/* under 1 KiB/s this long: 30 */
 	unsigned int deadline_s;	/* one call, all its attempts: 600 */
 	unsigned int attempts;		/* tries of one request: 5 */
+	/* The end of the call under way (a whole upload: every part, every
+	 * retry), on store_http_now()'s clock; 0: each request's own. */
+	double until;
 };
+/* Seconds on CLOCK_MONOTONIC. */
+double store_http_now(void);
 void store_http_limits_default(struct store_http_limits *l);
 
 struct http_request {

@@ -6,6 +6,9 @@
 #include "store/store.h"
 #include "store/store_http.h"
 
+/* Pages of one listing at most (a thousand keys a page). */
+#define STORE_MAX_LIST_PAGES 100000
+
 /* Each takes an object's whole name in the bucket (prefix and key). */
 struct store_ops {
 	int (*exists)(struct store *s, const char *object);

@@ -404,7 +404,8 @@ static int s3_del(struct store *s, const char *object)
 /* ListObjectsV2, a page at a time. */
 static int s3_list(struct store *s, const char *prefix, store_list_fn fn, void *ctx)
 {
-	char token[1100] = "", esc_token[3300], esc_prefix[3 * STORE_MAX_KEY + 1];
+	char token[1100] = "", prev[1100] = "", esc_token[3300], esc_prefix[3 * STORE_MAX_KEY + 1];
+	unsigned int pages = 0;
 	char q[3 * STORE_MAX_KEY + 4000], url[8 * STORE_MAX_KEY];
 	int err;
 
@@ -442,6 +443,13 @@ static int s3_list(struct store *s, const char *prefix, store_list_fn fn, void *
 			return err;
 		}
 		http_response_clear(&rs);
+		/* A server that answers the same page again would loop us. */
+		if (token[0] && (!strcmp(token, prev) || ++pages >= STORE_MAX_LIST_PAGES)) {
+			log_err("cannot list %s/%s: the listing does not end (page %u)", s->url,
+				prefix, pages + 1);
+			return -ELOOP;
+		}
+		snprintf(prev, sizeof(prev), "%s", token);
 	} while (token[0]);
 	return 0;
 }
