@@ -26,6 +26,7 @@ from e2e import (check, finish, protoc_decodes, require_root, running_trainer, s
                  uprobes_of, wait_for, PLUGIN)
 from daemon import Daemon
 import buckets  # noqa: E402
+import xspace  # noqa: E402
 
 try:
     import grpc
@@ -34,6 +35,15 @@ except ImportError:
 from profiler_grpc import RPC, xprof_request  # noqa: E402
 
 BUCKET = "tpu-pod-logs"
+
+
+def decodes(path, summary):
+    """protoc reads it as an XSpace, and Python's protobuf finds the
+    trainer's device plane and its events in it."""
+    if not protoc_decodes(path):
+        return False
+    c = xspace.Capture(path, summary["window_start_ns"])
+    return any(p.startswith("/device:") for p in c.planes) and len(c.events) > 100
 
 
 def fetch(srv, key, out):
@@ -100,7 +110,7 @@ def run(work, srv, d, logdir):
                   "the trigger's capture is in the bucket: %s" % s["path"])
             got = fetch(srv, s["path"][len("gs://%s/" % BUCKET):],
                         os.path.join(work, "trig.xplane.pb"))
-            check(protoc_decodes(got), "it decodes")
+            check(decodes(got, s), "it decodes")
             check(any(s["path"] in l for l in d.lines), "the daemon logs the object's URL")
 
         port = d.profiler_port()
@@ -114,7 +124,7 @@ def run(work, srv, d, logdir):
             if check(code == grpc.StatusCode.OK, "Profile into %s: %s %s" % (root, code, det)):
                 check((BUCKET, key) in srv.state.objects, "the capture is at %s" % key)
                 got = fetch(srv, key, os.path.join(work, session + ".xplane.pb"))
-                check(protoc_decodes(got), "%s decodes" % key)
+                check(decodes(got, {"window_start_ns": 0}), "%s decodes" % key)
         before = set(srv.state.objects)
         for what, root, want in (
                 ("another bucket", "gs://someone-else/plugins/profile",

@@ -31,8 +31,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
 from e2e import (acceltrace, check, finish, protoc_decodes, record, require_root, tmpdir,
                  trainer_cmd)
 import buckets  # noqa: E402
+import xspace  # noqa: E402
 
 BUCKET = "tpu-pod-logs"
+
+
+def decodes(path, summary):
+    """protoc reads it as an XSpace, and Python's protobuf finds the
+    trainer's device plane and its events in it."""
+    if not protoc_decodes(path):
+        return False
+    c = xspace.Capture(path, summary["window_start_ns"])
+    return any(p.startswith("/device:") for p in c.planes) and len(c.events) > 100
 
 
 def trainer(seconds=4):
@@ -106,7 +116,7 @@ def run(work, srv, sa_key, other_key):
         return
     check(s["path"].startswith(url + "/plugins/profile/m/"), "the object: %s" % s["path"])
     got = fetch(srv, key_of(s["path"]), os.path.join(work, "m.xplane.pb"))
-    check(protoc_decodes(got), "the capture fetched by HTTP decodes")
+    check(decodes(got, s), "the capture fetched by HTTP decodes")
     check(not [f for _, _, fs in os.walk(spool) for f in fs], "the spool is empty")
     first = open(got, "rb").read()
 
@@ -136,7 +146,7 @@ def run(work, srv, sa_key, other_key):
               "a resumable upload in chunks: %d chunk requests" % len(chunks))
         check(not srv.state.cut_next_chunk, "the server cut a chunk short")
         big = fetch(srv, key_of(s3["path"]), os.path.join(work, "big.xplane.pb"))
-        check(os.path.getsize(big) > 1 << 20 and protoc_decodes(big),
+        check(os.path.getsize(big) > 1 << 20 and decodes(big, s3),
               "the resumable capture (%d bytes) is whole and decodes" % os.path.getsize(big))
 
     # report over the logdir: three sessions, listed two objects a page.
@@ -167,7 +177,7 @@ def run(work, srv, sa_key, other_key):
     srv.state.metadata_refuses = False
     kept = [os.path.join(d, f) for d, _, fs in os.walk(spool) for f in fs if "/late" in d]
     check(proc.returncode != 0 and "could not be uploaded" in err and kept and kept[0] in err
-          and protoc_decodes(kept[0]), "a token refused after the window began: the capture "
+          and decodes(kept[0], {"window_start_ns": 0}), "a token refused after the window began: the capture "
           "is kept and said (rc %d): %s" % (proc.returncode, err[-500:]))
 
     # Refused credentials, said at start.

@@ -298,10 +298,10 @@ static int send_once(const struct store_http_limits *l, const struct http_reques
 		err = curl_errno(rc);
 		if (rc == CURLE_OPERATION_TIMEDOUT)
 			snprintf(rs->error, sizeof(rs->error),
-				 "no progress for %u s or out of time (%s)", l->stall_s,
+				 "no progress for %u s or out of time (%.160s)", l->stall_s,
 				 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		else
-			snprintf(rs->error, sizeof(rs->error), "%s",
+			snprintf(rs->error, sizeof(rs->error), "%.200s",
 				 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		rs->status = 0;
 	}
