@@ -60,6 +60,12 @@ void usage_daemon(FILE *out)
 		"      --grace TIME              after a capture's stop, wait for host calls still\n"
 		"                                open to end (default 0: drawn to the stop)\n"
 		"      --max-trigger-duration T  the longest window a trigger may ask (default 10m)\n"
+		"      --profile-quota-captures N, --profile-quota-bytes SIZE,\n"
+		"      --profile-quota-detail T  what one ProfilerService client (a local user\n"
+		"                                on loopback, an address elsewhere) may take\n"
+		"                                of a logdir an hour: captures (default 30),\n"
+		"                                bytes (4G), full detail (20m); 0: no limit;\n"
+		"                                past one, RESOURCE_EXHAUSTED\n"
 		"Cost (core probes always; detail, the high-rate probes, attached only in\n"
 		"slices and in a trigger's window after it):\n"
 		"      --detail sampled|full     full: detail always, as record (default sampled)\n"
@@ -146,6 +152,9 @@ int cmd_daemon(int argc, char **argv)
 		{ "textfile-interval", required_argument, NULL, OPT_KEY },
 		{ "grace", required_argument, NULL, OPT_KEY },
 		{ "max-trigger-duration", required_argument, NULL, OPT_KEY },
+		{ "profile-quota-captures", required_argument, NULL, OPT_KEY },
+		{ "profile-quota-bytes", required_argument, NULL, OPT_KEY },
+		{ "profile-quota-detail", required_argument, NULL, OPT_KEY },
 		{ "rule-step-time-over", required_argument, NULL, OPT_KEY },
 		{ "rule-step-time-factor", required_argument, NULL, OPT_KEY },
 		{ "rule-device-stall", required_argument, NULL, OPT_KEY },

@@ -27,6 +27,7 @@
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
 #include "daemon/privileges.h"
+#include "daemon/profile_quota.h"
 #include "daemon/profile_sessions.h"
 #include "daemon/rules.h"
 #include "devmem/devmem_book.h"
@@ -124,6 +125,7 @@ static void render(struct daemon *d, uint64_t now, char **text, size_t *len)
 	g.n_losses = n;
 	g.captures_written = d->captures_written;
 	g.captures_failed = d->captures_failed;
+	g.captures_over_quota = d->profiles_over_quota;
 	g.flight_recorder_spans = flight_recorder__spans(d->fr);
 	g.flight_recorder_seconds = (now - flight_recorder__start_ns(d->fr)) / 1e9;
 	g.detail_active = d->detail_on;
@@ -264,9 +266,21 @@ static int bind_profiler(struct daemon *d)
 	po.roots = d->cfg.profiler_roots[0] ? d->cfg.profiler_roots : NULL;
 	po.max_duration_ns = d->cfg.max_trigger_ns;
 	po.metrics = d->metrics;
+	po.ops.admit = daemon_on_admit;
 	po.ops.profile = daemon_on_profile;
 	po.ops.terminate = daemon_on_terminate;
 	po.ops.ctx = d;
+	{
+		struct profile_quota_limits ql = {
+			.captures = d->cfg.profile_quota_captures,
+			.bytes = d->cfg.profile_quota_bytes,
+			.detail_ns = d->cfg.profile_quota_detail_ns,
+		};
+
+		d->quota = profile_quota__new(&ql);
+		if (!d->quota)
+			return -ENOMEM;
+	}
 	d->psvc = profile_sessions__bind(&po);
 	if (!d->psvc) {
 		err = -errno;
@@ -474,6 +488,7 @@ int daemon_run(const struct daemon_opts *opts)
 	cgroup_scope__free(d->scope);
 	metrics_http__stop(d->http);
 	rules__free(d->rules);
+	profile_quota__free(d->quota);
 	metrics__free(d->metrics);
 	free(d);
 	if (!err)

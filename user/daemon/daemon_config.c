@@ -12,7 +12,8 @@
 
 #define NS_PER_SEC 1000000000ull
 
-enum key_type { K_PROFILER_LISTEN, K_PATHS, K_PATH, K_DURATION, K_COUNT, K_FACTOR, K_BOOL, K_LISTEN, K_DETAIL, K_PRIORITY, K_TIERS };
+enum key_type { K_PROFILER_LISTEN, K_PATHS, K_PATH, K_DURATION, K_COUNT, K_SIZE, K_FACTOR, K_BOOL,
+		K_LISTEN, K_DETAIL, K_PRIORITY, K_TIERS };
 
 struct key {
 	const char *name;
@@ -43,6 +44,9 @@ static const struct key keys[] = {
 	NUM("max-events", K_COUNT, max_events, 1000),
 	NUM("grace", K_DURATION, grace_ns, 0),
 	NUM("max-trigger-duration", K_DURATION, max_trigger_ns, NS_PER_SEC),
+	NUM("profile-quota-captures", K_COUNT, profile_quota_captures, 0),
+	NUM("profile-quota-bytes", K_SIZE, profile_quota_bytes, 0),
+	NUM("profile-quota-detail", K_DURATION, profile_quota_detail_ns, 0),
 	NUM("rule-duration", K_DURATION, rule_duration_ns, 0),
 	NUM("rule-step-time-over", K_DURATION, rules.step_time_over_ns, 0),
 	NUM("rule-step-time-factor", K_FACTOR, rules.step_time_factor, 0),
@@ -74,6 +78,12 @@ void daemon_config__defaults(struct daemon_config *c)
 	 * go on in the next window (which opens at that stop). */
 	c->grace_ns = 0;
 	c->max_trigger_ns = 600 * NS_PER_SEC;
+	/* What one client may take of a logdir in an hour through the
+	 * network door: a capture every two minutes, the size of a few
+	 * windows at the span budget, and a third of the hour in full detail. */
+	c->profile_quota_captures = 30;
+	c->profile_quota_bytes = 4ull << 30;
+	c->profile_quota_detail_ns = 20 * 60 * NS_PER_SEC;
 	c->rule_duration_ns = 0;
 	c->rules.on_crash = true;
 	c->rules.cooldown_ns = 300 * NS_PER_SEC;
@@ -221,6 +231,14 @@ static int set_value(struct daemon_config *c, const struct key *k, const char *v
 		if (parse_duration(v, &n) || n < k->min) {
 			snprintf(err, err_len, "%s: expected a time%s such as 10s or 500ms, "
 				 "got '%s'", k->name, k->min ? " of at least 1s" : "", v);
+			return -EINVAL;
+		}
+		*(uint64_t *)at = n;
+		return 0;
+	case K_SIZE:
+		if (parse_size(v, &n)) {
+			snprintf(err, err_len, "%s: expected a size such as 4G or 512M, got '%s'",
+				 k->name, v);
 			return -EINVAL;
 		}
 		*(uint64_t *)at = n;

@@ -38,6 +38,11 @@ struct daemon_config {
 	uint64_t max_events;		/* the flight recorder's span budget */
 	uint64_t grace_ns;		/* after a capture's stop */
 	uint64_t max_trigger_ns;	/* the longest window after a trigger */
+	/* ProfilerService quotas, per logdir and client and hour
+	 * (profile_quota.h); 0: none. */
+	uint64_t profile_quota_captures;
+	uint64_t profile_quota_bytes;
+	uint64_t profile_quota_detail_ns;
 	uint64_t rule_duration_ns;	/* the window after a rule's trigger */
 	/* Detail: full always, or (sampled, the default) in slices of
 	 * detail_slice_ns every detail_interval_ns and in a trigger's window

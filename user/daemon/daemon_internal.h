@@ -40,6 +40,7 @@ struct pending {
 	int root_fd;
 	char root[PROFILER_MAX_PATH];
 	char host[PROFILER_MAX_HOST];
+	uint64_t quota_id;		/* the Profile's charge (profile_quota.h); 0: none */
 };
 
 
@@ -55,6 +56,7 @@ struct daemon {
 	struct metrics *metrics;
 	struct metrics_http *http;
 	struct profile_sessions *psvc;		/* the ProfilerService; NULL: off */
+	struct profile_quota *quota;		/* what its clients may take */
 	struct rules *rules;
 	struct collector_observer observer;
 	struct pending pending;
@@ -67,6 +69,7 @@ struct daemon {
 	sig_atomic_t seen_reloads, seen_triggers;
 	uint64_t last_publish_ns, last_textfile_ns;
 	uint64_t captures_written, captures_failed;
+	uint64_t profiles_over_quota;	/* Profiles refused RESOURCE_EXHAUSTED */
 };
 
 static inline uint64_t clock_ns(clockid_t id)
@@ -83,6 +86,8 @@ void daemon_control_trigger(struct daemon *d, const struct control_request *rq, 
 			    const char *why);
 /* The control server's and the ProfilerService's callbacks. */
 void daemon_on_request(void *ctx, int client, const struct control_request *rq);
+enum grpc_status daemon_on_admit(void *ctx, const struct profiler_profile *pr, char *why,
+				 size_t why_len);
 enum grpc_status daemon_on_profile(void *ctx, const struct profiler_profile *pr, int root_fd,
 				   char *why, size_t why_len);
 bool daemon_on_terminate(void *ctx, const char *session);

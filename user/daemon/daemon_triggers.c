@@ -17,6 +17,7 @@
 #define LOG_CONTEXT "daemon"
 #include "lib/log.h"
 #include "daemon/daemon_internal.h"
+#include "daemon/profile_quota.h"
 #include "daemon/detail_sampler.h"
 #include "daemon/flight_recorder.h"
 #include "daemon/profile_sessions.h"
@@ -217,6 +218,20 @@ void daemon_on_request(void *ctx, int client, const struct control_request *rq)
 	daemon_control_trigger(ctx, rq, client, "acceltrace trigger");
 }
 
+/* A ProfilerService Profile's quota (daemon/profile_quota.h), before
+ * anything is made for it. */
+enum grpc_status daemon_on_admit(void *ctx, const struct profiler_profile *pr, char *why,
+				 size_t why_len)
+{
+	struct daemon *d = ctx;
+
+	if (!profile_quota__check(d->quota, pr->base, pr->client, clock_ns(CLOCK_MONOTONIC),
+				  pr->full_detail ? pr->duration_ns : 0, why, why_len))
+		return GRPC_STATUS_OK;
+	d->profiles_over_quota++;
+	return GRPC_STATUS_RESOURCE_EXHAUSTED;
+}
+
 /* A ProfilerService Profile (daemon/profile_sessions.h). */
 enum grpc_status daemon_on_profile(void *ctx, const struct profiler_profile *pr, int root_fd,
 				   char *why, size_t why_len)
@@ -238,9 +253,13 @@ enum grpc_status daemon_on_profile(void *ctx, const struct profiler_profile *pr,
 		snprintf(why, why_len, "%s", msg);
 		return GRPC_STATUS_INVALID_ARGUMENT;
 	}
-	/* Joined: the pending capture holds its own root's fd. */
+	/* Joined: the pending capture holds its own root's fd, and its charge. */
 	if (err == 1)
 		close(root_fd);
+	else
+		d->pending.quota_id = profile_quota__charge(d->quota, pr->base, pr->client,
+							    clock_ns(CLOCK_MONOTONIC),
+							    pr->full_detail ? pr->duration_ns : 0);
 	return GRPC_STATUS_OK;
 }
 
@@ -284,6 +303,8 @@ void daemon_take_capture(struct daemon *d, uint64_t stop)
 		snprintf(line, sizeof(line), "error the capture failed: %s", strerror(-err));
 	} else {
 		d->captures_written++;
+		if (p->quota_id)
+			profile_quota__add_bytes(d->quota, p->quota_id, wr.bytes);
 		log_info("capture written: %s (window_start_ns=%" PRIu64 " window_stop_ns=%" PRIu64
 			 ", %.1f s; %s)", wr.path, from, stop, (stop - from) / 1e9, p->why);
 		snprintf(line, sizeof(line), "ok %s window_start_ns=%" PRIu64

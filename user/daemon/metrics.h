@@ -53,6 +53,7 @@ struct metrics_globals {
 	size_t n_losses;
 	uint64_t captures_written;
 	uint64_t captures_failed;
+	uint64_t captures_over_quota;	/* acceltrace_captures_total{result="over_quota"} */
 	uint64_t flight_recorder_spans;
 	double flight_recorder_seconds;
 	bool detail_active;		/* acceltrace_detail_active */

@@ -280,11 +280,14 @@ static void daemon_counters(const struct metrics *m, const struct metrics_global
 	if (!g)
 		return;
 	family(out, "acceltrace_captures_total", "counter",
-	       "Triggered captures, by result.");
+	       "Triggered captures, by result (over_quota: ProfilerService Profiles refused "
+	       "by a quota).");
 	fprintf(out, "acceltrace_captures_total{result=\"written\"} %" PRIu64 "\n",
 		g->captures_written);
 	fprintf(out, "acceltrace_captures_total{result=\"failed\"} %" PRIu64 "\n",
 		g->captures_failed);
+	fprintf(out, "acceltrace_captures_total{result=\"over_quota\"} %" PRIu64 "\n",
+		g->captures_over_quota);
 	family(out, "acceltrace_flight_recorder_spans", "gauge",
 	       "Spans the flight recorder holds now.");
 	fprintf(out, "acceltrace_flight_recorder_spans %" PRIu64 "\n", g->flight_recorder_spans);

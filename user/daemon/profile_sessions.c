@@ -248,13 +248,23 @@ static void answer_monitor(struct profile_sessions *ps, struct waiting *w, uint6
 static void start_profile(struct profile_sessions *ps, struct grpc_call *c,
 			  const struct profiler_request *rq, struct waiting *w)
 {
-	const struct profiler_profile *p = &rq->profile;
+	struct profiler_profile asked = rq->profile;
+	const struct profiler_profile *p = &asked;
 	uint64_t deadline = grpc_call__deadline_ns(c), now = clock_ns(CLOCK_MONOTONIC);
 	uint64_t real = clock_ns(CLOCK_REALTIME), ends;
 	char why[PROFILER_MAX_STATUS] = "";
 	enum grpc_status st;
 	int fd;
 
+	snprintf(asked.client, sizeof(asked.client), "%s", grpc_call__client(c));
+	/* A quota refuses before a directory is made for the request. */
+	if (ps->o.ops.admit) {
+		st = ps->o.ops.admit(ps->o.ops.ctx, p, why, sizeof(why));
+		if (st != GRPC_STATUS_OK) {
+			finish(c, st, why, NULL, 0);
+			return;
+		}
+	}
 	fd = profiler_service__open_root(ps->svc, p, &st, why, sizeof(why));
 	if (fd < 0) {
 		finish(c, st, why, NULL, 0);
@@ -268,7 +278,8 @@ static void start_profile(struct profile_sessions *ps, struct grpc_call *c,
 	}
 	w->call = c;
 	w->method = PROFILER_PROFILE;
-	snprintf(w->session, sizeof(w->session), "%s", p->session);
+	snprintf(w->session, sizeof(w->session), "%.*s", (int)sizeof(w->session) - 1,
+		 p->session);
 	if (p->not_honoured[0]) {
 		snprintf(w->said, sizeof(w->said), "not honoured: %s", p->not_honoured);
 		log_info("Profile %s from %s: not honoured: %s", p->session, grpc_call__peer(c),

@@ -27,6 +27,13 @@ struct xspace_written;
 
 struct profile_sessions_ops {
 	/*
+	 * Whether a Profile may be taken on at all (quotas): GRPC_STATUS_OK,
+	 * or the status and @why. Asked before anything is created for it;
+	 * NULL: every one may.
+	 */
+	enum grpc_status (*admit)(void *ctx, const struct profiler_profile *p, char *why,
+				  size_t why_len);
+	/*
 	 * A Profile to start or to join (same session): GRPC_STATUS_OK with
 	 * @root_fd now the daemon's (it closes it), or the status to answer
 	 * with and @why (ALREADY_EXISTS: another session is pending).

@@ -48,6 +48,7 @@ struct grpc_call *grpc_call__new(struct grpc_conn *conn, int32_t stream_id)
 	c->stream_ref = true;
 	atomic_init(&c->cancelled, false);
 	snprintf(c->peer, sizeof(c->peer), "%s", conn->peer);
+	snprintf(c->client, sizeof(c->client), "%s", conn->host);
 	c->conn_next = conn->calls;
 	if (conn->calls)
 		conn->calls->conn_prev = c;
@@ -238,6 +239,11 @@ const uint8_t *grpc_call__message(const struct grpc_call *c, size_t *len)
 const char *grpc_call__peer(const struct grpc_call *c)
 {
 	return c->peer;
+}
+
+const char *grpc_call__client(const struct grpc_call *c)
+{
+	return c->client;
 }
 
 uint64_t grpc_call__deadline_ns(const struct grpc_call *c)

@@ -59,6 +59,7 @@ struct grpc_call {
 	/* The request: written by the server's thread before it is queued. */
 	char *method;
 	char peer[64];
+	char client[48];		/* the connection's: "uid N" on loopback, else its address */
 	uint64_t deadline_ns;
 	uint8_t *msg;
 	size_t msg_len;

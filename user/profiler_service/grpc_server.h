@@ -89,6 +89,9 @@ const char *grpc_call__method(const struct grpc_call *c);
 const uint8_t *grpc_call__message(const struct grpc_call *c, size_t *len);
 /* The peer, "ADDR:PORT", for logs. */
 const char *grpc_call__peer(const struct grpc_call *c);
+/* Who the call is from, as the limits count clients: "uid N" (the local
+ * user owning the socket) on loopback, else the peer's address. */
+const char *grpc_call__client(const struct grpc_call *c);
 /* The client's deadline (grpc-timeout) as CLOCK_MONOTONIC ns; 0: none. */
 uint64_t grpc_call__deadline_ns(const struct grpc_call *c);
 /* True once the client went away or cancelled the stream (RST_STREAM). */

@@ -52,6 +52,7 @@ struct profiler_profile {
 	char host[PROFILER_MAX_HOST];
 	char root[PROFILER_MAX_PATH];	/* normalised, absolute */
 	size_t base;			/* which allowed root holds it */
+	char client[48];		/* who asked (grpc_call__client), set by the caller */
 	/* What was asked and is not done, "" or "a, b, c". */
 	char not_honoured[PROFILER_MAX_STATUS - 64];
 };
