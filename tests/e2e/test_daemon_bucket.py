@@ -32,7 +32,7 @@ try:
     import grpc
 except ImportError:
     skip("python3-grpcio is not installed")
-from profiler_grpc import RPC, xprof_request  # noqa: E402
+from profiler_grpc import RPC, status_of, xprof_request  # noqa: E402
 
 BUCKET = "tpu-pod-logs"
 
@@ -54,13 +54,6 @@ def fetch(srv, key, out):
         f.write(r.read())
     return out
 
-
-def code_of(fn):
-    try:
-        fn()
-    except grpc.RpcError as e:
-        return e.code(), e.details()
-    return grpc.StatusCode.OK, None
 
 
 def main():
@@ -118,7 +111,7 @@ def run(work, srv, d, logdir):
         stub = RPC.ProfilerServiceStub(ch)
         for session, root in (("xp1", logdir + "/plugins/profile"),
                               ("xp2", "gs://%s/xprof/run7/plugins/profile" % BUCKET)):
-            code, det = code_of(lambda: stub.Profile(
+            code, det = status_of(lambda: stub.Profile(
                 xprof_request(d, session, 1000, root=root), timeout=60))
             key = "%s/%s/pshost.xplane.pb" % (root[len("gs://%s/" % BUCKET):], session)
             if check(code == grpc.StatusCode.OK, "Profile into %s: %s %s" % (root, code, det)):
@@ -131,7 +124,7 @@ def run(work, srv, d, logdir):
                  grpc.StatusCode.PERMISSION_DENIED),
                 ("a local root", "/tmp/plugins/profile", grpc.StatusCode.PERMISSION_DENIED),
                 ("..", logdir + "/../x/plugins/profile", grpc.StatusCode.INVALID_ARGUMENT)):
-            code, det = code_of(lambda: stub.Profile(xprof_request(d, "bad", 500, root=root),
+            code, det = status_of(lambda: stub.Profile(xprof_request(d, "bad", 500, root=root),
                                                      timeout=30))
             check(code == want, "%s: %s (%s), expected %s" % (what, code, det, want))
         check(set(srv.state.objects) == before, "nothing written for the refused roots")

@@ -29,7 +29,7 @@ try:
     import grpc
 except ImportError:
     skip("python3-grpcio is not installed")
-from profiler_grpc import RPC, xprof_request  # noqa: E402
+from profiler_grpc import RPC, status_of, xprof_request  # noqa: E402
 
 # A client run as nobody: its own stubs, in a directory nobody can read.
 NOBODY_CLIENT = r'''
@@ -51,13 +51,6 @@ except grpc.RpcError as e:
     print(e.code().name, e.details())
 '''
 
-
-def code_of(fn):
-    try:
-        fn()
-    except grpc.RpcError as e:
-        return e.code(), e.details()
-    return grpc.StatusCode.OK, None
 
 
 def as_nobody(work, port, session, root):
@@ -102,14 +95,14 @@ def main():
     root = os.path.join(d.logdir, "plugins", "profile")
     try:
         # More full detail than the hour's second: refused, nothing made.
-        code, det = code_of(lambda: stub.Profile(xprof_request(d, "detail", 2000), timeout=30))
+        code, det = status_of(lambda: stub.Profile(xprof_request(d, "detail", 2000), timeout=30))
         check(code == grpc.StatusCode.RESOURCE_EXHAUSTED and "full detail" in (det or ""),
               "full detail past its quota: %s %s" % (code, det))
         for s in ("q1", "q2"):
-            code, det = code_of(lambda: stub.Profile(xprof_request(d, s, 300), timeout=30))
+            code, det = status_of(lambda: stub.Profile(xprof_request(d, s, 300), timeout=30))
             check(code == grpc.StatusCode.OK, "Profile %s within the quota: %s %s" %
                   (s, code, det))
-        code, det = code_of(lambda: stub.Profile(xprof_request(d, "q3", 300), timeout=30))
+        code, det = status_of(lambda: stub.Profile(xprof_request(d, "q3", 300), timeout=30))
         check(code == grpc.StatusCode.RESOURCE_EXHAUSTED and "profile-quota-captures" in
               (det or "") and "uid 0" in (det or ""),
               "the third Profile in the hour: %s %s" % (code, det))

@@ -44,3 +44,13 @@ def xprof_request(d, session, duration_ms=2000, host="pshost", root=None):
                               opts=o, session_id=session, host_name=host,
                               repository_root=root or os.path.join(d.logdir, "plugins",
                                                                    "profile"))
+
+
+def status_of(fn):
+    """(status code, details) of a call: OK and None when it returned."""
+    import grpc
+    try:
+        fn()
+    except grpc.RpcError as e:
+        return e.code(), e.details()
+    return grpc.StatusCode.OK, None
