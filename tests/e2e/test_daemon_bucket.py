@@ -18,15 +18,12 @@ GcsServer with the metadata server's token, as on a TPU VM):
 import os
 import subprocess
 import sys
-import urllib.parse
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (check, finish, protoc_decodes, require_root, running_trainer, skip, tmpdir,
+from e2e import (check, finish, require_root, running_trainer, skip, tmpdir,
                  uprobes_of, wait_for, PLUGIN)
 from daemon import Daemon
 import buckets  # noqa: E402
-import xspace  # noqa: E402
 
 try:
     import grpc
@@ -37,22 +34,6 @@ from profiler_grpc import RPC, status_of, xprof_request  # noqa: E402
 BUCKET = "tpu-pod-logs"
 
 
-def decodes(path, summary):
-    """protoc reads it as an XSpace, and Python's protobuf finds the
-    trainer's device plane and its events in it."""
-    if not protoc_decodes(path):
-        return False
-    c = xspace.Capture(path, summary["window_start_ns"])
-    return any(p.startswith("/device:") for p in c.planes) and len(c.events) > 100
-
-
-def fetch(srv, key, out):
-    url = "%s/storage/v1/b/%s/o/%s?alt=media" % (srv.url(), BUCKET,
-                                                urllib.parse.quote(key, safe=""))
-    rq = urllib.request.Request(url, headers={"Authorization": "Bearer metadata-token"})
-    with urllib.request.urlopen(rq, timeout=30) as r, open(out, "wb") as f:
-        f.write(r.read())
-    return out
 
 
 
@@ -101,9 +82,9 @@ def run(work, srv, d, logdir):
         if check(rc == 0 and s, "trigger: rc %d: %s" % (rc, err[-500:])):
             check(s["path"].startswith(logdir + "/plugins/profile/trig/"),
                   "the trigger's capture is in the bucket: %s" % s["path"])
-            got = fetch(srv, s["path"][len("gs://%s/" % BUCKET):],
+            got = buckets.gcs_fetch(srv, BUCKET, s["path"][len("gs://%s/" % BUCKET):],
                         os.path.join(work, "trig.xplane.pb"))
-            check(decodes(got, s), "it decodes")
+            check(buckets.decodes(got, s["window_start_ns"]), "it decodes")
             check(any(s["path"] in l for l in d.lines), "the daemon logs the object's URL")
 
         port = d.profiler_port()
@@ -116,8 +97,9 @@ def run(work, srv, d, logdir):
             key = "%s/%s/pshost.xplane.pb" % (root[len("gs://%s/" % BUCKET):], session)
             if check(code == grpc.StatusCode.OK, "Profile into %s: %s %s" % (root, code, det)):
                 check((BUCKET, key) in srv.state.objects, "the capture is at %s" % key)
-                got = fetch(srv, key, os.path.join(work, session + ".xplane.pb"))
-                check(decodes(got, {"window_start_ns": 0}), "%s decodes" % key)
+                got = buckets.gcs_fetch(srv, BUCKET, key,
+                                        os.path.join(work, session + ".xplane.pb"))
+                check(buckets.decodes(got), "%s decodes" % key)
         before = set(srv.state.objects)
         for what, root, want in (
                 ("another bucket", "gs://someone-else/plugins/profile",

@@ -24,39 +24,19 @@ import os
 import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (acceltrace, check, finish, protoc_decodes, record, require_root, tmpdir,
+from e2e import (acceltrace, check, finish, record, require_root, tmpdir,
                  trainer_cmd)
 import buckets  # noqa: E402
-import xspace  # noqa: E402
 
 BUCKET = "tpu-pod-logs"
 
-
-def decodes(path, summary):
-    """protoc reads it as an XSpace, and Python's protobuf finds the
-    trainer's device plane and its events in it."""
-    if not protoc_decodes(path):
-        return False
-    c = xspace.Capture(path, summary["window_start_ns"])
-    return any(p.startswith("/device:") for p in c.planes) and len(c.events) > 100
 
 
 def trainer(seconds=4):
     return trainer_cmd("--steps", "0", "--duration", "%ds" % seconds, "--step-time", "2ms")
 
-
-def fetch(srv, key, out):
-    """The object through the JSON API's download, by urllib (not ours)."""
-    url = "%s/storage/v1/b/%s/o/%s?alt=media" % (srv.url(), BUCKET,
-                                                urllib.parse.quote(key, safe=""))
-    rq = urllib.request.Request(url, headers={"Authorization": "Bearer metadata-token"})
-    with urllib.request.urlopen(rq, timeout=30) as r, open(out, "wb") as f:
-        f.write(r.read())
-    return out
 
 
 def key_of(path):
@@ -115,8 +95,8 @@ def run(work, srv, sa_key, other_key):
     if not check(rc == 0 and s, "record into %s: rc %d: %s" % (url, rc, err[-800:])):
         return
     check(s["path"].startswith(url + "/plugins/profile/m/"), "the object: %s" % s["path"])
-    got = fetch(srv, key_of(s["path"]), os.path.join(work, "m.xplane.pb"))
-    check(decodes(got, s), "the capture fetched by HTTP decodes")
+    got = buckets.gcs_fetch(srv, BUCKET, key_of(s["path"]), os.path.join(work, "m.xplane.pb"))
+    check(buckets.decodes(got, s["window_start_ns"]), "the capture fetched by HTTP decodes")
     check(not [f for _, _, fs in os.walk(spool) for f in fs], "the spool is empty")
     first = open(got, "rb").read()
 
@@ -130,7 +110,8 @@ def run(work, srv, sa_key, other_key):
         refused = [r for r in srv.state.requests if r[0] == "POST" and
                    r[2].get("ifGenerationMatch") == "0"]
         check(len(refused) >= 3, "every upload was conditional: %s" % refused)
-        check(open(fetch(srv, key_of(s["path"]), got), "rb").read() == first,
+        again = buckets.gcs_fetch(srv, BUCKET, key_of(s["path"]), got)
+        check(open(again, "rb").read() == first,
               "the first capture is unchanged")
 
     # Resumable, with a chunk cut short once.
@@ -145,8 +126,9 @@ def run(work, srv, sa_key, other_key):
         check(any(r[2].get("uploadType") == "resumable" for r in reqs) and len(chunks) >= 3,
               "a resumable upload in chunks: %d chunk requests" % len(chunks))
         check(not srv.state.cut_next_chunk, "the server cut a chunk short")
-        big = fetch(srv, key_of(s3["path"]), os.path.join(work, "big.xplane.pb"))
-        check(os.path.getsize(big) > 1 << 20 and decodes(big, s3),
+        big = buckets.gcs_fetch(srv, BUCKET, key_of(s3["path"]),
+                                os.path.join(work, "big.xplane.pb"))
+        check(os.path.getsize(big) > 1 << 20 and buckets.decodes(big, s3["window_start_ns"]),
               "the resumable capture (%d bytes) is whole and decodes" % os.path.getsize(big))
 
     # report over the logdir: three sessions, listed two objects a page.
@@ -177,7 +159,7 @@ def run(work, srv, sa_key, other_key):
     srv.state.metadata_refuses = False
     kept = [os.path.join(d, f) for d, _, fs in os.walk(spool) for f in fs if "/late" in d]
     check(proc.returncode != 0 and "could not be uploaded" in err and kept and kept[0] in err
-          and decodes(kept[0], {"window_start_ns": 0}), "a token refused after the window began: the capture "
+          and buckets.decodes(kept[0]), "a token refused after the window began: the capture "
           "is kept and said (rc %d): %s" % (proc.returncode, err[-500:]))
 
     # Refused credentials, said at start.

@@ -29,21 +29,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
-from e2e import (acceltrace, check, finish, protoc_decodes, record, require_root, skip,
+from e2e import (acceltrace, check, finish, record, require_root, skip,
                  tmpdir, trainer_cmd)
 import buckets  # noqa: E402
-import xspace  # noqa: E402
 
 BUCKET = "captures"
 
-
-def decodes(path, summary):
-    """protoc reads it as an XSpace, and Python's protobuf finds the
-    trainer's device plane and its events in it."""
-    if not protoc_decodes(path):
-        return False
-    c = xspace.Capture(path, summary["window_start_ns"])
-    return any(p.startswith("/device:") for p in c.planes) and len(c.events) > 100
 
 
 def trainer(seconds=4):
@@ -99,8 +90,8 @@ def run(work, srv):
           "check's object removed): %s" % objects(srv, "team/"))
     got = os.path.join(work, "got.xplane.pb")
     status, _ = buckets.curl_s3(srv.url(), BUCKET, key, out=got)
-    check(status == 200 and decodes(got, s), "curl fetches the capture and protoc "
-          "decodes it (HTTP %d)" % status)
+    check(status == 200 and buckets.decodes(got, s["window_start_ns"]),
+          "curl fetches the capture and protoc decodes it (HTTP %d)" % status)
     check(spool_files(spool) == [], "the spool is empty after the upload: %s" % spool_files(spool))
 
     rc, out, err = acceltrace("report", "-j", url, env=env)
@@ -159,7 +150,7 @@ def run(work, srv):
               "a multipart upload (started, two parts or more, completed): %s" % reqs[:6])
         big = os.path.join(work, "big.xplane.pb")
         buckets.curl_s3(srv.url(), BUCKET, k3, out=big)
-        check(os.path.getsize(big) > 1 << 20 and decodes(big, s3),
+        check(os.path.getsize(big) > 1 << 20 and buckets.decodes(big, s3["window_start_ns"]),
               "the multipart capture (%d bytes, summary %d) decodes" %
               (os.path.getsize(big), size))
 
@@ -200,7 +191,7 @@ def run(work, srv):
               (kept and kept[0] in err), "%s: record says where the capture is kept "
               "(rc %d): %s" % (mode, proc.returncode, err[-600:]))
         if kept:
-            check(decodes(kept[0], {"window_start_ns": 0}), "%s: the kept capture decodes" % mode)
+            check(buckets.decodes(kept[0]), "%s: the kept capture decodes" % mode)
         check(set(objects(srv)) == before, "%s: nothing partial in the bucket" % mode)
     check(proxy.stalled > 0, "the proxy stalled a transfer")
     proxy.close()

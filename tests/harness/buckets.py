@@ -27,6 +27,10 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
+
+from e2e import protoc_decodes
+import xspace
 
 OUTPUT = os.environ.get("OUTPUT", "build")
 S3RVER = os.path.join(OUTPUT, "test-servers", "node_modules", ".bin", "s3rver")
@@ -423,3 +427,22 @@ def gcs_env(server, spool, **more):
                 "ACCELTRACE_SPOOL_DIR": spool})
     env.update({k: str(v) for k, v in more.items()})
     return env
+
+
+def decodes(path, window_start_ns=0):
+    """protoc reads it as an XSpace, and Python's protobuf finds the
+    trainer's device plane and its events in it."""
+    if not protoc_decodes(path):
+        return False
+    c = xspace.Capture(path, window_start_ns)
+    return any(p.startswith("/device:") for p in c.planes) and len(c.events) > 100
+
+
+def gcs_fetch(server, bucket, key, out):
+    """An object through the JSON API's download, by urllib (not ours)."""
+    url = "%s/storage/v1/b/%s/o/%s?alt=media" % (server.url(), bucket,
+                                                urllib.parse.quote(key, safe=""))
+    rq = urllib.request.Request(url, headers={"Authorization": "Bearer metadata-token"})
+    with urllib.request.urlopen(rq, timeout=30) as r, open(out, "wb") as f:
+        f.write(r.read())
+    return out

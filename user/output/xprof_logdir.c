@@ -412,11 +412,9 @@ struct xprof_profile *xprof_profile__openat(int root_fd, const char *root,
 		p->profile = strdup(root);
 	}
 	p->pfd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
-	if (err)
-		;
-	else if (!p->profile)
+	if (!err && !p->profile)
 		err = -ENOMEM;
-	else if (p->pfd < 0)
+	else if (!err && p->pfd < 0)
 		err = -errno;
 	if (!err)
 		err = open_in_profile_dir(p);
@@ -447,7 +445,6 @@ static int upload(struct xprof_profile *p)
 	for (unsigned int n = 1; store && n <= XPROF_MAX_SESSION_SUFFIX && err == -EEXIST; n++) {
 		int k = n == 1 ? snprintf(p->url_session, sizeof(p->url_session), "%s", p->asked) :
 			snprintf(p->url_session, sizeof(p->url_session), "%s-%u", p->asked, n);
-
 		bool fits = k >= 0 && (size_t)k < sizeof(p->url_session);
 
 		if (fits) {

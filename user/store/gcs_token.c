@@ -14,6 +14,7 @@
 
 #include "store/gcs_token.h"
 #include "store/store_answers.h"
+#include "store/store_internal.h"
 
 #define LOG_CONTEXT "store"
 #include "lib/log.h"
@@ -150,32 +151,14 @@ out:
 
 static char *read_key_file(const char *path)
 {
-	struct stat st;
-	char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
+	int err = 0;
+	char *buf = store_read_small_file(path, MAX_KEY_FILE, &err);
 
-	if (fd < 0) {
-		log_err("cannot read GOOGLE_APPLICATION_CREDENTIALS %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_KEY_FILE) {
+	if (!buf && err == -EFBIG)
 		log_err("GOOGLE_APPLICATION_CREDENTIALS %s is no regular file of at most %u KiB",
 			path, MAX_KEY_FILE >> 10);
-		goto out;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf)
-		goto out;
-	n = read(fd, buf, st.st_size);
-	if (n < 0) {
-		free(buf);
-		buf = NULL;
-		goto out;
-	}
-	buf[n] = '\0';
-out:
-	close(fd);
+	else if (!buf)
+		log_err("cannot read GOOGLE_APPLICATION_CREDENTIALS %s: %s", path, strerror(-err));
 	return buf;
 }
 

@@ -12,6 +12,7 @@
 
 #include "store/s3_credentials.h"
 #include "store/store_answers.h"
+#include "store/store_internal.h"
 
 #define LOG_CONTEXT "store"
 #include "lib/log.h"
@@ -29,33 +30,14 @@ static bool env_set(const char *name)
  * there; @what names it in a message when it cannot be read. */
 static char *read_small_file(const char *path, const char *what)
 {
-	struct stat st;
-	char *buf = NULL;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int err = 0;
+	char *buf = store_read_small_file(path, MAX_INI_BYTES, &err);
 
-	if (fd < 0) {
-		if (errno != ENOENT)
-			log_warn("cannot read the %s %s: %s", what, path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_INI_BYTES) {
+	if (!buf && err == -EFBIG)
 		log_warn("the %s %s is no regular file of at most %u KiB: not read", what,
 			 path, MAX_INI_BYTES >> 10);
-		goto out;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf)
-		goto out;
-	n = read(fd, buf, st.st_size);
-	if (n < 0) {
-		free(buf);
-		buf = NULL;
-		goto out;
-	}
-	buf[n] = '\0';
-out:
-	close(fd);
+	else if (!buf && err != -ENOENT)
+		log_warn("cannot read the %s %s: %s", what, path, strerror(-err));
 	return buf;
 }
 

@@ -325,3 +325,36 @@ uint64_t store_part_bytes(void)
 
 	return (mib >= 1 && mib <= 4096 ? mib : 64) << 20;
 }
+
+char *store_read_small_file(const char *path, size_t max, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		*err = -EFBIG;
+		goto out;
+	}
+	buf = malloc(st.st_size + 1);
+	if (!buf) {
+		*err = -ENOMEM;
+		goto out;
+	}
+	n = read(fd, buf, st.st_size);
+	if (n < 0) {
+		*err = -errno;
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	buf[n] = '\0';
+out:
+	close(fd);
+	return buf;
+}

@@ -108,18 +108,30 @@ static int api_url(const struct store *s, const char *api, const char *object,
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int gcs_exists(struct store *s, const char *object)
+/* A request with no body on @object's metadata or media (@query), its
+ * 2xx body into @out_fd (-1: memory); the answer in @rs. */
+static int gcs_object_request(struct store *s, const char *object, const char *method,
+			      const char *query, int out_fd, struct http_response *rs)
 {
 	struct http_request rq = HTTP_REQUEST_INIT;
-	struct http_response rs = { 0 };
 	char url[4 * STORE_MAX_KEY];
-	int err = api_url(s, "storage/v1", object, "fields=name", url, sizeof(url));
+	int err = api_url(s, "storage/v1", object, query, url, sizeof(url));
 
-	if (err)
+	if (err) {
+		snprintf(rs->error, sizeof(rs->error), "the object's URL is too long");
 		return err;
-	rq.method = "GET";
+	}
+	rq.method = method;
 	rq.url = url;
-	err = gcs_send(s, &rq, NULL, &rs, "look");
+	rq.out_fd = out_fd;
+	return gcs_send(s, &rq, NULL, rs, method);
+}
+
+static int gcs_exists(struct store *s, const char *object)
+{
+	struct http_response rs = { 0 };
+	int err = gcs_object_request(s, object, "GET", "fields=name", -1, &rs);
+
 	if (!err && rs.status == 200)
 		err = 1;
 	else if (!err && rs.status == 404)
@@ -297,17 +309,9 @@ static int gcs_put(struct store *s, const char *object, int fd, uint64_t size)
 
 static int gcs_get(struct store *s, const char *object, int fd)
 {
-	struct http_request rq = HTTP_REQUEST_INIT;
 	struct http_response rs = { 0 };
-	char url[4 * STORE_MAX_KEY];
-	int err = api_url(s, "storage/v1", object, "alt=media", url, sizeof(url));
+	int err = gcs_object_request(s, object, "GET", "alt=media", fd, &rs);
 
-	if (err)
-		return err;
-	rq.method = "GET";
-	rq.url = url;
-	rq.out_fd = fd;
-	err = gcs_send(s, &rq, NULL, &rs, "download");
 	if (err || rs.status != 200)
 		err = gcs_failure(s, object, "cannot download", err, &rs);
 	http_response_clear(&rs);
@@ -316,16 +320,9 @@ static int gcs_get(struct store *s, const char *object, int fd)
 
 static int gcs_del(struct store *s, const char *object)
 {
-	struct http_request rq = HTTP_REQUEST_INIT;
 	struct http_response rs = { 0 };
-	char url[4 * STORE_MAX_KEY];
-	int err = api_url(s, "storage/v1", object, NULL, url, sizeof(url));
+	int err = gcs_object_request(s, object, "DELETE", NULL, -1, &rs);
 
-	if (err)
-		return err;
-	rq.method = "DELETE";
-	rq.url = url;
-	err = gcs_send(s, &rq, NULL, &rs, "delete");
 	if (err || (rs.status != 204 && rs.status != 200))
 		err = gcs_failure(s, object, "cannot remove", err, &rs);
 	http_response_clear(&rs);

@@ -28,6 +28,13 @@ struct store {
 	char prefix[STORE_MAX_URL];	/* "" or "a/b", no '/' at either end */
 };
 
+/*
+ * A credentials or config file read whole, NUL-ended: a regular file of
+ * at most @max bytes, opened once. NULL with *err: -ENOENT, -EFBIG (too
+ * big, or not a regular file), or the open's or read's -errno.
+ */
+char *store_read_small_file(const char *path, size_t max, int *err);
+
 /* Each backend's open: fills s->ops and s->backend; -errno, logged. */
 int store_s3_open(struct store *s);
 int store_gcs_open(struct store *s);

@@ -172,18 +172,30 @@ static int s3_failure(const struct store *s, const char *object, const char *wha
 	}
 }
 
-static int s3_exists(struct store *s, const char *object)
+/* A request with no body on @object (@out_fd: where a 2xx body goes,
+ * -1: memory); the answer in @rs. */
+static int s3_object_request(struct store *s, const char *object, const char *method,
+			     int out_fd, struct http_response *rs)
 {
 	struct http_request rq = HTTP_REQUEST_INIT;
-	struct http_response rs = { 0 };
 	char url[4 * STORE_MAX_KEY];
 	int err = object_url(s, object, NULL, url, sizeof(url));
 
-	if (err)
+	if (err) {
+		snprintf(rs->error, sizeof(rs->error), "the object's URL is too long");
 		return err;
-	rq.method = "HEAD";
+	}
+	rq.method = method;
 	rq.url = url;
-	err = s3_send(s, &rq, EMPTY_SHA256, NULL, &rs, "HEAD");
+	rq.out_fd = out_fd;
+	return s3_send(s, &rq, EMPTY_SHA256, NULL, rs, method);
+}
+
+static int s3_exists(struct store *s, const char *object)
+{
+	struct http_response rs = { 0 };
+	int err = s3_object_request(s, object, "HEAD", -1, &rs);
+
 	if (!err && rs.status == 200)
 		err = 1;
 	else if (!err && rs.status == 404)
@@ -366,17 +378,9 @@ static int s3_put(struct store *s, const char *object, int fd, uint64_t size)
 
 static int s3_get(struct store *s, const char *object, int fd)
 {
-	struct http_request rq = HTTP_REQUEST_INIT;
 	struct http_response rs = { 0 };
-	char url[4 * STORE_MAX_KEY];
-	int err = object_url(s, object, NULL, url, sizeof(url));
+	int err = s3_object_request(s, object, "GET", fd, &rs);
 
-	if (err)
-		return err;
-	rq.method = "GET";
-	rq.url = url;
-	rq.out_fd = fd;
-	err = s3_send(s, &rq, EMPTY_SHA256, NULL, &rs, "GET");
 	if (err || rs.status != 200)
 		err = s3_failure(s, object, "cannot download", err, &rs);
 	http_response_clear(&rs);
@@ -385,16 +389,9 @@ static int s3_get(struct store *s, const char *object, int fd)
 
 static int s3_del(struct store *s, const char *object)
 {
-	struct http_request rq = HTTP_REQUEST_INIT;
 	struct http_response rs = { 0 };
-	char url[4 * STORE_MAX_KEY];
-	int err = object_url(s, object, NULL, url, sizeof(url));
+	int err = s3_object_request(s, object, "DELETE", -1, &rs);
 
-	if (err)
-		return err;
-	rq.method = "DELETE";
-	rq.url = url;
-	err = s3_send(s, &rq, EMPTY_SHA256, NULL, &rs, "DELETE");
 	if (err || (rs.status != 204 && rs.status != 200))
 		err = s3_failure(s, object, "cannot remove", err, &rs);
 	http_response_clear(&rs);
