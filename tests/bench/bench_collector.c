@@ -57,10 +57,11 @@ static const char *const mode_names[] = {
 /* ---------------------------------------------------------------- probes */
 
 /*
- * The collector asks its control ops what a runtime record's probe id
- * stands for, and hands them control records (a callback registered, ...).
- * There is no runtime here: probe ids index real pack entries, and control
- * records are taken as done (the controller's work is not the collector's).
+ * The collector asks its lookups what a runtime record's probe id stands
+ * for, and queues control records (a callback registered, ...). There is
+ * no runtime here: probe ids index real pack entries, and the queue is
+ * taken after each poll as the record loop takes it, its records dropped
+ * (the controller's work is not the collector's).
  */
 enum bench_probe { PROBE_EXECUTE, PROBE_ON_READY, PROBE_CALLBACK, PROBE_H2D,
 		   PROBE_D2H, N_PROBES };
@@ -72,13 +73,7 @@ static const struct rt_pack_entry *bench_probe_entry(void *ctx, int probe_id)
 	return probe_id >= 0 && probe_id < N_PROBES ? bench_entries[probe_id] : NULL;
 }
 
-static int bench_control(void *ctx, const struct control_record *rec)
-{
-	return 0;
-}
-
-static const struct control_ops bench_ops = {
-	.handle = bench_control,
+static const struct control_lookups bench_ops = {
 	.probe_entry = bench_probe_entry,
 };
 
@@ -202,6 +197,7 @@ static size_t mix_next(struct mix *m, uint64_t t)
 
 struct consumer {
 	struct ring_buffer *rb;
+	struct collector *col;		/* its control queue taken after each poll */
 	volatile bool stop;
 	volatile uint64_t seen;		/* records consumed (count mode) */
 	uint64_t cpu_ns;		/* consumer thread CPU time at stop */
@@ -248,6 +244,15 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* What the record loop hands the attach controller after a poll. */
+static void take_control(struct consumer *c)
+{
+	size_t n;
+
+	if (c->col)
+		(void)collector__take_control(c->col, &n);
+}
+
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
@@ -256,9 +261,12 @@ static void *consumer_main(void *arg)
 	if (bench_ncpus() > 1)
 		bench_pin(1);
 	cpu0 = thread_cpu_ns();
-	while (!c->stop)
+	while (!c->stop) {
 		ring_buffer__poll(c->rb, 5);
+		take_control(c);
+	}
 	ring_buffer__consume(c->rb);
+	take_control(c);
 	c->cpu_ns = thread_cpu_ns() - cpu0;
 	return NULL;
 }
@@ -308,6 +316,7 @@ static int run_trial(struct bench *skel, enum consumer_mode mode, double rate,
 			return -ENOMEM;
 		}
 	}
+	cons.col = cc.col;
 	if (mode == MODE_WINDOW) {
 		/* Probe ids mean pack entries; the window opens now. */
 		collector__connect(cc.col, NULL, &bench_ops);

@@ -86,13 +86,6 @@ static const char *fake_platform(void *ctx, uint32_t pid, const char **vendor)
 	return platform;
 }
 
-static int fake_handle(void *ctx, const struct control_record *rec)
-{
-	(void)ctx;
-	(void)rec;
-	return 0;
-}
-
 static void rt_call(struct collector *col, int probe, uint64_t t, const uint64_t *vals,
 		    size_t n)
 {
@@ -128,8 +121,8 @@ static const char *str(struct capture *cap, uint32_t id)
 static struct collector *open_collector(const char *plat, struct capture **cap)
 {
 	struct capture_opts copts = { .sz = sizeof(copts), .hostname = "h", .session = "s" };
-	static const struct control_ops ops = { .handle = fake_handle, .probe_entry = fake_entry,
-						.device_platform = fake_platform };
+	static const struct control_lookups ops = { .probe_entry = fake_entry,
+						    .device_platform = fake_platform };
 	struct collector_opts opts = { .sz = sizeof(opts) };
 	struct collector *col;
 

@@ -79,14 +79,6 @@ static int fake_read_memory(void *ctx, uint32_t pid, uint64_t addr, void *buf, s
 	return 0;
 }
 
-static int fake_handle(void *ctx, const struct control_record *rec)
-{
-	struct fake_controller *f = ctx;
-
-	if (f->n < sizeof(f->recs) / sizeof(f->recs[0]))
-		f->recs[f->n++] = *rec;
-	return 0;
-}
 
 static const struct rt_pack_entry *fake_entry(void *ctx, int probe_id)
 {
@@ -103,20 +95,32 @@ static const char *fake_platform(void *ctx, uint32_t pid, const char **vendor)
 	return f->platform;
 }
 
-static const struct control_record *find_control(const struct fake_controller *f,
-						 enum control_kind kind)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (f->recs[i].kind == kind)
-			return &f->recs[i];
-	return NULL;
-}
-
 struct rig {
 	struct capture *cap;
 	struct collector *col;
 	struct fake_controller ctl;
 };
+
+/* What the record loop does after a poll: the collector's queued control
+ * records taken (here, kept by the fake controller). */
+static void take_control(struct rig *r)
+{
+	const struct control_record *recs;
+	size_t n;
+
+	recs = collector__take_control(r->col, &n);
+	for (size_t i = 0; i < n && r->ctl.n < sizeof(r->ctl.recs) / sizeof(r->ctl.recs[0]); i++)
+		r->ctl.recs[r->ctl.n++] = recs[i];
+}
+
+static const struct control_record *find_control(struct rig *r, enum control_kind kind)
+{
+	take_control(r);
+	for (size_t i = 0; i < r->ctl.n; i++)
+		if (r->ctl.recs[i].kind == kind)
+			return &r->ctl.recs[i];
+	return NULL;
+}
 
 /* 0, or -errno with nothing left to free. */
 static int rig_open_opts(struct rig *r, bool from_start)
@@ -125,8 +129,8 @@ static int rig_open_opts(struct rig *r, bool from_start)
 		.sz = sizeof(copts), .hostname = "testhost", .session = "s",
 	};
 	struct collector_opts opts = { .sz = sizeof(opts) };
-	struct control_ops ops = {
-		.ctx = &r->ctl, .handle = fake_handle, .probe_entry = fake_entry,
+	struct control_lookups ops = {
+		.ctx = &r->ctl, .probe_entry = fake_entry,
 		.device_platform = fake_platform, .read_memory = fake_read_memory,
 	};
 
@@ -305,7 +309,7 @@ static void test_execution(void)
 			     "platform from the runtimes the process maps");
 		ASSERT_STREQ(capture__string(r.cap, d->vendor), "Nvidia", "vendor");
 	}
-	cr = find_control(&r.ctl, CTL_CALLBACK_REGISTERED);
+	cr = find_control(&r, CTL_CALLBACK_REGISTERED);
 	if (ASSERT_OK_PTR(cr, "callback handed to the controller")) {
 		ASSERT_EQ(cr->value, 0xc0, "callback address");
 		ASSERT_EQ(cr->pid, PID, "callback pid");
@@ -571,7 +575,7 @@ static void test_ioctls(void)
 	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
 	dev_open(&r, "/dev/accel/accel0", 5, 2 * MS);
 	dev_open(&r, "/dev/accel0", 6, 2 * MS);
-	ASSERT_OK_PTR(find_control(&r.ctl, CTL_DEVICE_OPENED), "device open handed over");
+	ASSERT_OK_PTR(find_control(&r, CTL_DEVICE_OPENED), "device open handed over");
 	ioctl_on(&r, 5, 0xc0206445, &submit, sizeof(submit), 3 * MS);
 	ioctl_on(&r, 6, 0x4020dc08, map, sizeof(map), 4 * MS);
 	collector__begin_close(r.col, 10 * MS);
@@ -613,7 +617,7 @@ static void test_eventfd(void)
 	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
 	dev_open(&r, "/dev/accel0", 6, 2 * MS);
 	ioctl_on(&r, 6, 0x4010dc01, set_eventfd, sizeof(set_eventfd), 3 * MS);
-	cr = find_control(&r.ctl, CTL_EVENTFD_REGISTERED);
+	cr = find_control(&r, CTL_EVENTFD_REGISTERED);
 	if (ASSERT_OK_PTR(cr, "eventfd handed to the controller"))
 		ASSERT_EQ(cr->fd, 9, "the eventfd");
 	memcpy(rd.argbuf, &one, sizeof(one));
@@ -650,7 +654,7 @@ static void test_code_mapped(void)
 		return;
 	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
 	feed(&r, &m, sizeof(m));
-	cr = find_control(&r.ctl, CTL_MAPPED);
+	cr = find_control(&r, CTL_MAPPED);
 	if (ASSERT_OK_PTR(cr, "mapping handed to the controller")) {
 		ASSERT_EQ(cr->pid, PID, "the process");
 		ASSERT_EQ(cr->value, 0x7f0000001000, "mapping start");
@@ -663,7 +667,7 @@ static void test_code_mapped(void)
 	/* Short: refused before it reaches the controller. */
 	r.ctl.n = 0;
 	feed(&r, &m, sizeof(m) - 8);
-	ASSERT_TRUE(!find_control(&r.ctl, CTL_MAPPED), "short record refused");
+	ASSERT_TRUE(!find_control(&r, CTL_MAPPED), "short record refused");
 	collector__begin_close(r.col, 10 * MS);
 	ASSERT_OK(collector__finish(r.col), "finish");
 	if (ASSERT_OK(capture__finalize(r.cap), "finalize"))
@@ -682,18 +686,18 @@ static void test_process_lifecycle(void)
 		return;
 	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
 	rt_call(&r, P_API, 2 * MS, 2 * MS + 100, api, 1, NULL);
-	cr = find_control(&r.ctl, CTL_PJRT_API_RETURNED);
+	cr = find_control(&r, CTL_PJRT_API_RETURNED);
 	if (ASSERT_OK_PTR(cr, "GetPjrtApi handed over"))
 		ASSERT_EQ(cr->value, 0xfeed000, "table address");
 	task(&r, TASK_EXEC, 0, 3 * MS);
-	ASSERT_OK_PTR(find_control(&r.ctl, CTL_EXEC), "exec handed over");
+	ASSERT_OK_PTR(find_control(&r, CTL_EXEC), "exec handed over");
 	task(&r, TASK_FORK, PID + 5, 4 * MS);
-	cr = find_control(&r.ctl, CTL_FORK);
+	cr = find_control(&r, CTL_FORK);
 	if (ASSERT_OK_PTR(cr, "fork handed over"))
 		ASSERT_EQ(cr->value, PID + 5, "the child");
 	execution(&r, 1, 5 * MS, false);
 	task(&r, TASK_PROC_EXIT, 0, 8 * MS);
-	ASSERT_OK_PTR(find_control(&r.ctl, CTL_EXIT), "exit handed over");
+	ASSERT_OK_PTR(find_control(&r, CTL_EXIT), "exit handed over");
 	collector__begin_close(r.col, 10 * MS);
 	ASSERT_OK(collector__finish(r.col), "finish");
 	if (!ASSERT_OK(capture__finalize(r.cap), "finalize"))
@@ -705,6 +709,48 @@ static void test_process_lifecycle(void)
 		ASSERT_EQ(s->end_ns, 8 * MS, "ends at the exit");
 	}
 out:
+	rig_close(&r);
+}
+
+/* Control records wait in the collector's queue, in order, for the record
+ * loop to take them; a run of the same is one; past the bound they are
+ * counted, and the capture says so. */
+static void test_control_queue(void)
+{
+	const struct control_record *recs;
+	uint64_t api[] = { 0xfeed000 };
+	bool warned = false;
+	size_t n;
+	struct rig r;
+
+	if (!ASSERT_OK(rig_open(&r), "rig"))
+		return;
+	ASSERT_OK(collector__open_window(r.col, 1 * MS), "open window");
+	rt_call(&r, P_API, 2 * MS, 2 * MS + 100, api, 1, NULL);
+	task(&r, TASK_FORK, PID + 5, 3 * MS);
+	task(&r, TASK_FORK, PID + 5, 3 * MS);
+	task(&r, TASK_EXEC, 0, 4 * MS);
+	recs = collector__take_control(r.col, &n);
+	if (ASSERT_EQ(n, 3, "three queued: the repeated fork once")) {
+		ASSERT_EQ(recs[0].kind, CTL_PJRT_API_RETURNED, "in order: the table");
+		ASSERT_EQ(recs[1].kind, CTL_FORK, "the fork");
+		ASSERT_EQ(recs[2].kind, CTL_EXEC, "the exec");
+	}
+	collector__take_control(r.col, &n);
+	ASSERT_EQ(n, 0, "taken: the queue is empty");
+
+	/* Untaken, the queue stops at its bound: the rest counted. */
+	for (uint32_t i = 0; i < CONTROL_QUEUE_MAX + 10; i++)
+		task(&r, TASK_FORK, 100000 + i, 5 * MS);
+	collector__take_control(r.col, &n);
+	ASSERT_EQ(n, CONTROL_QUEUE_MAX, "bounded");
+	ASSERT_EQ(collector__stats(r.col)->control_dropped, 10, "the rest counted");
+	collector__begin_close(r.col, 10 * MS);
+	ASSERT_OK(collector__finish(r.col), "finish");
+	if (ASSERT_OK(capture__finalize(r.cap), "finalize"))
+		for (size_t i = 0; i < capture__num_warnings(r.cap); i++)
+			warned |= strstr(capture__warning(r.cap, i), "waited for a rescan") != NULL;
+	ASSERT_TRUE(warned, "the capture says probes may be late");
 	rig_close(&r);
 }
 
@@ -1300,6 +1346,7 @@ int main(void)
 	test_eventfd();
 	test_code_mapped();
 	test_process_lifecycle();
+	test_control_queue();
 	test_bad_records();
 	test_thread_renames();
 	test_planned_stop();

@@ -245,8 +245,9 @@ void collect_dev_open(struct collector *c, const struct ev_dev_open *r)
 }
 
 /* A file mapped executable (a library's text): the controller examines
- * the process now, so a runtime loaded late is probed before its first
- * call rather than at the next rescan. No span: it is no device work. */
+ * the process after this poll, so a runtime loaded late is probed before
+ * its first call rather than at the next rescan. No span: it is no device
+ * work. */
 void collect_mapped(struct collector *c, const struct ev_mapped *r)
 {
 	struct control_record rec = {
@@ -255,7 +256,5 @@ void collect_mapped(struct collector *c, const struct ev_mapped *r)
 		.dev = r->dev, .ino = r->ino,
 	};
 
-	/* collect_control() with the mapping: its fields do not fit there. */
-	if (c->ctl.handle && c->ctl.handle(c->ctl.ctx, &rec))
-		c->st.control_errors++;
+	collect_queue_control(c, &rec);
 }

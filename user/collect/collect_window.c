@@ -386,9 +386,10 @@ static void count_losses(struct collector *c)
 	if (c->st.out_of_memory)
 		capture__count_event_loss(c->cap, "collector state lost (out of memory)",
 				    c->st.out_of_memory);
-	if (c->st.control_errors)
-		capture__warn(c->cap, "%llu attach actions failed (run with -v for each reason)",
-			      (unsigned long long)c->st.control_errors);
+	if (c->st.control_dropped)
+		capture__warn(c->cap, "%llu attach requests waited for a rescan (the control "
+			      "queue was full): probes may have been placed late",
+			      (unsigned long long)c->st.control_dropped);
 	if (c->st.steps_lost)
 		capture__warn(c->cap, "%llu execution starts not kept for --steps (out of memory): "
 			      "the window may hold more steps", (unsigned long long)c->st.steps_lost);

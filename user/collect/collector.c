@@ -2,8 +2,8 @@
 /*
  * Records -> capture model: the lifecycle, the one switch on the record
  * type, and the plumbing every record family shares (spans held until the
- * window opens, thread and process names, control records to the attach
- * controller). Each family has its own file; collector_internal.h lists
+ * window opens, thread and process names, control records queued for the
+ * record loop). Each family has its own file; collector_internal.h lists
  * them.
  */
 #include <errno.h>
@@ -54,6 +54,29 @@ const char *control_kind_name(enum control_kind kind)
 	return "unknown";
 }
 
+static bool same_control(const struct control_record *a, const struct control_record *b)
+{
+	return a->kind == b->kind && a->pid == b->pid && a->fd == b->fd &&
+	       a->value == b->value && a->map_end == b->map_end &&
+	       a->map_pgoff == b->map_pgoff && a->dev == b->dev && a->ino == b->ino;
+}
+
+void collect_queue_control(struct collector *c, const struct control_record *rec)
+{
+	/* A runtime registers the same callback on every execution: one
+	 * record for a run of the same, the controller would skip the rest. */
+	if (c->n_control && same_control(&c->control[c->n_control - 1], rec))
+		return;
+	if (c->n_control >= CONTROL_QUEUE_MAX ||
+	    ARRAY_GROW(c->control, c->control_cap, c->n_control + 1)) {
+		if (!c->st.control_dropped++)
+			log_warn("control records are arriving faster than they are acted on: "
+				 "some wait for the next rescan");
+		return;
+	}
+	c->control[c->n_control++] = *rec;
+}
+
 void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
 		     uint32_t fd, uint64_t value)
 {
@@ -61,8 +84,14 @@ void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
 		.kind = kind, .pid = pid, .fd = fd, .value = value,
 	};
 
-	if (c->ctl.handle && c->ctl.handle(c->ctl.ctx, &rec))
-		c->st.control_errors++;
+	collect_queue_control(c, &rec);
+}
+
+const struct control_record *collector__take_control(struct collector *c, size_t *n)
+{
+	*n = c->n_control;
+	c->n_control = 0;
+	return c->control;
 }
 
 /* ---------------------------------------------------------------- names */
@@ -409,14 +438,14 @@ struct collector *collector__new(const struct collector_opts *opts)
 }
 
 void collector__connect(struct collector *c, const struct session_reads *reads,
-			const struct control_ops *ctl)
+			const struct control_lookups *lookups)
 {
 	if (reads)
 		c->reads = *reads;
 	else
 		memset(&c->reads, 0, sizeof(c->reads));
-	if (ctl)
-		c->ctl = *ctl;
+	if (lookups)
+		c->ctl = *lookups;
 	else
 		memset(&c->ctl, 0, sizeof(c->ctl));
 }
@@ -444,6 +473,7 @@ void collector__free(struct collector *c)
 	hashmap__free(c->off_cpu, free_value);
 	hashmap__free(c->exited, NULL);
 	free(c->execs);
+	free(c->control);
 	free(c->prearm);
 	for (size_t i = 0; i < c->n_carried; i++)
 		free(c->carried[i]);

@@ -26,7 +26,8 @@
 struct capture;
 struct capture_span;
 struct collector;
-struct control_ops;
+struct control_lookups;
+struct control_record;
 struct devtrace_seen;
 struct session_reads;
 
@@ -81,7 +82,9 @@ struct collector_stats {
 	uint64_t steps_unexamined;	/* device executions past the step list's cap */
 	uint64_t steps_lost;		/* execution starts --steps could not keep */
 	uint64_t out_of_memory;		/* state lost to a failed allocation */
-	uint64_t control_errors;	/* control records the controller failed */
+	/* Control records not queued: the queue was full (CONTROL_QUEUE_MAX)
+	 * or out of memory. What they asked for waits for a rescan. */
+	uint64_t control_dropped;
 	/* CUDA driver calls made inside a runtime call on their thread:
 	 * counted once, at the runtime (cudart reaching libcuda). */
 	uint64_t cuda_nested;
@@ -113,14 +116,23 @@ struct collector_stats {
 struct collector *collector__new(const struct collector_opts *opts);
 /*
  * What it reads of the probe session, its open-call tables and loss
- * counters (never writes; collect/control.h), and the attach controller it hands control records to (a
- * GetPjrtApi return, a callback registered, a device opened, an eventfd
- * registered, exec/fork/exit) and asks what a runtime probe id stands for.
- * Either may be NULL (tests feed records without them). The session needs
- * the collector as its record callback first, hence this step.
+ * counters, and what it asks the attach controller (what a runtime probe
+ * id stands for, a process's platform and memory): questions only
+ * (collect/control.h). Either may be NULL (tests feed records without
+ * them). The session needs the collector as its record callback first,
+ * hence this step.
  */
 void collector__connect(struct collector *c, const struct session_reads *reads,
-			const struct control_ops *ctl);
+			const struct control_lookups *lookups);
+
+/*
+ * The control records queued since the last take (a GetPjrtApi return, a
+ * callback registered, a device opened, exec/fork/exit, ...), oldest
+ * first, in *@n; the queue is empty after. The records stay valid until
+ * the next record is handed to the collector. The record loop takes them
+ * after each poll and gives them to the attach controller.
+ */
+const struct control_record *collector__take_control(struct collector *c, size_t *n);
 void collector__free(struct collector *c);
 
 /*

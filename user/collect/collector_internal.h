@@ -171,7 +171,10 @@ struct collector {
 	 * attached), none twice. */
 	uint64_t losses_reported[LOSS_KIND_MAX];
 	uint64_t rt_skipped_reported, k_skipped_reported;
-	struct control_ops ctl;		/* where control records go */
+	struct control_lookups ctl;	/* questions for the control lane */
+	/* Control records for the record loop to take (collector__take_control). */
+	struct control_record *control;
+	size_t n_control, control_cap;
 	bool sched_switch;
 	struct collector_stats st;
 
@@ -269,7 +272,10 @@ void collect_ensure_process(struct collector *c, uint32_t pid);
  * (a transfer, a feed), which arms only with arm_on_any_activity. */
 enum activity { ACT_EXECUTION, ACT_OTHER };
 void collect_note_activity(struct collector *c, uint64_t t, enum activity what);
-/* Hands a control record to the attach controller. */
+/* Queues a control record for the record loop's next take
+ * (collector__take_control): nothing is acted on from here. */
+void collect_queue_control(struct collector *c, const struct control_record *rec);
+/* The same, for the kinds a pid, an fd and one value say whole. */
 void collect_control(struct collector *c, enum control_kind kind, uint32_t pid,
 		     uint32_t fd, uint64_t value);
 /*

@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The collector's two doors onto the control lane, which lives above it
- * (session/): control records it hands out (what changes what must be
- * probed: a GetPjrtApi return, an OnReady callback, a device open, an
- * eventfd handed to a driver, exec, fork, exit, code mapped), and what it
- * reads of the probe session (open calls, loss counters). It is given
- * both as function tables, so collect/ includes neither the attach
- * controller nor the probe session: the data lane only.
+ * What passes between the collector (the data lane) and the control lane
+ * above it (session/). Downward only, by value or by question:
+ *
+ * - Control records: what changes what must be probed (a GetPjrtApi
+ *   return, an OnReady callback, a device open, an eventfd handed to a
+ *   driver, exec, fork, exit, code mapped). The collector queues them
+ *   (collector__take_control); the record loop hands them to the attach
+ *   controller after each poll, never from inside one: a ring record's
+ *   path to the capture places no probe and writes no kernel table.
+ * - Lookups and session reads: questions the collector asks of the
+ *   control lane (what a probe id stands for, a process's platform, its
+ *   memory, the open-call tables, loss counters). They answer and change
+ *   nothing; tests/user/lane_calls.py checks that none of them reaches
+ *   code that attaches.
+ *
+ * So collect/ includes neither the attach controller nor the probe
+ * session.
  */
 #ifndef ACCELTRACE_COLLECT_CONTROL_H
 #define ACCELTRACE_COLLECT_CONTROL_H
@@ -45,17 +55,21 @@ struct control_record {
 	uint64_t dev, ino;
 };
 
+/* Control records queued between two takes, at most (~3.5 MB). A poll
+ * holds thousands at the very most: past this, a storm of exec, fork and
+ * mmap records waits for the next rescan rather than for memory. */
+#define CONTROL_QUEUE_MAX 65536
+
 const char *control_kind_name(enum control_kind kind);
 
 /*
- * What the collector is given: where control records go and how a runtime
- * probe id is looked up. The attach controller provides one
- * (session/attach_control.h: attach_control__ops); tests provide their own.
+ * What the collector may ask of the control lane: answers only, nothing
+ * placed or written. The attach controller provides them
+ * (session/attach_control.h: attach_control__lookups); tests provide their
+ * own.
  */
-struct control_ops {
+struct control_lookups {
 	void *ctx;
-	/* Acts on one control record; 0 or -errno. */
-	int (*handle)(void *ctx, const struct control_record *rec);
 	/* The probe pack entry behind a runtime probe id; NULL if unknown. */
 	const struct rt_pack_entry *(*probe_entry)(void *ctx, int probe_id);
 	/*

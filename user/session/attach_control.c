@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The attach controller: acts on the control records the collector hands
- * over (collect/control.h). One switch, one action per kind; the probes
- * themselves are placed by runtime_attach and the kernel's tables written
- * through the probe session.
+ * The attach controller: acts on the control records the collector queued
+ * (collect/control.h), which the record loop hands over after each poll.
+ * One switch, one action per kind; the probes themselves are placed by
+ * runtime_attach and the kernel's tables written through the probe
+ * session.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 struct attach_control {
 	struct probe_session *ps;
 	struct runtime_attach *ra;
+	uint64_t failures;
 };
 
 struct attach_control *attach_control__new(struct probe_session *ps,
@@ -129,18 +131,27 @@ int attach_control__handle(struct attach_control *ac,
 		err = -EINVAL;
 		break;
 	}
-	if (err)
+	if (err) {
+		ac->failures++;
 		log_debug("%s (pid %u): %s", control_kind_name(rec->kind), rec->pid,
 			  strerror(-err));
+	}
 	return err;
 }
 
-static int ops_handle(void *ctx, const struct control_record *rec)
+void attach_control__act(struct attach_control *ac,
+			 const struct control_record *recs, size_t n)
 {
-	return attach_control__handle(ctx, rec);
+	for (size_t i = 0; i < n; i++)
+		(void)attach_control__handle(ac, &recs[i]);
 }
 
-static const struct rt_pack_entry *ops_probe_entry(void *ctx, int probe_id)
+uint64_t attach_control__failures(const struct attach_control *ac)
+{
+	return ac->failures;
+}
+
+static const struct rt_pack_entry *lookup_probe_entry(void *ctx, int probe_id)
 {
 	struct attach_control *ac = ctx;
 	const struct attached_probe *p;
@@ -149,7 +160,7 @@ static const struct rt_pack_entry *ops_probe_entry(void *ctx, int probe_id)
 	return p ? p->entry : NULL;
 }
 
-static const char *ops_device_platform(void *ctx, uint32_t pid, const char **vendor)
+static const char *lookup_device_platform(void *ctx, uint32_t pid, const char **vendor)
 {
 	struct attach_control *ac = ctx;
 
@@ -159,20 +170,19 @@ static const char *ops_device_platform(void *ctx, uint32_t pid, const char **ven
 	return rt_platform_name(runtime_attach__platform(ac->ra, pid, vendor));
 }
 
-static int ops_read_memory(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+static int lookup_read_memory(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
 	(void)ctx;
 	return process_read(pid, addr, buf, len);
 }
 
-struct control_ops attach_control__ops(struct attach_control *ac)
+struct control_lookups attach_control__lookups(struct attach_control *ac)
 {
-	return (struct control_ops){
+	return (struct control_lookups){
 		.ctx = ac,
-		.handle = ops_handle,
-		.probe_entry = ops_probe_entry,
-		.device_platform = ops_device_platform,
-		.read_memory = ops_read_memory,
+		.probe_entry = lookup_probe_entry,
+		.device_platform = lookup_device_platform,
+		.read_memory = lookup_read_memory,
 	};
 }
 

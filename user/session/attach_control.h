@@ -3,12 +3,13 @@
  * The attach controller: what must be probed changes as traced processes
  * run (a GetPjrtApi call returns a table, OnReady registers a callback, a
  * device node is opened, an eventfd is registered with a driver, a process
- * execs, forks or exits). The collector sees those moments in the records;
- * it hands each over as a control record (collect/control.h) and the
- * controller acts on it:
+ * execs, forks or exits). The collector sees those moments in the records
+ * and queues each as a control record (collect/control.h); after each poll
+ * the record loop takes the queue and the controller acts on it:
  * attaching runtime probes, updating the kernel's fd and open-call tables.
- * The collector itself attaches nothing and writes no BPF map, as retsnoop
- * keeps its mass attacher apart from event handling.
+ * The collector itself attaches nothing and writes no BPF map, and nothing
+ * here runs inside a ring callback, as retsnoop keeps its mass attacher
+ * apart from event handling.
  */
 #ifndef ACCELTRACE_ATTACH_CONTROL_H
 #define ACCELTRACE_ATTACH_CONTROL_H
@@ -31,11 +32,17 @@ struct attach_control *attach_control__new(struct probe_session *ps,
 					   struct runtime_attach *ra);
 void attach_control__free(struct attach_control *ac);
 
-/* Acts on one control record; 0 or -errno (failures are logged). */
+/* Acts on one control record; 0 or -errno (failures are logged with -v
+ * and counted). */
 int attach_control__handle(struct attach_control *ac,
 			   const struct control_record *rec);
-/* The ops that hand control records to @ac. */
-struct control_ops attach_control__ops(struct attach_control *ac);
+/* Acts on @n records in order (collector__take_control's). */
+void attach_control__act(struct attach_control *ac,
+			 const struct control_record *recs, size_t n);
+/* Records @ac failed to act on, since it was made. */
+uint64_t attach_control__failures(const struct attach_control *ac);
+/* The questions the collector may ask of @ac: answers, no actions. */
+struct control_lookups attach_control__lookups(struct attach_control *ac);
 /* What the collector reads of @ac's probe session (nothing without one). */
 struct session_reads attach_control__reads(struct attach_control *ac);
 

@@ -122,9 +122,24 @@ void recorder_tell(struct recorder *r)
 	r->o.progress(r->o.progress_ctx, &p);
 }
 
-/* The ring buffers read (up to POLL_MS), the programs they asked for
- * named, the agents tended, the devtrace buffers read: what is there
- * consumed, nothing looked for. */
+/*
+ * What the records just read asked of the control lane (a runtime's table
+ * or callback to probe, a process to examine or forget, an fd to mark),
+ * done now that the poll is over: no probe is placed and no kernel table
+ * written from inside a ring callback (collect/control.h).
+ */
+static void act_on_control(struct recorder *r)
+{
+	const struct control_record *recs;
+	size_t n;
+
+	recs = collector__take_control(r->col, &n);
+	attach_control__act(r->ac, recs, n);
+}
+
+/* The ring buffers read (up to POLL_MS), what they asked for attached,
+ * the programs they asked for named, the agents tended, the devtrace
+ * buffers read: what is there consumed, nothing looked for. */
 static int drain_step(struct recorder *r, uint64_t *now)
 {
 	int n = probe_session__poll(r->ps, POLL_MS);
@@ -133,6 +148,7 @@ static int drain_step(struct recorder *r, uint64_t *now)
 		log_err("reading the ring buffers failed: %s", strerror(-n));
 		return n;
 	}
+	act_on_control(r);
 	r->st.drains++;
 	/* Off the drain: programs the records asked to be named. */
 	collector__name_programs(r->col);
@@ -233,16 +249,16 @@ static struct capture *new_capture(struct recorder *r, const char *session)
 
 /*
  * The session delivers records to the collector, which reads the session's
- * open-call tables, hands control records (a table returned, a callback
- * registered, ...) to the attach controller and asks it what a probe id
- * is: created in this order, then connected once all exist.
+ * open-call tables and asks the attach controller what a probe id is:
+ * created in this order, then connected once all exist. The control
+ * records it queues go the other way, taken by act_on_control().
  */
 static int connect_collector(struct recorder *r, const struct collector_opts *copts,
 			     const struct probe_session_opts *popts,
 			     const struct runtime_attach_opts *aopts)
 {
+	struct control_lookups lookups;
 	struct session_reads reads;
-	struct control_ops ops;
 
 	r->col = collector__new(copts);
 	if (!r->col)
@@ -256,9 +272,9 @@ static int connect_collector(struct recorder *r, const struct collector_opts *co
 	r->ac = attach_control__new(r->ps, r->ra);
 	if (!r->ac)
 		return -errno;
-	ops = attach_control__ops(r->ac);
+	lookups = attach_control__lookups(r->ac);
 	reads = attach_control__reads(r->ac);
-	collector__connect(r->col, &reads, &ops);
+	collector__connect(r->col, &reads, &lookups);
 	return 0;
 }
 
@@ -487,6 +503,17 @@ static int wait_stop(struct recorder *r, int interrupts_at_start, uint64_t *stop
 	}
 }
 
+/* The attach actions that failed since the last window, said in this one. */
+static void note_attach_failures(struct recorder *r)
+{
+	uint64_t failed = attach_control__failures(r->ac);
+
+	if (failed > r->attach_failures_said)
+		capture__warn(r->cap, "%llu attach actions failed (run with -v for each reason)",
+			      (unsigned long long)(failed - r->attach_failures_said));
+	r->attach_failures_said = failed;
+}
+
 /* Ends the open window at @stop: grace, drain, finish, finalize. */
 static int close_window(struct recorder *r, uint64_t stop)
 {
@@ -510,6 +537,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 	if (err)
 		return err;
 	probe_session__drain(r->ps);
+	act_on_control(r);
 	if (interrupts(r) >= 2) {
 		log_err("aborted: no capture written");
 		return -EINTR;
@@ -521,6 +549,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 		log_err("finishing the window failed: %s: no capture written", strerror(-err));
 		return err;
 	}
+	note_attach_failures(r);
 	recorder_mem_to_capture(r);
 	err = capture__finalize(r->cap);
 	if (err) {
@@ -701,6 +730,7 @@ int recorder__set_detail(struct recorder *r, bool on)
 	/* Everything recorded with detail is in the rings now: consume it,
 	 * then forget the work whose completions will not come. */
 	err = probe_session__drain(r->ps);
+	act_on_control(r);
 	collector__detail_ended(r->col);
 	return err < 0 ? err : (int)n;
 }

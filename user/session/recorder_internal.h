@@ -32,6 +32,7 @@ struct recorder {
 	struct probe_session *ps;
 	struct runtime_attach *ra;
 	struct attach_control *ac;	/* acts on the collector's control records */
+	uint64_t attach_failures_said;	/* its failures warned of in a capture */
 	struct collector *col;
 	struct targets *targets;
 	struct capture *cap;		/* the current window's */
