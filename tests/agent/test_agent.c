@@ -2,7 +2,7 @@
 /*
  * The agent (user/agent/, docs/agent.md) in a process of its own, driven
  * through its control page by acceltrace's own side of it
- * (discover/agent_links.h), with the simulated driver and CUPTI of
+ * (attach/agent_links.h), with the simulated driver and CUPTI of
  * tests/sim/. The agent is one per process, so each case forks:
  *
  * - loaded: a control page, dormant, no buffer, no CUPTI;
@@ -33,7 +33,7 @@
 #include "test.h"
 #include "acceltrace/agent_control.h"
 #include "acceltrace/devtrace.h"
-#include "discover/agent_links.h"
+#include "attach/agent_links.h"
 #include "discover/devtrace_buffers.h"
 
 #define MS 1000000ull

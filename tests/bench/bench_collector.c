@@ -38,7 +38,7 @@
 #include "bench.skel.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
-#include "session/attach_control.h"
+#include "attach/attach_control.h"
 #include "discover/probe_packs.h"
 #include "lib/log.h"
 

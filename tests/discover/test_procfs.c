@@ -3,7 +3,8 @@
  * discover/procfs.c on this process and its children: command names of the
  * process and of a named thread, fd targets (a file, an eventfd), the fd
  * walk, liveness of a running child, a zombie and a reaped one, the
- * kernel's read accounting (a thread's preads counted for the process).
+ * kernel's read accounting (a thread's preads counted for the process);
+ * the environment, the owner, an fd opened again, /proc paths.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -280,8 +281,43 @@ static void test_self(void)
 	ASSERT_EQ(procfs_self_exe(exe, 4), -ENAMETOOLONG, "a short buffer");
 }
 
+/* What the actuator asks of /proc through here: a process's environment
+ * (NUL-separated, a variable set at run time included: environ is the
+ * process's memory), its owner, our own fd opened again for writing, and
+ * the paths of its root and of a mapping. */
+static void test_environ_and_paths(void)
+{
+	char *env = NULL, path[128];
+	int fd, again;
+	size_t len = 0;
+	bool found = false;
+	uid_t uid = (uid_t)-1;
+
+	if (ASSERT_OK(procfs_environ(getpid(), &env, &len), "environ read")) {
+		for (char *p = env; p < env + len; p += strlen(p) + 1)
+			found |= !strncmp(p, "PATH=", 5);
+		ASSERT_TRUE(found, "PATH= among the entries");
+		ASSERT_TRUE(len > 0 && env[len - 1] == '\0', "each entry NUL-ended");
+	}
+	free(env);
+	ASSERT_EQ(procfs_environ(999999999, &env, &len), -ENOENT, "no such process");
+	ASSERT_OK(procfs_owner_uid(getpid(), &uid), "owner");
+	ASSERT_EQ(uid, getuid(), "our uid");
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	again = procfs_reopen_own_fd(fd, O_WRONLY | O_CLOEXEC);
+	ASSERT_TRUE(again >= 0 && write(again, "x", 1) == 1, "opened again for writing");
+	close(again);
+	close(fd);
+	ASSERT_TRUE(procfs_reopen_own_fd(-1, O_RDONLY) < 0, "no such fd");
+	procfs_root_path(42, path, sizeof(path));
+	ASSERT_STREQ(path, "/proc/42/root", "root path");
+	procfs_map_file_path(42, 0x7f0000001000ull, 0x7f0000003000ull, path, sizeof(path));
+	ASSERT_STREQ(path, "/proc/42/map_files/7f0000001000-7f0000003000", "mapping path");
+}
+
 int main(void)
 {
+	test_environ_and_paths();
 	test_names();
 	test_ppid();
 	test_self();

@@ -21,7 +21,7 @@
 #include "discover/elf_image.h"
 #include "discover/probe_packs.h"
 #include "discover/proc_maps.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "discover/runtime_kind.h"
 
 static char dir[4096];

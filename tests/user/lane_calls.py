@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""The data lane never reaches the code that attaches (user/README.md).
+"""The data lane and discovery never reach code that attaches (user/README.md).
 
-An include test cannot see a cycle that runs through function pointers:
-the collector calling a callback the control lane handed it, which places
-a probe. This check reads the call graph instead, from each source file's
-LLVM IR (clang -S -emit-llvm):
+collect/ (records into the capture) and discover/ (facts about processes
+and files) place no probe and write no kernel table, directly or through
+anything they call: the attach controller (attach/) does. An include test
+cannot see a call that runs through a function pointer (the collector
+calling a callback the control lane handed it, which places a probe).
+This check reads the call graph instead, from each source file's LLVM IR
+(clang -S -emit-llvm):
 
 - direct calls are edges;
 - an indirect call may reach any function whose address is taken anywhere
@@ -13,11 +16,11 @@ LLVM IR (clang -S -emit-llvm):
 - a function handed to a library call (qsort, pthread_create) may be
   called by it.
 
-It fails when any function defined in a data-lane folder reaches a sink:
+It fails when any function defined in a checked folder reaches a sink:
 libbpf's calls that place or remove a probe or write a kernel table. Each
 path found is printed, caller first.
 
-    lane_calls.py [--src user] [--data collect] [--cflags="-I..."] [--keep DIR]
+    lane_calls.py [--src user] [--folders collect,discover] [--cflags="-I..."] [--keep DIR]
 
 Exit 0: no path; 1: a path (printed); 2: the IR could not be made.
 """
@@ -247,13 +250,14 @@ def emit_ir(sources, src_root, cflags, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", default="user", help="the tree: one folder per concern")
-    ap.add_argument("--data", default="collect", help="the data lane's folders, comma-separated")
+    ap.add_argument("--folders", default="collect,discover",
+                    help="folders that must not reach code that attaches, comma-separated")
     ap.add_argument("--skip", default="agent", help="folders not in the binary, comma-separated")
     ap.add_argument("--cflags", default="", help="include flags, as the Makefile gives them")
     ap.add_argument("--keep", help="write the IR here (kept) rather than in a temporary folder")
     a = ap.parse_args()
 
-    data = set(a.data.split(","))
+    checked = set(a.folders.split(","))
     skip = set(filter(None, a.skip.split(",")))
     sources = sorted(os.path.join(a.src, d, f)
                      for d in os.listdir(a.src) if os.path.isdir(os.path.join(a.src, d))
@@ -279,17 +283,17 @@ def main():
     if failed:
         return 2
     g.resolve_passes()
-    roots = {k for k, (file, _) in g.defined.items() if file.split(os.sep)[0] in data}
+    roots = {k for k, (file, _) in g.defined.items() if file.split(os.sep)[0] in checked}
     if not roots:
-        print(f"lane_calls: no function defined in {sorted(data)}", file=sys.stderr)
+        print(f"lane_calls: no function defined in {sorted(checked)}/", file=sys.stderr)
         return 2
     paths = paths_to_sinks(g, roots)
     for p in paths:
-        print("FAIL: the data lane reaches " + p[-1] + ":\n    " + "\n -> ".join(
+        print(f"FAIL: {g.defined[p[0]][0].split(os.sep)[0]}/ reaches " + p[-1] + ":\n    " + "\n -> ".join(
             (f"{g.defined[k][1]} ({g.defined[k][0]})" if k in g.defined else k) for k in p))
     indirect = sum(len(v) for v in g.indirect.values())
-    print(f"lane_calls: {len(g.defined)} functions, {len(roots)} in the data lane "
-          f"({', '.join(sorted(data))}), {indirect} indirect call types; "
+    print(f"lane_calls: {len(g.defined)} functions, {len(roots)} checked "
+          f"({', '.join(d + '/' for d in sorted(checked))}), {indirect} indirect call types; "
           f"{len(paths)} path(s) to code that attaches")
     return 1 if paths else 0
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The data lane never reaches code that attaches (user/README.md, "Two
-# lanes"), through a function pointer included: tests/user/lane_calls.py
-# over user/'s call graph must find no path from collect/ to libbpf's
-# attach and map-writing calls. Then the check itself, on two small trees:
-# a collector calling a callback that writes a BPF map must fail, naming
-# the path; the same callback answering without writing must pass.
+# The data lane and discovery never reach code that attaches (user/README.md,
+# "Two lanes"), through a function pointer included: tests/user/lane_calls.py
+# over user/'s call graph must find no path from collect/ or discover/ to
+# libbpf's attach and map-writing calls. Then the check itself, on two small
+# trees: a collector calling a callback that writes a BPF map must fail,
+# naming the path; the same callback answering without writing must pass.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/harness/test.sh
@@ -16,7 +16,7 @@ out=$("$PYTHON" tests/user/lane_calls.py --src user \
 	--cflags="-Iinclude -Iuser -I$OUTPUT" 2>&1)
 rc=$?
 echo "$out" | tail -1
-[[ $rc -eq 0 ]] || fail "user/'s data lane reaches code that attaches (rc $rc):
+[[ $rc -eq 0 ]] || fail "collect/ or discover/ reaches code that attaches (rc $rc):
 $out"
 
 tmp=$(mktemp -d)
@@ -53,16 +53,18 @@ make_tree() {
 }
 
 make_tree "$tmp/acts" 'return bpf_map_update_elem(id, ctx, ctx, 0);'
-out=$("$PYTHON" tests/user/lane_calls.py --src "$tmp/acts" --cflags="-I$tmp/acts" 2>&1)
+out=$("$PYTHON" tests/user/lane_calls.py --src "$tmp/acts" --folders collect \
+	--cflags="-I$tmp/acts" 2>&1)
 rc=$?
 [[ $rc -eq 1 ]] || fail "a callback that writes a map was not found (rc $rc): $out"
 grep -q 'lane_record (collect/lane.c)' <<<"$out" &&
 	grep -q 'answer (session/loop.c)' <<<"$out" &&
-	grep -q 'bpf_map_update_elem' <<<"$out" ||
+	grep -q 'FAIL: collect/ reaches bpf_map_update_elem' <<<"$out" ||
 	fail "the path is not named caller first: $out"
 
 make_tree "$tmp/answers" 'return id + (ctx != 0);'
-out=$("$PYTHON" tests/user/lane_calls.py --src "$tmp/answers" --cflags="-I$tmp/answers" 2>&1)
+out=$("$PYTHON" tests/user/lane_calls.py --src "$tmp/answers" --folders collect \
+	--cflags="-I$tmp/answers" 2>&1)
 rc=$?
 [[ $rc -eq 0 ]] || fail "a callback that only answers was taken for one that attaches (rc $rc): $out"
 

@@ -63,6 +63,9 @@ declare -A proc_allowed=(
 	# names a memfd of its own to the kernel as the trial uprobe_multi
 	# link's file; reads nothing of /proc
 	["user/probe/uprobe_multi.c"]='"/proc/self/fd/%d"'
+	# names the runtime file it holds open to the kernel as a uprobe's
+	# target; reads nothing of /proc
+	["user/attach/runtime_attach_probes.c"]='"/proc/self/fd/%d"'
 )
 proc_checked=0
 while IFS= read -r f; do

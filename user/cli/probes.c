@@ -15,8 +15,9 @@
 #include "cli/cli.h"
 #include "lib/json_writer.h"
 #include "probe/kernel_features.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "discover/targets.h"
+#include "attach/attach_control.h"
 
 #define MAX_PIDS 64
 #define MAX_LIBRARIES 16
@@ -260,6 +261,7 @@ int cmd_probes(int argc, char **argv)
 	struct runtime_attach_opts aopts = { .sz = sizeof(aopts) };
 	struct targets_opts topts = { .sz = sizeof(topts) };
 	const char *libraries[MAX_LIBRARIES];
+	struct attach_control *ac = NULL;
 	struct runtime_attach *ra = NULL;
 	struct targets *t = NULL;
 	pid_t pids[MAX_PIDS];
@@ -310,9 +312,17 @@ int cmd_probes(int argc, char **argv)
 	topts.pids = pids;
 	topts.n_pids = n_pids;
 	topts.whole_host = all;
-	t = targets__new(&topts, NULL, ra);
+	/* The attach controller without a probe session: it examines, the
+	 * plan is made, nothing is placed. */
+	ac = attach_control__new(NULL, ra);
+	if (!ac) {
+		log_err("out of memory");
+		goto out;
+	}
+	t = targets__new(&topts, NULL);
 	if (!t || targets__start(t))
 		goto out;
+	attach_control__visit_targets(ac, t);
 	if (cli_json())
 		print_json(t, ra, &f);
 	else
@@ -324,6 +334,7 @@ int cmd_probes(int argc, char **argv)
 	}
 out:
 	targets__free(t);
+	attach_control__free(ac);
 	runtime_attach__free(ra);
 	return rc;
 }

@@ -28,7 +28,7 @@
 #include "session/recorder.h"
 #include "discover/probe_packs.h"
 #include "discover/procfs.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "export/export.h"
 #include "lib/json_writer.h"
 #include "lib/atomic_file.h"

@@ -10,7 +10,7 @@
 #include "collect/collector.h"
 #include "session/recorder.h"
 #include "discover/probe_packs.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "export/export.h"
 #include "lib/json_writer.h"
 #include "probe/probe_session.h"

@@ -65,7 +65,7 @@ const char *control_kind_name(enum control_kind kind);
 /*
  * What the collector may ask of the control lane: answers only, nothing
  * placed or written. The attach controller provides them
- * (session/attach_control.h: attach_control__lookups); tests provide their
+ * (attach/attach_control.h: attach_control__lookups); tests provide their
  * own.
  */
 struct control_lookups {

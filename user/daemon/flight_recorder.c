@@ -14,7 +14,7 @@
 #include "collect/collector.h"
 #include "session/recorder.h"
 #include "daemon/flight_recorder.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "output/xspace_writer.h"
 #include "probe/probe_session.h"
 

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_CONTEXT "irqs"
-#include "lib/log.h"
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
-#include "probe/probe_session.h"
+#include "lib/array.h"
 
 /*
  * One line: "  NN:  count0  count1 ...  chip  hwirq-type  name[, name]".
@@ -74,19 +73,32 @@ int device_irqs__parse(const char *text, size_t len,
 	return hits;
 }
 
-static void trace_one(uint32_t irq, const char *name, void *ctx)
-{
-	struct probe_session *ps = ctx;
-	int err = probe_session__trace_irq(ps, irq, 0);
+#define MAX_DEVICE_IRQS 1024
 
-	if (err)
-		log_warn("cannot trace irq %u (%s): %s", irq, name, strerror(-err));
-	else
-		log_debug("tracing irq %u (%s)", irq, name);
+struct found_irqs {
+	struct device_irq *irqs;
+	size_t n, cap;
+	bool no_memory;
+};
+
+static void keep_one(uint32_t irq, const char *name, void *ctx)
+{
+	struct found_irqs *f = ctx;
+
+	if (f->n >= MAX_DEVICE_IRQS)
+		return;
+	if (ARRAY_GROW(f->irqs, f->cap, f->n + 1)) {
+		f->no_memory = true;
+		return;
+	}
+	f->irqs[f->n].irq = irq;
+	snprintf(f->irqs[f->n].name, sizeof(f->irqs[f->n].name), "%s", name);
+	f->n++;
 }
 
-int device_irqs__trace(struct probe_session *ps)
+int device_irqs__find(struct device_irq **irqs)
 {
+	struct found_irqs found = { 0 };
 	char *text = NULL;
 	size_t cap = 0, len = 0;
 	FILE *f = fopen("/proc/interrupts", "re");
@@ -115,7 +127,14 @@ int device_irqs__trace(struct probe_session *ps)
 			break;
 	}
 	fclose(f);
-	n = text ? device_irqs__parse(text, len, trace_one, ps) : 0;
+	if (text)
+		device_irqs__parse(text, len, keep_one, &found);
 	free(text);
+	if (found.no_memory) {
+		free(found.irqs);
+		return -ENOMEM;
+	}
+	*irqs = found.irqs;
+	n = (int)found.n;
 	return n;
 }

@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct probe_session;
-
 /*
  * Calls fn for every numbered interrupt in @text (the format of
  * /proc/interrupts) whose name, or one of its comma-separated names, is an
@@ -21,8 +19,13 @@ int device_irqs__parse(const char *text, size_t len,
 		       void (*fn)(uint32_t irq, const char *name, void *ctx),
 		       void *ctx);
 
-/* Reads /proc/interrupts and traces the accelerator interrupts there.
- * Returns how many, or -errno. */
-int device_irqs__trace(struct probe_session *ps);
+struct device_irq {
+	uint32_t irq;
+	char name[64];
+};
+
+/* Reads /proc/interrupts: its accelerator interrupts in *@irqs (free()
+ * it), up to 1024. Returns how many, or -errno. */
+int device_irqs__find(struct device_irq **irqs);
 
 #endif /* ACCELTRACE_DEVICE_IRQS_H */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/array.h"
@@ -103,6 +104,84 @@ int procfs_cgroup(pid_t pid, char *buf, size_t len)
 	}
 	fclose(f);
 	return err;
+}
+
+int procfs_owner_uid(pid_t pid, uid_t *uid)
+{
+	char dir[32];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	if (stat(dir, &st))
+		return -errno;
+	*uid = st.st_uid;
+	return 0;
+}
+
+int procfs_reopen_own_fd(int fd, int flags)
+{
+	char self[64];
+	int nfd;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	nfd = open(self, flags);
+	return nfd < 0 ? -errno : nfd;
+}
+
+void procfs_root_path(pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/root", pid);
+}
+
+void procfs_map_file_path(pid_t pid, uint64_t start, uint64_t end, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+}
+
+int procfs_environ(pid_t pid, char **env, size_t *len)
+{
+	char path[64], *buf = NULL;
+	size_t cap = 0, used = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (used < PROCFS_ENVIRON_MAX) {
+		ssize_t n;
+
+		if (used == cap) {
+			size_t want = cap ? cap * 2 : 16384;
+			char *grown = realloc(buf, want > PROCFS_ENVIRON_MAX ? PROCFS_ENVIRON_MAX : want);
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = grown;
+			cap = want > PROCFS_ENVIRON_MAX ? PROCFS_ENVIRON_MAX : want;
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*env = buf;
+	*len = used;
+	return 0;
 }
 
 int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len)

@@ -37,6 +37,24 @@ int procfs_parse_ppid(const char *stat_line, pid_t *ppid);
  */
 int procfs_cgroup(pid_t pid, char *buf, size_t len);
 
+/* The owner of process @pid (its /proc entry's uid); 0 or -errno. */
+int procfs_owner_uid(pid_t pid, uid_t *uid);
+/* Our own open file @fd opened again with @flags (as for writing), the
+ * same inode whatever its path names now; an fd, or -errno. */
+int procfs_reopen_own_fd(int fd, int flags);
+/* "/proc/PID/root": paths in @pid's own root (a container's) under it. */
+void procfs_root_path(pid_t pid, char *buf, size_t len);
+/* "/proc/PID/map_files/START-END": the file mapped at [@start, @end),
+ * whatever its path in the process. */
+void procfs_map_file_path(pid_t pid, uint64_t start, uint64_t end, char *buf, size_t len);
+/*
+ * @pid's environment, "NAME=value" strings each ending in a NUL, in
+ * *@env (free() it), its length in *@len; read up to PROCFS_ENVIRON_MAX
+ * bytes (past that, cut). 0, or -errno.
+ */
+#define PROCFS_ENVIRON_MAX (4u << 20)
+int procfs_environ(pid_t pid, char **env, size_t *len);
+
 /* What fd @fd of @pid points at ("/dev/accel0", "anon_inode:[eventfd]");
  * 0, or -errno (the fd is closed, the process gone). */
 int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len);

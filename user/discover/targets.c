@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Target processes: validation, launching, discovery and rescans. */
+/*
+ * Target processes: validation, launching, discovery and rescans. What is
+ * found is a fact for the attach controller to act on (a process to put in
+ * the traced set and examine, one gone to forget): queued as visits, never
+ * acted on here. The kernel's tables are only read (a process the probes
+ * adopted).
+ */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -32,10 +38,13 @@ struct traced {
 
 struct targets {
 	struct targets_opts opts;
-	struct probe_session *ps;
-	struct runtime_attach *ra;
+	const struct probe_session *ps;	/* read only: whom the probes adopted */
 	struct traced *procs;
 	size_t n, cap;
+	/* For the attach controller: targets__take_visits. */
+	struct target_visit *visits;
+	size_t n_visits, visits_cap;
+	bool visits_lost;		/* out of memory: every process again */
 	pid_t command_pid;
 	int release_fd;		/* write end of the pipe holding the command */
 	bool command_reaped;
@@ -75,18 +84,24 @@ static struct traced *track(struct targets *t, pid_t pid, uint32_t flags,
 	return p;
 }
 
-/* Puts @p in the kernel's traced set and looks at what it runs. */
+/* A visit for the attach controller: examine @p, or forget it (@gone). */
+static void visit(struct targets *t, const struct traced *p, bool gone)
+{
+	if (!p)
+		return;
+	if (ARRAY_GROW(t->visits, t->visits_cap, t->n_visits + 1)) {
+		t->visits_lost = true;
+		return;
+	}
+	t->visits[t->n_visits++] = (struct target_visit){
+		.pid = p->report.pid, .flags = p->flags, .gone = gone,
+	};
+}
+
+/* Puts @p in the kernel's traced set and looks at what it runs: queued. */
 static void examine(struct targets *t, struct traced *p)
 {
-	int n;
-
-	if (t->ps)
-		probe_session__trace_pid(t->ps, p->report.pid, p->flags);
-	if (!t->ra)
-		return;
-	n = runtime_attach__add_process(t->ra, p->report.pid, &p->report);
-	if (n == -ESRCH || n == -ENOENT)
-		p->gone = true;
+	visit(t, p, false);
 }
 
 /* The children of @pid, from /proc/PID/task/TID/children. */
@@ -209,7 +224,7 @@ static int launch(struct targets *t)
 }
 
 struct targets *targets__new(const struct targets_opts *opts,
-			     struct probe_session *ps, struct runtime_attach *ra)
+			     const struct probe_session *ps)
 {
 	struct targets *t;
 	int err;
@@ -219,7 +234,6 @@ struct targets *targets__new(const struct targets_opts *opts,
 		return NULL;
 	t->opts = *opts;
 	t->ps = ps;
-	t->ra = ra;
 	t->release_fd = -1;
 	for (size_t i = 0; i < opts->n_pids; i++) {
 		if (opts->pids[i] <= 0 || !procfs_pid_alive(opts->pids[i])) {
@@ -237,11 +251,6 @@ struct targets *targets__new(const struct targets_opts *opts,
 			errno = -err;
 			return NULL;
 		}
-		/* Its runtime probes (all but --library's, attached already)
-		 * for it only: no other process traps. With --children they
-		 * stay on every process, its descendants are found later. */
-		if (ps && !opts->children)
-			probe_session__set_pid_scope(ps, &t->command_pid, 1);
 	}
 	return t;
 }
@@ -254,6 +263,7 @@ void targets__free(struct targets *t)
 	if (t->release_fd >= 0)
 		close(t->release_fd);
 	free(t->procs);
+	free(t->visits);
 	free(t);
 }
 
@@ -274,30 +284,55 @@ int targets__start(struct targets *t)
 		if (!p)
 			return -ENOMEM;
 		/* Not exec'd yet: its environment is ours, and names the
-		 * libraries it will load (TPU_LIBRARY_PATH, ...). */
+		 * libraries it will load (TPU_LIBRARY_PATH, ...). Released by
+		 * targets__release_command once examined. */
 		examine(t, p);
-		if (write(t->release_fd, "g", 1) != 1)
-			return -errno;
-		close(t->release_fd);
-		t->release_fd = -1;
 	}
 	if (t->opts.whole_host)
 		scan_host(t);
 	return 0;
 }
 
-/*
- * A process found gone by a rescan: its exit record normally tells the
- * attach controller first, but a record lost to a full ring must not
- * leave its probes and table entries behind. Forgetting twice is harmless.
- */
-static void forget_gone(struct targets *t, pid_t pid)
+int targets__release_command(struct targets *t)
 {
-	if (t->ps) {
-		probe_session__forget_pid(t->ps, pid);
+	if (t->release_fd < 0)
+		return 0;
+	if (write(t->release_fd, "g", 1) != 1)
+		return -errno;
+	close(t->release_fd);
+	t->release_fd = -1;
+	return 0;
+}
+
+const struct target_visit *targets__take_visits(struct targets *t, size_t *n)
+{
+	/* A visit lost to memory: every live process visited again (a
+	 * forgotten one is forgotten again at the next rescan). */
+	if (t->visits_lost) {
+		t->visits_lost = false;
+		t->n_visits = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (!t->procs[i].gone)
+				visit(t, &t->procs[i], false);
 	}
-	if (t->ra)
-		runtime_attach__remove_process(t->ra, pid);
+	*n = t->n_visits;
+	t->n_visits = 0;
+	return t->visits;
+}
+
+struct process_report *targets__report_of(struct targets *t, pid_t pid)
+{
+	struct traced *p = find(t, pid);
+
+	return p ? &p->report : NULL;
+}
+
+void targets__note_gone(struct targets *t, pid_t pid)
+{
+	struct traced *p = find(t, pid);
+
+	if (p)
+		p->gone = true;
 }
 
 void targets__rescan(struct targets *t, bool full)
@@ -308,10 +343,14 @@ void targets__rescan(struct targets *t, bool full)
 
 		if (p->gone)
 			continue;
+		/* Its exit record normally tells the attach controller
+		 * first, but a record lost to a full ring must not leave its
+		 * probes and table entries behind: forgetting twice is
+		 * harmless. */
 		if (!procfs_pid_alive(p->report.pid) ||
 		    (p->report.pid == t->command_pid && t->command_reaped)) {
 			p->gone = true;
-			forget_gone(t, p->report.pid);
+			visit(t, p, true);
 			continue;
 		}
 		examine(t, p);
@@ -358,50 +397,7 @@ const struct process_report *targets__report(const struct targets *t, size_t i)
 	return i < t->n ? &t->procs[i].report : NULL;
 }
 
-void targets__diagnose(const struct targets *t, char *buf, size_t len)
+bool targets__gone(const struct targets *t, size_t i)
 {
-	size_t used = 0;
-
-#define SAY(...) do { \
-	if (used < len) \
-		used += snprintf(buf + used, len - used, __VA_ARGS__); \
-	} while (0)
-
-	buf[0] = '\0';
-	if (!t->n) {
-		SAY("no process on this host maps an accelerator runtime library or holds a device node");
-		return;
-	}
-	for (size_t i = 0; i < t->n; i++) {
-		const struct traced *p = &t->procs[i];
-		const struct process_report *r = &p->report;
-		bool table = false, refused = false;
-
-		SAY("%sprocess %d%s: ", i ? "; " : "", r->pid, p->gone ? " (exited)" : "");
-		if (!r->n_libraries) {
-			SAY("no runtime library mapped (nothing that exports GetPjrtApi, "
-			    "the CUDA driver or runtime API, the TPU C API or tf.data's GetNext)");
-		} else {
-			for (unsigned int l = 0; l < r->n_libraries; l++) {
-				const struct attached_library *lib = r->libraries[l];
-
-				SAY("%s%s", l ? ", " : "maps ", lib->path);
-				if (lib->pack->pjrt) {
-					table |= lib->has_table;
-					refused |= lib->table_refused;
-				}
-			}
-			if (refused)
-				SAY("; its PJRT table was refused");
-			else if (!table)
-				SAY("; no PJRT table found (GetPjrtApi not called yet?)");
-		}
-		if (!r->n_device_nodes)
-			SAY("; no device node open");
-		else
-			SAY("; %u device node(s) open (%s)", r->n_device_nodes,
-			    r->device_nodes[0].path);
-	}
-	SAY("; no device activity (execute, transfer, infeed/outfeed or submit) was seen");
-#undef SAY
+	return i < t->n && t->procs[i].gone;
 }

@@ -484,7 +484,7 @@ int probe_session__untrace_pid(struct probe_session *ps, uint32_t pid)
 	return 0;
 }
 
-bool probe_session__pid_traced(struct probe_session *ps, uint32_t pid)
+bool probe_session__pid_traced(const struct probe_session *ps, uint32_t pid)
 {
 	return pid < AT_PID_SPACE && ps->traced[pid];
 }

@@ -75,7 +75,7 @@ int probe_session__attach_kernel(struct probe_session *ps);
 /* The traced set. */
 int probe_session__trace_pid(struct probe_session *ps, uint32_t pid, uint32_t flags);
 int probe_session__untrace_pid(struct probe_session *ps, uint32_t pid);
-bool probe_session__pid_traced(struct probe_session *ps, uint32_t pid);
+bool probe_session__pid_traced(const struct probe_session *ps, uint32_t pid);
 
 /* What an fd of a traced process is (found at attach from /proc). */
 int probe_session__set_fd(struct probe_session *ps, uint32_t pid, uint32_t fd,

@@ -17,13 +17,12 @@
 #include "collect/collector.h"
 #include "session/recorder.h"
 #include "session/recorder_internal.h"
-#include "discover/agent_links.h"
+#include "attach/agent_links.h"
 #include "discover/cgroup_scope.h"
-#include "session/attach_control.h"
-#include "discover/device_irqs.h"
+#include "attach/attach_control.h"
 #include "discover/device_nodes.h"
 #include "discover/devtrace_buffers.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "discover/targets.h"
 #include "probe/kernel_features.h"
 #include "probe/probe_session.h"
@@ -200,6 +199,7 @@ int recorder_poll_once(struct recorder *r)
 		 now - r->last_rescan >= UNSETTLED_RESCAN_NS) {
 		r->quick_rescans++;
 		targets__rescan(r->targets, false);
+		attach_control__visit_targets(r->ac, r->targets);
 		r->st.rescans++;
 		r->last_rescan = now;
 	}
@@ -207,6 +207,7 @@ int recorder_poll_once(struct recorder *r)
 		bool full = now - r->last_full_rescan >= FULL_RESCAN_NS;
 
 		targets__rescan(r->targets, full);
+		attach_control__visit_targets(r->ac, r->targets);
 		r->st.rescans++;
 		r->last_rescan = now;
 		if (full) {
@@ -243,6 +244,31 @@ static struct capture *new_capture(struct recorder *r, const char *session)
 		return NULL;
 	capture__set_probes_attached(cap, r->probes_attached_ns);
 	return cap;
+}
+
+/*
+ * The targets found and examined, their probes placed, then the launched
+ * command let go: a runtime it loads is probed before its first call. Its
+ * runtime probes (all but --library's, attached already) fire for it
+ * only, so no other process traps; with --children they stay on every
+ * process, its descendants found later.
+ */
+static int start_targets(struct recorder *r)
+{
+	pid_t command = targets__command_pid(r->targets);
+	int err;
+
+	if (command && !r->o.children) {
+		err = attach_control__scope(r->ac, &command, 1);
+		if (err)
+			log_warn("runtime probes not limited to the command (%s): other processes "
+				 "trap too", strerror(-err));
+	}
+	err = targets__start(r->targets);
+	if (err)
+		return err;
+	attach_control__visit_targets(r->ac, r->targets);
+	return targets__release_command(r->targets);
 }
 
 /* ---------------------------------------------------------------- setup */
@@ -365,21 +391,21 @@ int recorder__attach(struct recorder *r)
 	if (err)
 		return err;
 	recorder_tell(r);
-	err = probe_session__attach_kernel(r->ps);
+	err = attach_control__attach_kernel(r->ac);
 	if (err)
 		return err;
 	/* Accelerator interrupts present now (the simulator has none). */
-	device_irqs__trace(r->ps);
+	attach_control__trace_device_irqs(r->ac);
 	topts.pids = r->o.pids;
 	topts.n_pids = r->o.n_pids;
 	topts.children = r->o.children;
 	topts.whole_host = r->o.whole_host;
 	topts.command = r->o.command;
 	topts.scope = r->o.scope;
-	r->targets = targets__new(&topts, r->ps, r->ra);
+	r->targets = targets__new(&topts, r->ps);
 	if (!r->targets)
 		return -errno;
-	err = targets__start(r->targets);
+	err = start_targets(r);
 	if (err) {
 		log_err("starting the targets failed: %s", strerror(-err));
 		return err;
@@ -716,17 +742,9 @@ int recorder__set_detail(struct recorder *r, bool on)
 	if (!r->ps)
 		return -ENOTCONN;
 	recorder_want_device(r, on || r->o.device_detail);
-	if (on) {
-		/* Probes first, then the switch: until it turns, the new
-		 * probes turn their calls away whole. */
-		n = runtime_attach__set_detail(r->ra, true);
-		/* A kernel program that cannot attach again is logged; the
-		 * others record, and the next slice tries it again. */
-		(void)probe_session__set_detail(r->ps, true);
-		return n;
-	}
-	probe_session__set_detail(r->ps, false);
-	n = runtime_attach__set_detail(r->ra, false);
+	n = attach_control__set_detail(r->ac, on);
+	if (on)
+		return (int)n;
 	/* Everything recorded with detail is in the rings now: consume it,
 	 * then forget the work whose completions will not come. */
 	err = probe_session__drain(r->ps);

@@ -17,8 +17,8 @@
 #include "capture/capture.h"
 #include "collect/collector.h"
 #include "session/recorder_internal.h"
-#include "discover/agent_links.h"
-#include "discover/runtime_attach.h"
+#include "attach/agent_links.h"
+#include "attach/runtime_attach.h"
 #include "discover/targets.h"
 
 /* The agents' lease: renewed every second while device detail is

@@ -13,7 +13,7 @@
 #include "lib/log.h"
 #include "collect/collector.h"
 #include "session/recorder_internal.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "discover/targets.h"
 
 /* --now waits this long at most for the probes to be placed. */
@@ -101,6 +101,54 @@ static uint64_t say_no_runtime(struct recorder *r, uint64_t began, uint64_t dead
 	return deadline;
 }
 
+/* Says what was and was not found, for a run that saw no device activity. */
+static void diagnose_targets(const struct targets *t, char *buf, size_t len)
+{
+	size_t used = 0;
+
+#define SAY(...) do { \
+	if (used < len) \
+		used += snprintf(buf + used, len - used, __VA_ARGS__); \
+	} while (0)
+
+	buf[0] = '\0';
+	if (!targets__count(t)) {
+		SAY("no process on this host maps an accelerator runtime library or holds a device node");
+		return;
+	}
+	for (size_t i = 0; i < targets__count(t); i++) {
+		const struct process_report *r = targets__report(t, i);
+		bool table = false, refused = false;
+
+		SAY("%sprocess %d%s: ", i ? "; " : "", r->pid, targets__gone(t, i) ? " (exited)" : "");
+		if (!r->n_libraries) {
+			SAY("no runtime library mapped (nothing that exports GetPjrtApi, "
+			    "the CUDA driver or runtime API, the TPU C API or tf.data's GetNext)");
+		} else {
+			for (unsigned int l = 0; l < r->n_libraries; l++) {
+				const struct attached_library *lib = r->libraries[l];
+
+				SAY("%s%s", l ? ", " : "maps ", lib->path);
+				if (lib->pack->pjrt) {
+					table |= lib->has_table;
+					refused |= lib->table_refused;
+				}
+			}
+			if (refused)
+				SAY("; its PJRT table was refused");
+			else if (!table)
+				SAY("; no PJRT table found (GetPjrtApi not called yet?)");
+		}
+		if (!r->n_device_nodes)
+			SAY("; no device node open");
+		else
+			SAY("; %u device node(s) open (%s)", r->n_device_nodes,
+			    r->device_nodes[0].path);
+	}
+	SAY("; no device activity (execute, transfer, infeed/outfeed or submit) was seen");
+#undef SAY
+}
+
 /* Waits for the first execution (or, --from-start, any device activity)
  * after the probes settled. */
 int recorder__arm(struct recorder *r)
@@ -172,19 +220,19 @@ int recorder__arm(struct recorder *r)
 			return 0;
 		}
 		if (!targets__alive(r->targets)) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
+			diagnose_targets(r->targets, diag, sizeof(diag));
 			log_err("the target exited before any device activity: %s", diag);
 			return -ESRCH;
 		}
 		if (r->bounded_by_duration && now_ns() >= r->deadline_ns) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
+			diagnose_targets(r->targets, diag, sizeof(diag));
 			log_err("no accelerator runtime was loaded within --duration %.1f s "
 				"(--arm-timeout waits longer): no capture written: %s",
 				r->o.duration_ns / 1e9, diag);
 			return -ETIMEDOUT;
 		}
 		if (now_ns() >= deadline) {
-			targets__diagnose(r->targets, diag, sizeof(diag));
+			diagnose_targets(r->targets, diag, sizeof(diag));
 			log_err("no %s within %.1f s: %s",
 				r->o.from_start ? "device activity" : "execution of a program",
 				r->o.arm_timeout_ns / 1e9, diag);

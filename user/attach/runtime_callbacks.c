@@ -18,8 +18,8 @@
 #include "discover/probe_packs.h"
 #include "discover/probe_placement.h"
 #include "discover/proc_maps.h"
-#include "discover/runtime_attach.h"
-#include "discover/runtime_attach_internal.h"
+#include "attach/runtime_attach.h"
+#include "attach/runtime_attach_internal.h"
 
 int runtime_attach__on_callback(struct runtime_attach *ra, pid_t pid,
 				uint64_t addr)

@@ -19,8 +19,8 @@
 #include "lib/log.h"
 #include "discover/pjrt_api.h"
 #include "discover/proc_maps.h"
-#include "discover/runtime_attach.h"
-#include "discover/runtime_attach_internal.h"
+#include "attach/runtime_attach.h"
+#include "attach/runtime_attach_internal.h"
 
 /* A scan's refusal is final only this long after the first scan. */
 #define SCAN_SETTLE_NS (500 * 1000000ull)

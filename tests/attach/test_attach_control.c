@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * session/attach_control.c without a probe session: what it does without
+ * attach/attach_control.c without a probe session: what it does without
  * one (nothing, successfully), an unknown kind refused and counted, the
  * lookups and reads it hands the collector.
  */
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "session/attach_control.h"
+#include "attach/attach_control.h"
 
 static void test_controller_without_session(void)
 {

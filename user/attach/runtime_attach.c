@@ -26,8 +26,8 @@
 #include "probe/probe_session.h"
 #include "discover/proc_maps.h"
 #include "discover/procfs.h"
-#include "discover/runtime_attach.h"
-#include "discover/runtime_attach_internal.h"
+#include "attach/runtime_attach.h"
+#include "attach/runtime_attach_internal.h"
 #include "discover/runtime_kind.h"
 #include "discover/safe_open.h"
 
@@ -183,16 +183,15 @@ static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
 	static const char *const vars[] = {
 		"TPU_LIBRARY_PATH=", "PJRT_NAMES_AND_LIBRARY_PATHS=",
 	};
-	char path[64], *buf = NULL;
-	size_t cap = 0, len = 0;
-	FILE *f;
+	char *env = NULL, *buf, *end;
+	size_t len = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procfs_environ(pid, &env, &len))
 		return;
-	len = getdelim(&buf, &cap, '\0', f);
-	while ((ssize_t)len > 0) {
+	/* "NAME=value\0" each; the last may be cut short of its NUL. */
+	for (buf = env, end = env + len; buf < end; buf += strnlen(buf, end - buf) + 1) {
+		if (!memchr(buf, '\0', end - buf))
+			break;
 		for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
 			size_t vl = strlen(vars[v]);
 			char *list, *item, *save = NULL;
@@ -229,19 +228,30 @@ static void add_environ_libraries(struct runtime_attach *ra, pid_t pid,
 			}
 			free(list);
 		}
-		len = getdelim(&buf, &cap, '\0', f);
 	}
-	free(buf);
-	fclose(f);
+	free(env);
 }
 
-struct fd_walk {
-	struct runtime_attach *ra;
-	pid_t pid;
-	struct process_report *report;
+struct fd_mark {
+	int fd;
+	enum fd_kind kind;
 };
 
-/* Tells the kernel which fds are device nodes and eventfds. */
+struct fd_walk {
+	struct process_report *report;
+	/* What the kernel is told once the walk is over. */
+	struct fd_mark *marks;
+	size_t n_marks, cap_marks;
+};
+
+static void mark_fd(struct fd_walk *w, int fd, enum fd_kind kind)
+{
+	/* Out of memory: the fd is marked when the kernel sees it used. */
+	if (!ARRAY_GROW(w->marks, w->cap_marks, w->n_marks + 1))
+		w->marks[w->n_marks++] = (struct fd_mark){ fd, kind };
+}
+
+/* Notes which fds are device nodes and eventfds. */
 static int note_fd(void *ctx, int fd, const char *target)
 {
 	struct fd_walk *w = ctx;
@@ -249,8 +259,7 @@ static int note_fd(void *ctx, int fd, const char *target)
 	const struct device_node_pattern *pat;
 
 	if (!strcmp(target, "anon_inode:[eventfd]")) {
-		if (w->ra->ps)
-			probe_session__set_fd(w->ra->ps, w->pid, fd, FD_EVENTFD);
+		mark_fd(w, fd, FD_EVENTFD);
 		if (r)
 			r->n_eventfds++;
 		return 0;
@@ -258,8 +267,7 @@ static int note_fd(void *ctx, int fd, const char *target)
 	pat = device_node_match(target);
 	if (!pat)
 		return 0;
-	if (w->ra->ps)
-		probe_session__set_fd(w->ra->ps, w->pid, fd, FD_DEVICE);
+	mark_fd(w, fd, FD_DEVICE);
 	if (r && r->n_device_nodes < 16) {
 		r->device_nodes[r->n_device_nodes].fd = fd;
 		snprintf(r->device_nodes[r->n_device_nodes].path,
@@ -270,12 +278,17 @@ static int note_fd(void *ctx, int fd, const char *target)
 	return 0;
 }
 
+/* Tells the kernel which fds are device nodes and eventfds: the walk
+ * only notes them, the writes follow it. */
 static void add_process_fds(struct runtime_attach *ra, pid_t pid,
 			    struct process_report *r)
 {
-	struct fd_walk w = { .ra = ra, .pid = pid, .report = r };
+	struct fd_walk w = { .report = r };
 
 	procfs_for_each_fd(pid, note_fd, &w);
+	for (size_t i = 0; ra->ps && i < w.n_marks; i++)
+		probe_session__set_fd(ra->ps, pid, w.marks[i].fd, w.marks[i].kind);
+	free(w.marks);
 }
 
 int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
@@ -293,7 +306,7 @@ int runtime_attach__add_process(struct runtime_attach *ra, pid_t pid,
 	if (!maps)
 		return -errno;
 	if (proc_root_differs(pid) == 1) {
-		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+		procfs_root_path(pid, root, sizeof(root));
 		if (r)
 			r->in_container = true;
 	}
@@ -370,8 +383,7 @@ int runtime_attach__on_mapped(struct runtime_attach *ra, pid_t pid,
 	/* The mapping names the file whatever its path in the process (a
 	 * container's root, a deleted file); the link says what ld.so
 	 * opened, the name recognition takes as its hint. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
+	procfs_map_file_path(pid, m->start, m->end, path, sizeof(path));
 	n = readlink(path, name, sizeof(name) - 1);
 	if (n < 0)
 		goto examine;	/* changed meanwhile, or no privilege */

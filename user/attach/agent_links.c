@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 
-#include "discover/agent_links.h"
+#include "attach/agent_links.h"
 #include "discover/mapped_files.h"
 #include "discover/procfs.h"
 #include "lib/array.h"
@@ -127,7 +127,6 @@ static void offer(void *ctx, const struct mapped_file *m)
 	struct agent_links *l = f->l;
 	struct agent_link *k;
 	struct stat st;
-	char self[64];
 	int fd, rfd;
 
 	rfd = mapped_file_open(f->pid, m, AGENT_CONTROL_MAGIC, AGENT_CONTROL_SIZE, not_a_page, f,
@@ -135,8 +134,7 @@ static void offer(void *ctx, const struct mapped_file *m)
 	if (rfd < 0)
 		return;
 	/* The page it is: now for writing, the same inode. */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", rfd);
-	fd = open(self, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = procfs_reopen_own_fd(rfd, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	close(rfd);
 	if (fd < 0)
 		return;
@@ -162,14 +160,11 @@ static void offer(void *ctx, const struct mapped_file *m)
 int agent_links__find(struct agent_links *l, pid_t pid)
 {
 	struct find_ctx f = { .l = l, .pid = pid };
-	struct stat st;
-	char dir[32];
 	int err;
 
-	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
-	if (stat(dir, &st))
-		return -errno;
-	f.uid = st.st_uid;
+	err = procfs_owner_uid(pid, &f.uid);
+	if (err)
+		return err;
 	err = mapped_files_for_each(pid, offer, &f);
 
 	if (f.err)

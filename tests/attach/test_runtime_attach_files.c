@@ -25,7 +25,7 @@
 
 #include "test.h"
 #include "lib/log.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 #include "probe/probe_session.h"
 
 static char dir[4096];

@@ -14,9 +14,11 @@
 #define LOG_CONTEXT "attach"
 #include "lib/log.h"
 #include "acceltrace/events.h"
-#include "session/attach_control.h"
+#include "attach/attach_control.h"
+#include "discover/device_irqs.h"
 #include "discover/proc_maps.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
+#include "discover/targets.h"
 #include "probe/probe_session.h"
 
 struct attach_control {
@@ -54,6 +56,33 @@ static int examine(struct attach_control *ac, uint32_t pid)
 	return n < 0 && n != -ESRCH && n != -ENOENT ? n : 0;
 }
 
+int attach_control__attach_kernel(struct attach_control *ac)
+{
+	return ac->ps ? probe_session__attach_kernel(ac->ps) : 0;
+}
+
+size_t attach_control__set_detail(struct attach_control *ac, bool on)
+{
+	size_t n = 0;
+
+	if (on) {
+		/* Probes first, then the switch: until it turns, the new
+		 * probes turn their calls away whole. */
+		if (ac->ra)
+			n = runtime_attach__set_detail(ac->ra, true);
+		/* A kernel program that cannot attach again is logged; the
+		 * others record, and the next slice tries it again. */
+		if (ac->ps)
+			(void)probe_session__set_detail(ac->ps, true);
+		return n;
+	}
+	if (ac->ps)
+		probe_session__set_detail(ac->ps, false);
+	if (ac->ra)
+		n = runtime_attach__set_detail(ac->ra, false);
+	return n;
+}
+
 static int set_fd(struct attach_control *ac, uint32_t pid, uint32_t fd,
 		  enum fd_kind kind)
 {
@@ -71,6 +100,56 @@ static int forget(struct attach_control *ac, uint32_t pid)
 	if (ac->ra)
 		runtime_attach__remove_process(ac->ra, pid);
 	return err;
+}
+
+int attach_control__visit(struct attach_control *ac, const struct target_visit *v,
+			  struct process_report *report)
+{
+	int n = 0;
+
+	if (v->gone)
+		return forget(ac, (uint32_t)v->pid);
+	if (ac->ps)
+		probe_session__trace_pid(ac->ps, (uint32_t)v->pid, v->flags);
+	if (ac->ra)
+		n = runtime_attach__add_process(ac->ra, v->pid, report);
+	if (n == -ESRCH || n == -ENOENT)
+		return -ESRCH;
+	return n < 0 ? n : 0;
+}
+
+void attach_control__visit_targets(struct attach_control *ac, struct targets *t)
+{
+	const struct target_visit *v;
+	size_t n;
+
+	v = targets__take_visits(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (attach_control__visit(ac, &v[i], targets__report_of(t, v[i].pid)) == -ESRCH)
+			targets__note_gone(t, v[i].pid);
+}
+
+int attach_control__scope(struct attach_control *ac, const pid_t *pids, size_t n)
+{
+	return ac->ps ? probe_session__set_pid_scope(ac->ps, pids, n) : 0;
+}
+
+int attach_control__trace_device_irqs(struct attach_control *ac)
+{
+	struct device_irq *irqs = NULL;
+	int n = ac->ps ? device_irqs__find(&irqs) : 0;
+
+	for (int i = 0; i < n; i++) {
+		int err = probe_session__trace_irq(ac->ps, irqs[i].irq, 0);
+
+		if (err)
+			log_warn("cannot trace irq %u (%s): %s", irqs[i].irq, irqs[i].name,
+				 strerror(-err));
+		else
+			log_debug("tracing irq %u (%s)", irqs[i].irq, irqs[i].name);
+	}
+	free(irqs);
+	return n;
 }
 
 int attach_control__handle(struct attach_control *ac,

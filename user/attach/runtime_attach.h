@@ -2,7 +2,7 @@
 /*
  * Finding and probing what traced processes run on: runtime libraries
  * recognised by their exports as the probe packs' signatures say
- * (runtime_kind.h; attached once per library file, for every
+ * (discover/runtime_kind.h; attached once per library file, for every
  * process that maps it), their PJRT_Api tables (from GetPjrtApi's return or
  * a validated scan), OnReady callbacks learned at run time, and the device
  * nodes and eventfds processes already hold.
@@ -21,6 +21,7 @@
 
 #include "discover/probe_packs.h"
 #include "discover/probe_placement.h"
+#include "discover/targets.h"
 
 struct probe_session;
 struct runtime_attach;
@@ -72,21 +73,6 @@ struct attached_probe {
 	char attach_path[64];
 	struct probe_placement placement;
 	int error;			/* attach error, -errno; 0 when fine */
-};
-
-/* What acceltrace found in one process. */
-struct process_report {
-	pid_t pid;
-	unsigned int n_libraries;
-	const struct attached_library *libraries[16];
-	unsigned int n_device_nodes;
-	struct {
-		int fd;
-		char path[128];
-		const char *family;
-	} device_nodes[16];
-	unsigned int n_eventfds;
-	bool in_container;		/* its root differs: paths via /proc/PID/root */
 };
 
 /*

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "acceltrace/events.h"
-#include "discover/runtime_attach.h"
+#include "attach/runtime_attach.h"
 
 struct elf_image;
 

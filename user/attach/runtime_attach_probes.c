@@ -16,8 +16,8 @@
 #include "lib/log.h"
 #include "lib/array.h"
 #include "probe/probe_session.h"
-#include "discover/runtime_attach.h"
-#include "discover/runtime_attach_internal.h"
+#include "attach/runtime_attach.h"
+#include "attach/runtime_attach_internal.h"
 
 /* ---------------------------------------------------------------- probes */
 
