@@ -15,6 +15,7 @@
 #include <time.h>
 
 #define LOG_CONTEXT "attach"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "discover/pjrt_api.h"
@@ -25,13 +26,6 @@
 /* A scan's refusal is final only this long after the first scan. */
 #define SCAN_SETTLE_NS (500 * 1000000ull)
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void attach_slot_probes(struct runtime_attach *ra, struct library *lib,
 			       struct pjrt_api *api)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "record"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "cli/progress.h"
 #include "session/recorder.h"
@@ -40,13 +41,6 @@ struct progress {
 	uint64_t at_ns, duration_ns;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 enum progress_mode progress_mode_for(bool quiet)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "report"
+#include "lib/array.h"
 #include "cli/cli.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
@@ -328,7 +329,7 @@ int cmd_report(int argc, char **argv)
 	struct json_writer *jw = NULL;
 	struct capture_file *files;
 	struct fleet **fleets = NULL;
-	size_t n, n_fleets = 0;
+	size_t n, n_fleets = 0, fleets_cap = 0;
 	bool one_session = true;
 	char err[512];
 	int opt, rc = 0;
@@ -397,14 +398,11 @@ int cmd_report(int argc, char **argv)
 			printf("\n");
 		rc |= report_session(files + i, j - i, &args, &fleet);
 		if (fleet) {
-			struct fleet **g = realloc(fleets, (n_fleets + 1) * sizeof(*g));
-
-			if (!g) {
+			if (ARRAY_GROW(fleets, fleets_cap, n_fleets + 1)) {
 				fleet__free(fleet);
 				rc = 1;
 				continue;
 			}
-			fleets = g;
 			fleets[n_fleets++] = fleet;
 		}
 		one_session = one_session && !i && j == n;

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "devtrace"
+#include "lib/clock.h"
 #include "collect/collector_internal.h"
 #include "collect/collect_devtrace_internal.h"
 #include "devtrace/devtrace_clock.h"
@@ -576,12 +577,9 @@ static void note_long_execution(struct collect_devtrace *d)
 
 bool collect_devtrace_long_execution(struct collector *c)
 {
-	struct timespec ts;
-
 	if (!c->devtrace)
 		return false;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return long_execution_at(c->devtrace, (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+	return long_execution_at(c->devtrace, mono_ns());
 }
 
 /*
@@ -743,7 +741,7 @@ void collect_devtrace_finish(struct collector *c)
 	close_open(d);
 	collect_gpu_join_launches(d);
 	collect_devtrace_report_matching(d);
-	collect_devtrace_say_window(c);
+	collect_devtrace_note_losses(c);
 	/* The next window opens at the stop. */
 	release_exited(d, c->stop_ns);
 }

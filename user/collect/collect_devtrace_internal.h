@@ -156,8 +156,8 @@ void collect_gpu_free(struct collect_devtrace *d);
 void collect_devtrace_report_matching(struct collect_devtrace *d);
 /* A converted time whose bound exceeds this is warned about. */
 #define CLOCK_BOUND_WARN_NS 10000.0
-/* collect_devtrace_say.c: the window's losses, put-aside buffers and clock
+/* collect_devtrace_losses.c: the window's losses, put-aside buffers and clock
  * fits, into its capture and the log; each said once a window. */
-void collect_devtrace_say_window(struct collector *c);
+void collect_devtrace_note_losses(struct collector *c);
 
 #endif /* ACCELTRACE_COLLECT_DEVTRACE_INTERNAL_H */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "control"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "daemon/control.h"
@@ -229,13 +230,6 @@ void control_server__set_request_timeout(struct control_server *s, uint64_t time
 	s->request_timeout_ns = timeout_ns;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void drop(struct client *c)
 {
@@ -284,7 +278,7 @@ static void accept_clients(struct control_server *s)
 		}
 		s->clients[i].fd = fd;
 		s->clients[i].gen++;
-		s->clients[i].accepted_ns = now_ns();
+		s->clients[i].accepted_ns = mono_ns();
 		if (!allowed(fd)) {
 			log_warn("refused a control client that is neither root nor the daemon's user");
 			say(&s->clients[i], "error permission denied");
@@ -355,7 +349,7 @@ void control_server__poll(struct control_server *s, control_request_fn fn, void 
 	uint64_t now;
 
 	accept_clients(s);
-	now = now_ns();
+	now = mono_ns();
 	for (int i = 0; i < MAX_CLIENTS; i++) {
 		struct client *c = &s->clients[i];
 		char probe;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "collect/collector.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
@@ -72,13 +73,6 @@ struct daemon {
 	uint64_t profiles_over_quota;	/* Profiles refused RESOURCE_EXHAUSTED */
 };
 
-static inline uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
 
 /* A trigger by a control client (@client; -1: no one to answer: a rule,
  * SIGUSR1), about rq->pid when set. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #define LOG_CONTEXT "daemon"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "capture/capture.h"
 #include "collect/collector.h"
@@ -32,13 +33,6 @@ struct flight_recorder {
 	uint64_t last_trim_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts *opts)
 {
@@ -67,7 +61,7 @@ struct flight_recorder *flight_recorder__start(const struct flight_recorder_opts
 	err = recorder__attach(fr->rec);
 	if (err)
 		goto fail;
-	fr->start_ns = fr->last_trim_ns = now_ns();
+	fr->start_ns = fr->last_trim_ns = mono_ns();
 	err = recorder__open(fr->rec, fr->start_ns);
 	if (err)
 		goto fail;
@@ -85,7 +79,7 @@ int flight_recorder__poll(struct flight_recorder *fr)
 
 	if (err)
 		return err;
-	now = now_ns();
+	now = mono_ns();
 	every = fr->o.keep_ns / 10 > MIN_TRIM_NS ? fr->o.keep_ns / 10 : MIN_TRIM_NS;
 	if (now - fr->last_trim_ns < every || now <= fr->o.keep_ns)
 		return 0;
@@ -127,7 +121,7 @@ static int reopen(struct flight_recorder *fr, uint64_t start_ns)
 		return err;
 	}
 	fr->start_ns = start_ns;
-	fr->last_trim_ns = now_ns();
+	fr->last_trim_ns = mono_ns();
 	return recorder__open(fr->rec, fr->start_ns);
 }
 

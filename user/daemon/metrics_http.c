@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "metrics"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/tcp_listen.h"
 #include "daemon/metrics_http.h"
@@ -48,13 +49,6 @@ struct metrics_http {
 	struct held held[METRICS_HTTP_CONNECTION_LIMIT];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Who a connection is: on loopback (where every client is 127.0.0.1) the
  * local user that owns the client's socket; elsewhere its address. */
@@ -109,7 +103,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx,
 	const union MHD_ConnectionInfo *fdi, *ai;
 	struct held *free_slot = NULL;
 	unsigned int same = 0;
-	uint64_t peer, now = now_ns();
+	uint64_t peer, now = mono_ns();
 
 	if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
 		pthread_mutex_lock(&h->held_lock);
@@ -177,7 +171,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	pthread_mutex_lock(&h->held_lock);
 	if (ci && ci->socket_context)
-		((struct held *)ci->socket_context)->since_ns = now_ns();
+		((struct held *)ci->socket_context)->since_ns = mono_ns();
 	pthread_mutex_unlock(&h->held_lock);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		body = strdup("only GET\n");
@@ -290,7 +284,7 @@ int metrics_http__publish(struct metrics_http *h, const char *text, size_t len)
 	pthread_mutex_unlock(&h->lock);
 	/* The daemon publishes twice a second: requests past their time go. */
 	pthread_mutex_lock(&h->held_lock);
-	sweep(h, now_ns());
+	sweep(h, mono_ns());
 	pthread_mutex_unlock(&h->held_lock);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "profiler"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "daemon/metrics.h"
 #include "daemon/profile_sessions.h"
@@ -43,13 +44,6 @@ struct profile_sessions {
 	size_t n;
 };
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
 
 struct profile_sessions *profile_sessions__bind(const struct profile_sessions_opts *opts)
 {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "devtrace"
+#include "lib/clock.h"
 #include "devtrace/devtrace_io.h"
 #include "lib/log.h"
 
@@ -214,13 +215,6 @@ struct pass {
 	uint64_t deadline_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static bool prep_read(struct pass *p, struct devtrace_read *r)
 {
@@ -317,7 +311,7 @@ static void reap(struct pass *p)
 /* Waits for a completion until the deadline: 0, -ETIME, or -errno. */
 static int wait_one(struct pass *p, uint64_t deadline_ns)
 {
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 	struct __kernel_timespec ts = { 0 };
 	struct io_uring_cqe *cqe;
 	int ret;
@@ -416,7 +410,7 @@ static void not_run(struct devtrace_read *r)
 static void give_up(struct pass *p)
 {
 	struct io_uring_sqe *sqe;
-	uint64_t grace = now_ns() + CANCEL_GRACE_NS;
+	uint64_t grace = mono_ns() + CANCEL_GRACE_NS;
 
 	for (size_t i = 0; i < p->nresume; i++)
 		not_run(p->resume[i]);
@@ -469,7 +463,7 @@ static int run_ring(struct devtrace_io *io, struct devtrace_read *first, size_t 
 		.io = io,
 		.group = { first, second },
 		.count = { n, m },
-		.deadline_ns = now_ns() + io->timeout_ns,
+		.deadline_ns = mono_ns() + io->timeout_ns,
 	};
 	int err = 0, ret;
 
@@ -486,7 +480,7 @@ static int run_ring(struct devtrace_io *io, struct devtrace_read *first, size_t 
 		}
 		if (p.submitted == p.completed) {
 			/* Nothing in the kernel's hands: it took nothing. */
-			if (now_ns() >= p.deadline_ns) {
+			if (mono_ns() >= p.deadline_ns) {
 				give_up(&p);
 				break;
 			}

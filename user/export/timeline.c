@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "export/timeline.h"
 #include "lib/hashmap.h"
 #include "reader/xspace_memory.h"
@@ -115,12 +116,10 @@ struct host_ctx {
 /* A name made here, freed with the timeline; NULL on -ENOMEM. */
 static const char *own_name(struct timeline *t, const char *a, const char *sep, const char *b)
 {
-	char **v = realloc(t->names, (t->n_names + 1) * sizeof(*v));
 	char *s;
 
-	if (!v)
+	if (ARRAY_GROW(t->names, t->names_cap, t->n_names + 1))
 		return NULL;
-	t->names = v;
 	if (asprintf(&s, "%s%s%s", a, sep, b) < 0)
 		return NULL;
 	t->names[t->n_names++] = s;
@@ -363,7 +362,7 @@ static int add_row_track(struct timeline *t, size_t *cap, uint32_t i, uint32_t *
 static int place_rows(struct timeline *t, size_t *cap, uint32_t i, size_t first, size_t last)
 {
 	struct row *rows = NULL;
-	size_t n_rows = 0;
+	size_t n_rows = 0, rows_cap = 0;
 	int ret = 0;
 
 	for (size_t k = first; k < last && !ret; k++) {
@@ -377,13 +376,10 @@ static int place_rows(struct timeline *t, size_t *cap, uint32_t i, size_t first,
 				break;
 		}
 		if (r == n_rows) {
-			struct row *g = realloc(rows, (n_rows + 1) * sizeof(*rows));
-
-			if (!g) {
+			if (ARRAY_GROW(rows, rows_cap, n_rows + 1)) {
 				ret = -ENOMEM;
 				break;
 			}
-			rows = g;
 			rows[n_rows] = (struct row){ .track = i };
 			if (n_rows && (ret = add_row_track(t, cap, i, &rows[n_rows].track)))
 				break;

@@ -82,7 +82,7 @@ struct timeline {
 	uint64_t *host_zero;	/* NULL for one host: clock_at_zero */
 	bool *host_known;
 	char **names;		/* names made here (host-prefixed), freed with t */
-	size_t n_names;
+	size_t n_names, names_cap;
 };
 
 /* 0, or -ENOMEM. */

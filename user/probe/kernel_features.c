@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #define LOG_CONTEXT "features"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "probe/kernel_features.h"
 #include "probe/uprobe_multi.h"
@@ -223,13 +224,6 @@ static void refused(struct features *f, enum feature_id id, const char *what,
 	snprintf(r->kernel_said, sizeof(r->kernel_said), "%s", said);
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static struct bpf_program *trial_program(struct feature_probe *skel,
 					 enum fp_kind kind)
@@ -313,9 +307,9 @@ static void try_mechanism(struct features *f, enum feature_id id,
 			   strerror(errno));
 		goto cleanup;
 	}
-	t.lo_ts = now_ns();
+	t.lo_ts = mono_ns();
 	trial_fire(kind);
-	t.hi_ts = now_ns();
+	t.hi_ts = mono_ns();
 	err = ring_buffer__consume(rb);
 	if (err < 0) {
 		set_result(f, id, false, "ring buffer read failed: %s",

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #define LOG_CONTEXT "probes"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "probe/bpf_links.h"
 #include "probe/probe_session.h"
@@ -42,15 +43,6 @@ const char *loss_kind_name(enum loss_kind kind)
 	case LOSS_MEM_TABLE_FULL: return "device-memory table full";
 	default: return "?";
 	}
-}
-
-/* bpf_ktime_get_ns()'s clock. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* The clock is read this often against a poll's deadline: a vDSO call per

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "grpc"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "profiler_service/grpc_conn.h"
 
@@ -44,7 +45,7 @@ struct grpc_call *grpc_call__new(struct grpc_conn *conn, int32_t stream_id)
 	c->s = s;
 	c->conn = conn;
 	c->stream_id = stream_id;
-	c->started_ns = grpc_now_ns();
+	c->started_ns = mono_ns();
 	c->stream_ref = true;
 	atomic_init(&c->cancelled, false);
 	snprintf(c->peer, sizeof(c->peer), "%s", conn->peer);

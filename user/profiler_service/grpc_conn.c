@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "grpc"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "profiler_service/grpc_conn.h"
 
@@ -424,7 +425,7 @@ static int on_stream_close(nghttp2_session *ng, int32_t stream_id, uint32_t erro
 		return 0;
 	nghttp2_session_set_stream_user_data(ng, stream_id, NULL);
 	if (--conn->streams == 0)
-		conn->idle_since_ns = grpc_now_ns();
+		conn->idle_since_ns = mono_ns();
 	grpc_call__stream_gone(c);
 	return 0;
 }
@@ -448,7 +449,7 @@ struct grpc_conn *grpc_conn__new(struct grpc_server *s, int fd, const char *peer
 		return NULL;
 	conn->s = s;
 	conn->fd = fd;
-	conn->idle_since_ns = grpc_now_ns();
+	conn->idle_since_ns = mono_ns();
 	snprintf(conn->peer, sizeof(conn->peer), "%s", peer);
 	snprintf(conn->host, sizeof(conn->host), "%s", host);
 	if (nghttp2_session_callbacks_new(&cbs) || nghttp2_option_new(&opt))

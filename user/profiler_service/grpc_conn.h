@@ -106,7 +106,6 @@ struct grpc_server {
 	struct grpc_call *done, *done_tail;
 };
 
-uint64_t grpc_now_ns(void);
 void grpc_eventfd_raise(int fd);
 void grpc_eventfd_clear(int fd);
 

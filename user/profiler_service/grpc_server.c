@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define LOG_CONTEXT "grpc"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/tcp_listen.h"
 #include "discover/peer_uid.h"
@@ -30,13 +31,6 @@
 /* How long stop waits for the last answers and GOAWAYs to leave. */
 #define STOP_FLUSH_MS 1000
 
-uint64_t grpc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 unsigned int grpc_server__request_timeout_s(const struct grpc_server *s)
 {
@@ -269,7 +263,7 @@ static void *serve_thread(void *arg)
 			which[n] = conn;
 			pfds[n++] = (struct pollfd){ .fd = conn->fd, .events = ev };
 		}
-		ready = poll(pfds, n, poll_timeout_ms(s, grpc_now_ns()));
+		ready = poll(pfds, n, poll_timeout_ms(s, mono_ns()));
 		if (ready < 0 && errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
 			break;
@@ -284,7 +278,7 @@ static void *serve_thread(void *arg)
 				conn_read(which[i]);
 		}
 		for (conn = s->conns; conn; conn = next) {
-			uint64_t now = grpc_now_ns();
+			uint64_t now = mono_ns();
 
 			next = conn->next;
 			if (!conn->dead)
@@ -316,10 +310,10 @@ static void *serve_thread(void *arg)
 		if (grpc_conn__output(conn))
 			conn->dead = true;
 	}
-	deadline = grpc_now_ns() + STOP_FLUSH_MS * 1000000ull;
+	deadline = mono_ns() + STOP_FLUSH_MS * 1000000ull;
 	for (;;) {
 		unsigned int n = 0;
-		uint64_t now = grpc_now_ns();
+		uint64_t now = mono_ns();
 
 		for (conn = s->conns; conn; conn = conn->next) {
 			if (!conn->dead && grpc_conn__wants_write(conn)) {

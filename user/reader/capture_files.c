@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "reader/capture_files.h"
 #include "store/store.h"
 
@@ -136,7 +137,7 @@ static int add_glob(const char *dir, const char *pattern, struct capture_file **
  * sessions. */
 struct bucket_keys {
 	char **key[3];
-	size_t n[3];
+	size_t n[3], cap[3];
 	int err;
 };
 
@@ -159,18 +160,13 @@ static int take_key(const char *key, uint64_t size, void *ctx)
 	int tier = key_shape(key, 0) ? 0 :
 		   !strncmp(key, "plugins/profile/", 16) && key_shape(key + 16, 1) ? 1 :
 		   key_shape(key, 1) ? 2 : -1;
-	char **grown;
 
 	(void)size;
 	if (tier < 0)
 		return 0;
-	grown = realloc(b->key[tier], (b->n[tier] + 1) * sizeof(*grown));
-	if (!grown || !(grown[b->n[tier]] = strdup(key))) {
-		if (grown)
-			b->key[tier] = grown;
+	if (ARRAY_GROW(b->key[tier], b->cap[tier], b->n[tier] + 1) ||
+	    !(b->key[tier][b->n[tier]] = strdup(key)))
 		return -ENOMEM;
-	}
-	b->key[tier] = grown;
 	b->n[tier]++;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/json_writer.h"
 #include "report/report_fleet.h"
 
@@ -54,12 +55,11 @@ int fleet__add_host(struct fleet *f, const char *host, const char *file,
 		    const int64_t *step_ns, const int64_t *step_num, size_t n_steps,
 		    double device_idle_pct, double input_bound_pct)
 {
-	struct fleet_host *v = realloc(f->hosts, (f->n_hosts + 1) * sizeof(*v)), *h;
+	struct fleet_host *h;
 
-	if (!v)
+	if (ARRAY_GROW(f->hosts, f->hosts_cap, f->n_hosts + 1))
 		return -ENOMEM;
-	f->hosts = v;
-	h = &v[f->n_hosts];
+	h = &f->hosts[f->n_hosts];
 	memset(h, 0, sizeof(*h));
 	h->host = strdup(host);
 	h->file = strdup(file);

@@ -32,7 +32,7 @@ struct fleet_host {
 struct fleet {
 	char *session;
 	struct fleet_host *hosts;
-	size_t n_hosts;
+	size_t n_hosts, hosts_cap;
 	/* Computed by fleet__compute over the hosts with steps. */
 	size_t n_with_steps;
 	int slowest, fastest;		/* by median step time; -1 with no host with steps */

@@ -73,7 +73,7 @@ bool recorder__traces(const struct recorder *r, pid_t pid)
 void recorder_enter(struct recorder *r, enum recorder_phase phase, uint64_t deadline_ns)
 {
 	r->phase = phase;
-	r->phase_ns = now_ns();
+	r->phase_ns = mono_ns();
 	r->deadline_ns = deadline_ns;
 	r->phase_told = false;
 	recorder_tell(r);
@@ -89,7 +89,7 @@ void recorder_tell(struct recorder *r)
 	p.phase = r->phase;
 	p.changed = !r->phase_told;
 	r->phase_told = true;
-	p.now_ns = now_ns();
+	p.now_ns = mono_ns();
 	p.phase_ns = r->phase_ns;
 	p.deadline_ns = r->deadline_ns;
 	p.bounded_by_duration = r->bounded_by_duration;
@@ -151,7 +151,7 @@ static int drain_step(struct recorder *r, uint64_t *now)
 	r->st.drains++;
 	/* Off the drain: programs the records asked to be named. */
 	collector__name_programs(r->col);
-	*now = now_ns();
+	*now = mono_ns();
 	/* Behind at SCHED_IDLE: the rings turned records away. */
 	if (r->cpu_inited && *now - r->lost_checked_ns >= LOST_CHECK_NS) {
 		uint64_t losses[LOSS_KIND_MAX];
@@ -410,7 +410,7 @@ int recorder__attach(struct recorder *r)
 		log_err("starting the targets failed: %s", strerror(-err));
 		return err;
 	}
-	r->probes_attached_ns = now_ns();
+	r->probes_attached_ns = mono_ns();
 	capture__set_probes_attached(r->cap, r->probes_attached_ns);
 	/* What the rings hold now is read too: work that began before. */
 	r->devtrace_seen = devtrace_seen__new();
@@ -440,11 +440,11 @@ static void yield_cpu(struct recorder *r, bool on)
 	if (r->o.cpu_priority != RECORDER_CPU_IDLE || (!r->cpu_inited && !on))
 		return;
 	if (!r->cpu_inited) {
-		cpu_priority__init(&r->cpu, true, now_ns());
+		cpu_priority__init(&r->cpu, true, mono_ns());
 		r->cpu_inited = true;
 	} else if (r->cpu.usable) {	/* else said why once, at the first */
 		if (on)
-			cpu_priority__configure(&r->cpu, true, now_ns());
+			cpu_priority__configure(&r->cpu, true, mono_ns());
 		r->cpu.want_idle = on;
 		if (!on)
 			cpu_priority__normal_now(&r->cpu);
@@ -455,7 +455,7 @@ static void yield_cpu(struct recorder *r, bool on)
 
 int recorder__next_window(struct recorder *r)
 {
-	uint64_t resume = now_ns() + r->o.interval_ns;
+	uint64_t resume = mono_ns() + r->o.interval_ns;
 	struct capture *cap;
 	int err;
 
@@ -474,7 +474,7 @@ int recorder__next_window(struct recorder *r)
 		return err;
 	}
 	recorder_enter(r, RECORDER_BETWEEN, resume);
-	while (now_ns() < resume && !interrupts(r)) {
+	while (mono_ns() < resume && !interrupts(r)) {
 		err = recorder_poll_once(r);
 		if (err)
 			return err;
@@ -498,7 +498,7 @@ static int wait_stop(struct recorder *r, int interrupts_at_start, uint64_t *stop
 		err = recorder_poll_once(r);
 		if (err)
 			return err;
-		now = now_ns();
+		now = mono_ns();
 		if (interrupts(r) > interrupts_at_start) {
 			*stop = now;
 			log_info("interrupted: finishing the capture (Ctrl-C again aborts)");
@@ -557,7 +557,7 @@ static int close_window(struct recorder *r, uint64_t stop)
 			return err;
 		if (interrupts(r) > interrupts_at_stop)
 			break;
-	} while (r->o.grace_ns && now_ns() < stop + r->o.grace_ns &&
+	} while (r->o.grace_ns && mono_ns() < stop + r->o.grace_ns &&
 		 !collector__all_closed(r->col));
 	err = recorder_flush_agents(r);
 	if (err)
@@ -593,9 +593,9 @@ int recorder__run_window(struct recorder *r)
 	size_t n;
 
 	/* With --delay the window opens later than the activity that armed it. */
-	if (now_ns() < r->start_ns)
+	if (mono_ns() < r->start_ns)
 		recorder_enter(r, RECORDER_DELAY, r->start_ns);
-	while (now_ns() < r->start_ns && !interrupts(r)) {
+	while (mono_ns() < r->start_ns && !interrupts(r)) {
 		err = recorder_poll_once(r);
 		if (err)
 			return err;

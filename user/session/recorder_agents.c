@@ -68,7 +68,7 @@ static void read_pages(struct recorder *r)
 
 uint64_t recorder_agents_on(struct recorder *r, uint64_t start)
 {
-	uint64_t deadline = now_ns() + AGENT_START_WAIT_NS, latest = 0;
+	uint64_t deadline = mono_ns() + AGENT_START_WAIT_NS, latest = 0;
 
 	if (!r->want_device || !r->agents)
 		return start;
@@ -87,7 +87,7 @@ uint64_t recorder_agents_on(struct recorder *r, uint64_t start)
 		}
 		if (!pending)
 			break;
-		if (now_ns() >= deadline || interrupts(r)) {
+		if (mono_ns() >= deadline || interrupts(r)) {
 			log_warn("an acceltrace agent did not turn device detail on in %.1f s: "
 				 "the window opens without it", AGENT_START_WAIT_NS / 1e9);
 			break;
@@ -96,7 +96,7 @@ uint64_t recorder_agents_on(struct recorder *r, uint64_t start)
 			break;
 	}
 	/* The agent's word for when it turned on, bounded by what can be. */
-	if (latest > start && latest <= now_ns()) {
+	if (latest > start && latest <= mono_ns()) {
 		log_info("window opens with device detail, %.3f s after the first execution",
 			 (latest - start) / 1e9);
 		return latest;
@@ -125,7 +125,7 @@ void recorder_tend_agents(struct recorder *r, uint64_t now)
 /* Device detail on or off in every agent, now. */
 void recorder_want_device(struct recorder *r, bool on)
 {
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 
 	r->want_device = on;
 	if (r->agents)
@@ -139,13 +139,13 @@ void recorder_want_device(struct recorder *r, bool on)
  */
 int recorder_flush_agents(struct recorder *r)
 {
-	uint64_t deadline = now_ns() + AGENT_FLUSH_WAIT_NS;
+	uint64_t deadline = mono_ns() + AGENT_FLUSH_WAIT_NS;
 	int err;
 
 	if (!r->agents || !agent_links__flush(r->agents))
 		return 0;
 	while (!agent_links__flushed(r->agents)) {
-		if (now_ns() >= deadline) {
+		if (mono_ns() >= deadline) {
 			log_warn("an acceltrace agent did not hand over its device records in "
 				 "%.1f s: the window's last GPU work may be missing",
 				 AGENT_FLUSH_WAIT_NS / 1e9);

@@ -153,7 +153,7 @@ static void diagnose_targets(const struct targets *t, char *buf, size_t len)
  * after the probes settled. */
 int recorder__arm(struct recorder *r)
 {
-	uint64_t began = now_ns(), deadline = began + r->o.arm_timeout_ns, settled_at = 0;
+	uint64_t began = mono_ns(), deadline = began + r->o.arm_timeout_ns, settled_at = 0;
 	struct collector_stats before = *collector__stats(r->col);
 	char diag[2048];
 	int err;
@@ -174,13 +174,13 @@ int recorder__arm(struct recorder *r)
 			r->bounded_by_duration = false;
 			r->deadline_ns = deadline;
 			log_info("a runtime was loaded: waiting up to %.1f s for its first execution",
-				 (deadline - now_ns()) / 1e9);
+				 (deadline - mono_ns()) / 1e9);
 		}
 		/* Probes in place (tables found, callbacks probed): from now on
 		 * nothing the window overlaps can be missed. */
 		if (!settled_at && runtime_attach__settled(r->ra) &&
 		    collector__completions_probed(r->col)) {
-			settled_at = now_ns();
+			settled_at = mono_ns();
 			collector__watch_activity(r->col, settled_at);
 			/* A runtime that executes has made its device trace
 			 * buffers by now (at client creation): found before
@@ -194,9 +194,9 @@ int recorder__arm(struct recorder *r)
 		 * targets do: a trainer stuck in a host checkpoint or a wait
 		 * executes nothing that would arm the window. */
 		if (r->o.now && (settled_at || r->no_runtime ||
-				 now_ns() - began >= RECORDER_NOW_SETTLE_NS)) {
-			r->start_ns = now_ns() + r->o.delay_ns;
-			r->arm_wait_ns = now_ns() - began;
+				 mono_ns() - began >= RECORDER_NOW_SETTLE_NS)) {
+			r->start_ns = mono_ns() + r->o.delay_ns;
+			r->arm_wait_ns = mono_ns() - began;
 			log_info("--now: the window opens %s",
 				 settled_at ? "with the probes in place" :
 				 r->no_runtime ? "though no accelerator runtime is loaded" :
@@ -208,7 +208,7 @@ int recorder__arm(struct recorder *r)
 		 * launched here is starting up: its long one-off programs
 		 * do not open the window. */
 		if (settled_at && !r->o.command)
-			collector__note_busy_device(r->col, now_ns());
+			collector__note_busy_device(r->col, mono_ns());
 		first = settled_at ? collector__first_activity(r->col) : 0;
 		if (first) {
 			recorder_find_devtrace(r);
@@ -224,19 +224,19 @@ int recorder__arm(struct recorder *r)
 			log_err("the target exited before any device activity: %s", diag);
 			return -ESRCH;
 		}
-		if (r->bounded_by_duration && now_ns() >= r->deadline_ns) {
+		if (r->bounded_by_duration && mono_ns() >= r->deadline_ns) {
 			diagnose_targets(r->targets, diag, sizeof(diag));
 			log_err("no accelerator runtime was loaded within --duration %.1f s "
 				"(--arm-timeout waits longer): no capture written: %s",
 				r->o.duration_ns / 1e9, diag);
 			return -ETIMEDOUT;
 		}
-		if (now_ns() >= deadline) {
+		if (mono_ns() >= deadline) {
 			diagnose_targets(r->targets, diag, sizeof(diag));
 			log_err("no %s within %.1f s: %s",
 				r->o.from_start ? "device activity" : "execution of a program",
 				r->o.arm_timeout_ns / 1e9, diag);
-			say_wait(r, &before, now_ns() - began, false);
+			say_wait(r, &before, mono_ns() - began, false);
 			return -ETIMEDOUT;
 		}
 	}

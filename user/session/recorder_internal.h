@@ -13,6 +13,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "lib/clock.h"
 #include "session/recorder.h"
 #include "probe/kernel_features.h"
 #include "collect/collector.h"
@@ -73,13 +74,6 @@ struct recorder {
 	struct collector_observer mem_observer;
 };
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static inline int interrupts(const struct recorder *r)
 {

@@ -91,7 +91,7 @@ static void on_process_exit(void *ctx, uint32_t pid, int32_t exit_code, uint64_t
 	struct recorder *r = ctx;
 
 	/* A pid the book does not hold: nothing. */
-	devmem_book__process_exited(r->mem_book, pid, now_ns());
+	devmem_book__process_exited(r->mem_book, pid, mono_ns());
 	if (r->o.observer && r->o.observer->process_exit)
 		r->o.observer->process_exit(r->o.observer->ctx, pid, exit_code, ts_ns);
 }
@@ -134,7 +134,7 @@ void recorder_mem_to_capture(struct recorder *r)
 
 	if (!r->mem_book || !devmem_book__count(r->mem_book))
 		return;
-	recorder_mem_tick(r, now_ns(), true);
+	recorder_mem_tick(r, mono_ns(), true);
 	for (size_t i = 0; i < capture__num_processes(r->cap) && err >= 0; i++)
 		err = devmem_book__to_capture(r->mem_book, r->cap,
 					      capture__process(r->cap, i)->pid, 0);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "store/store_http.h"
 
 #define LOG_CONTEXT "store"
@@ -313,10 +314,7 @@ static int send_once(const struct store_http_limits *l, const struct http_reques
 
 double store_http_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return mono_ns() / 1e9;
 }
 
 int store_http_send(const struct store_http_limits *l, const struct http_request *rq,

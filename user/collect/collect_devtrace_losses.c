@@ -101,7 +101,7 @@ out:
 	free(ord);
 }
 
-void collect_devtrace_say_window(struct collector *c)
+void collect_devtrace_note_losses(struct collector *c)
 {
 	struct collect_devtrace *d = c->devtrace;
 	struct devtrace_buffer_stats t;
