@@ -113,8 +113,12 @@ int attach_control__visit(struct attach_control *ac, const struct target_visit *
 		probe_session__trace_pid(ac->ps, (uint32_t)v->pid, v->flags);
 	if (ac->ra)
 		n = runtime_attach__add_process(ac->ra, v->pid, report);
-	if (n == -ESRCH || n == -ENOENT)
+	if (n == -ESRCH || n == -ENOENT) {
+		/* Gone before its exit record or a rescan said so: forgotten
+		 * now (twice is harmless). */
+		forget(ac, (uint32_t)v->pid);
 		return -ESRCH;
+	}
 	return n < 0 ? n : 0;
 }
 

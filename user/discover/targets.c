@@ -84,18 +84,20 @@ static struct traced *track(struct targets *t, pid_t pid, uint32_t flags,
 	return p;
 }
 
-/* A visit for the attach controller: examine @p, or forget it (@gone). */
-static void visit(struct targets *t, const struct traced *p, bool gone)
+/* A visit for the attach controller: examine @p, or forget it (@gone).
+ * False when it could not be queued (out of memory). */
+static bool visit(struct targets *t, const struct traced *p, bool gone)
 {
 	if (!p)
-		return;
+		return false;
 	if (ARRAY_GROW(t->visits, t->visits_cap, t->n_visits + 1)) {
 		t->visits_lost = true;
-		return;
+		return false;
 	}
 	t->visits[t->n_visits++] = (struct target_visit){
 		.pid = p->report.pid, .flags = p->flags, .gone = gone,
 	};
+	return true;
 }
 
 /* Puts @p in the kernel's traced set and looks at what it runs: queued. */
@@ -306,8 +308,10 @@ int targets__release_command(struct targets *t)
 
 const struct target_visit *targets__take_visits(struct targets *t, size_t *n)
 {
-	/* A visit lost to memory: every live process visited again (a
-	 * forgotten one is forgotten again at the next rescan). */
+	/* A visit lost to memory: every process not known gone visited
+	 * again (one that died meanwhile is forgotten by the controller when
+	 * its examination finds it gone; a rescan's forget that could not be
+	 * queued is tried again at the next rescan). */
 	if (t->visits_lost) {
 		t->visits_lost = false;
 		t->n_visits = 0;
@@ -349,8 +353,8 @@ void targets__rescan(struct targets *t, bool full)
 		 * harmless. */
 		if (!procfs_pid_alive(p->report.pid) ||
 		    (p->report.pid == t->command_pid && t->command_reaped)) {
-			p->gone = true;
-			visit(t, p, true);
+			if (visit(t, p, true))
+				p->gone = true;
 			continue;
 		}
 		examine(t, p);
