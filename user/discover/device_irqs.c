@@ -8,6 +8,7 @@
 
 #include "discover/device_irqs.h"
 #include "discover/device_nodes.h"
+#include "discover/procfs.h"
 #include "lib/array.h"
 
 /*
@@ -100,33 +101,11 @@ int device_irqs__find(struct device_irq **irqs)
 {
 	struct found_irqs found = { 0 };
 	char *text = NULL;
-	size_t cap = 0, len = 0;
-	FILE *f = fopen("/proc/interrupts", "re");
-	int n;
+	size_t len = 0;
+	int n = procfs_read_file("/proc/interrupts", PROCFS_READ_MAX, &text, &len);
 
-	if (!f)
-		return -errno;
-	/* /proc/interrupts reports no size: read it to the end. */
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 > cap) {
-			char *grown = realloc(text, cap + 65536);
-
-			if (!grown) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = grown;
-			cap += 65536;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (!got)
-			break;
-	}
-	fclose(f);
+	if (n)
+		return n;
 	if (text)
 		device_irqs__parse(text, len, keep_one, &found);
 	free(text);

@@ -139,31 +139,24 @@ void procfs_map_file_path(pid_t pid, uint64_t start, uint64_t end, char *buf, si
 		 (unsigned long long)end);
 }
 
-int procfs_environ(pid_t pid, char **env, size_t *len)
+int procfs_read_file(const char *path, size_t max, char **buf, size_t *len)
 {
-	char path[64], *buf = NULL;
+	char *text = NULL;
 	size_t cap = 0, used = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (used < PROCFS_ENVIRON_MAX) {
+	/* A /proc file's size is known only once read. */
+	while (used < max) {
 		ssize_t n;
 
-		if (used == cap) {
-			size_t want = cap ? cap * 2 : 16384;
-			char *grown = realloc(buf, want > PROCFS_ENVIRON_MAX ? PROCFS_ENVIRON_MAX : want);
-
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = grown;
-			cap = want > PROCFS_ENVIRON_MAX ? PROCFS_ENVIRON_MAX : want;
+		if (used == cap && ARRAY_GROW(text, cap, cap ? 2 * cap : 16384)) {
+			err = -ENOMEM;
+			break;
 		}
-		n = read(fd, buf + used, cap - used);
+		n = read(fd, text + used, (cap < max ? cap : max) - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -176,12 +169,20 @@ int procfs_environ(pid_t pid, char **env, size_t *len)
 	}
 	close(fd);
 	if (err) {
-		free(buf);
+		free(text);
 		return err;
 	}
-	*env = buf;
+	*buf = text;
 	*len = used;
 	return 0;
+}
+
+int procfs_environ(pid_t pid, char **env, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	return procfs_read_file(path, PROCFS_ENVIRON_MAX, env, len);
 }
 
 int procfs_fd_path(pid_t pid, int fd, char *buf, size_t len)
@@ -319,49 +320,22 @@ struct mount_table *procfs_mount_table_parse(const char *text, size_t len)
 struct mount_table *procfs_mount_table(pid_t pid)
 {
 	char path[64], *text = NULL;
-	size_t cap = 0, used = 0;
 	struct mount_table *t = NULL;
-	int fd, err = 0;
+	size_t used = 0;
+	int err;
 
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/mountinfo");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	/* Its size is known only once read: a host with thousands of
-	 * mounts has a mountinfo of some hundreds of KiB. */
-	for (;;) {
-		ssize_t n;
-
-		if (used == cap) {
-			char *grown = realloc(text, cap ? 2 * cap : 16384);
-
-			if (!grown) {
-				err = ENOMEM;
-				break;
-			}
-			text = grown;
-			cap = cap ? 2 * cap : 16384;
-		}
-		n = read(fd, text + used, cap - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			break;
-		}
-		if (!n)
-			break;
-		used += n;
-	}
-	close(fd);
+	/* A host with thousands of mounts has a mountinfo of some hundreds
+	 * of KiB. */
+	err = procfs_read_file(path, PROCFS_READ_MAX, &text, &used);
 	if (!err)
 		t = procfs_mount_table_parse(text, used);
 	free(text);
 	if (err)
-		errno = err;
+		errno = -err;
 	return t;
 }
 

@@ -48,6 +48,12 @@ void procfs_root_path(pid_t pid, char *buf, size_t len);
  * whatever its path in the process. */
 void procfs_map_file_path(pid_t pid, uint64_t start, uint64_t end, char *buf, size_t len);
 /*
+ * A /proc file read whole (up to @max bytes: past that, cut) into *@buf
+ * (free() it), its length in *@len. 0, or -errno.
+ */
+#define PROCFS_READ_MAX (16u << 20)
+int procfs_read_file(const char *path, size_t max, char **buf, size_t *len);
+/*
  * @pid's environment, "NAME=value" strings each ending in a NUL, in
  * *@env (free() it), its length in *@len; read up to PROCFS_ENVIRON_MAX
  * bytes (past that, cut). 0, or -errno.

@@ -87,7 +87,11 @@ void recorder_enter(struct recorder *r, enum recorder_phase phase, uint64_t dead
 /* Some target maps an accelerator runtime library or holds a device node. */
 bool recorder_targets_have_runtime(const struct recorder *r);
 
-/* One tick of the record loop (recorder.c). */
+/* recorder_tick.c: what the records just read asked of the control lane
+ * (collector__take_control), handed to the attach controller: after every
+ * poll and drain, never from inside one. */
+void recorder_act_on_control(struct recorder *r);
+/* One tick of the record loop (recorder_tick.c). */
 int recorder_poll_once(struct recorder *r);
 /* A closing window's tick: the rings and devtrace buffers consumed, the
  * agents tended; no /proc rescan, no attach. */
